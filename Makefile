@@ -1,0 +1,201 @@
+# testyard — one non-recursive Makefile, out-of-tree into $(BUILD).
+#
+# Layout of what gets built:
+#   $(BUILD)/testyard                 the coordinator program
+#   $(BUILD)/libtestyard.a / .so      the SDK plans link against
+#   $(BUILD)/libtestyard-heap.so      the heap profiler as an LD_PRELOAD library
+#   $(BUILD)/testyard.pc              pkg-config file for the SDK
+#   $(BUILD)/tests/...                unit test programs
+#
+# Sources are found by wildcard, so adding a module is adding a file:
+#   runner/*.c           the program (runner/main.c holds main)
+#   sdk/*.c              the SDK; sdk/interpose*.c define malloc & co. and are
+#                        only linked into plans (never into the runner, never
+#                        into a sanitizer build, where the sanitizer owns malloc)
+#   sdk/preload*.c       only in libtestyard-heap.so
+#   tests/unit/test_*.c  one program each, linked with the runner's objects
+#   tests/sdk/test_*.c   one program each, linked with libtestyard.a (so with
+#                        the malloc interposer in a normal build)
+#   bench/*.c            one program each, linked like tests/sdk
+#
+# `make SAN=1` builds everything with ASan and UBSan into build/san.
+
+VERSION := 0.1.0
+PREFIX ?= /usr/local
+DESTDIR ?=
+
+SAN ?= 0
+ifeq ($(SAN),1)
+BUILD ?= build/san
+else
+BUILD ?= build
+endif
+
+CC ?= cc
+PKG_CONFIG ?= pkg-config
+PKGS := libzmq libcjson yaml-0.1 zlib libcurl
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+	-Wformat=2 -Wno-format-nonliteral
+ifeq ($(WERROR),1)
+WARN += -Werror
+endif
+OPT ?= -O2
+CFLAGS ?= $(OPT) -g
+ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -fPIC \
+	-fno-omit-frame-pointer -fvisibility=hidden -MMD -MP -Isdk -Irunner -Itests/helpers \
+	-DTY_VERSION='"$(VERSION)"' -DTY_PREFIX='"$(PREFIX)"' $(PKG_CFLAGS)
+ALL_LDFLAGS := $(LDFLAGS) -pthread
+LIBS := $(PKG_LIBS) -lm -ldl -pthread
+
+ifeq ($(SAN),1)
+SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+ALL_CFLAGS += $(SANFLAGS) -DTY_SANITIZE=1
+ALL_LDFLAGS += $(SANFLAGS)
+endif
+
+RUNNER_SRC := $(wildcard runner/*.c)
+RUNNER_LIB_SRC := $(filter-out runner/main.c,$(RUNNER_SRC))
+SDK_ALL_SRC := $(filter-out sdk/preload%.c,$(wildcard sdk/*.c))
+SDK_CORE_SRC := $(filter-out sdk/interpose%.c,$(SDK_ALL_SRC))
+ifeq ($(SAN),1)
+SDK_LIB_SRC := $(SDK_CORE_SRC)
+else
+SDK_LIB_SRC := $(SDK_ALL_SRC)
+endif
+PRELOAD_SRC := $(wildcard sdk/preload*.c)
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+SDKTEST_SRC := $(wildcard tests/sdk/test_*.c)
+TESTHELP_SRC := $(wildcard tests/helpers/*.c)
+BENCH_SRC := $(wildcard bench/*.c)
+
+obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
+
+RUNNER_LIB_OBJ := $(call obj,$(RUNNER_LIB_SRC))
+SDK_CORE_OBJ := $(call obj,$(SDK_CORE_SRC))
+SDK_LIB_OBJ := $(call obj,$(SDK_LIB_SRC))
+PRELOAD_OBJ := $(call obj,$(PRELOAD_SRC))
+TESTHELP_OBJ := $(call obj,$(TESTHELP_SRC))
+
+PROGRAM := $(BUILD)/testyard
+SDK_A := $(BUILD)/libtestyard.a
+SDK_SO := $(BUILD)/libtestyard.so
+HEAP_SO := $(BUILD)/libtestyard-heap.so
+PC := $(BUILD)/testyard.pc
+UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+SDKTEST_BIN := $(patsubst tests/sdk/%.c,$(BUILD)/tests/sdk_%,$(SDKTEST_SRC))
+BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
+
+.PHONY: all test test-unit test-valgrind test-browser demo bench lint format \
+	install uninstall clean setup tests
+.DEFAULT_GOAL := all
+
+all: $(PROGRAM) $(SDK_A) $(SDK_SO) $(HEAP_SO) $(PC)
+
+tests: all $(UNIT_BIN) $(SDKTEST_BIN)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/librunner.a: $(RUNNER_LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(PROGRAM): $(call obj,runner/main.c) $(BUILD)/librunner.a $(SDK_CORE_OBJ)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+$(SDK_A): $(SDK_LIB_OBJ)
+	rm -f $@ && ar rcs $@ $^
+
+$(SDK_SO): $(SDK_LIB_OBJ)
+	$(CC) $(ALL_LDFLAGS) -shared -Wl,-soname,libtestyard.so -o $@ $^ $(LIBS)
+
+$(HEAP_SO): $(PRELOAD_OBJ) $(SDK_LIB_OBJ)
+	$(CC) $(ALL_LDFLAGS) -shared -o $@ $^ $(LIBS)
+
+$(PC): Makefile
+	@mkdir -p $(dir $@)
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' \
+	  'includedir=$${prefix}/include' '' 'Name: testyard' \
+	  'Description: testyard SDK for test plans' 'Version: $(VERSION)' \
+	  'Requires.private: libzmq libcjson' \
+	  'Cflags: -I$${includedir}' \
+	  'Libs: -L$${libdir} -ltestyard -pthread -lm -ldl' > $@
+
+$(BUILD)/tests/test_%: $(BUILD)/tests/unit/test_%.o $(TESTHELP_OBJ) \
+		$(BUILD)/librunner.a $(SDK_CORE_OBJ)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/tests/sdk_test_%: $(BUILD)/tests/sdk/test_%.o $(TESTHELP_OBJ) $(SDK_A)
+	$(CC) $(ALL_LDFLAGS) -rdynamic -o $@ $< $(TESTHELP_OBJ) $(SDK_A) $(LIBS)
+
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(SDK_A)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(SDK_A) $(LIBS)
+
+setup:
+	@scripts/setup build
+
+# The README's test command. Installs what is missing, builds the normal and
+# the sanitizer trees, and runs every suite; the last line is the tally.
+test:
+	@scripts/setup test
+	@$(MAKE) --no-print-directory tests
+	@$(MAKE) --no-print-directory SAN=1 tests
+	@scripts/docker-up || true
+	@tests/run
+
+test-unit: tests
+	@tests/run --only unit
+
+test-valgrind: tests
+	@tests/run --valgrind --only unit
+
+test-browser: all
+	@scripts/setup browser
+	@tests/browser/run
+
+demo:
+	@scripts/setup demo
+	@$(MAKE) --no-print-directory all
+	@scripts/docker-up
+	@scripts/demo
+
+bench:
+	@scripts/setup bench
+	@$(MAKE) --no-print-directory all $(BENCH_BIN)
+	@bench/run
+
+lint:
+	@scripts/setup lint
+	@scripts/lint
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib \
+	  $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+	  $(DESTDIR)$(PREFIX)/share/testyard
+	install -m 755 $(PROGRAM) $(DESTDIR)$(PREFIX)/bin/testyard
+	install -m 644 $(SDK_A) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(SDK_SO) $(HEAP_SO) $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 sdk/testyard.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 $(PC) $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	cp -R plans compositions docker $(DESTDIR)$(PREFIX)/share/testyard/
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/testyard \
+	  $(DESTDIR)$(PREFIX)/lib/libtestyard.a \
+	  $(DESTDIR)$(PREFIX)/lib/libtestyard.so \
+	  $(DESTDIR)$(PREFIX)/lib/libtestyard-heap.so \
+	  $(DESTDIR)$(PREFIX)/include/testyard.h \
+	  $(DESTDIR)$(PREFIX)/lib/pkgconfig/testyard.pc
+	rm -rf $(DESTDIR)$(PREFIX)/share/testyard
+
+clean:
+	rm -rf build $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

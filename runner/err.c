@@ -1,0 +1,86 @@
+/*
+ * err.c — filling and decorating struct err (see err.h for the contract).
+ */
+#include "err.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void
+err_vset(struct err *err, int code, const char *fmt, va_list ap)
+{
+    err->code = code;
+    vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+}
+
+int
+err_set(struct err *err, int code, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (err == NULL)
+        return -1;
+    va_start(ap, fmt);
+    err_vset(err, code, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int
+err_sys(struct err *err, int code, const char *fmt, ...)
+{
+    va_list ap;
+    size_t len;
+
+    if (err == NULL)
+        return -1;
+    va_start(ap, fmt);
+    err_vset(err, code, fmt, ap);
+    va_end(ap);
+    len = strlen(err->msg);
+    if (len < sizeof(err->msg))
+        snprintf(err->msg + len, sizeof(err->msg) - len, ": %s",
+                 strerror(code));
+    return -1;
+}
+
+int
+err_status(struct err *err, int status)
+{
+    if (err != NULL)
+        err->status = status;
+    return -1;
+}
+
+int
+err_prefix(struct err *err, const char *fmt, ...)
+{
+    char buf[2 * ERR_MSG_MAX + 2];
+    va_list ap;
+    int n;
+
+    if (err == NULL)
+        return -1;
+    va_start(ap, fmt);
+    n = vsnprintf(buf, ERR_MSG_MAX, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return -1;
+    if (n >= ERR_MSG_MAX)
+        n = ERR_MSG_MAX - 1;
+    memcpy(buf + n, ": ", 2);
+    memcpy(buf + n + 2, err->msg, strlen(err->msg) + 1);
+    memcpy(err->msg, buf, sizeof(err->msg) - 1);
+    err->msg[sizeof(err->msg) - 1] = '\0';
+    return -1;
+}
+
+void
+err_clear(struct err *err)
+{
+    if (err == NULL)
+        return;
+    err->code = 0;
+    err->status = 0;
+    err->msg[0] = '\0';
+}

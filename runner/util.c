@@ -1,0 +1,402 @@
+/*
+ * util.c — allocation, files, paths, clocks and strbuf (see util.h).
+ */
+#include "util.h"
+
+#include "log.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+void *
+xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+
+    if (p == NULL)
+        fatalx("out of memory allocating %zu bytes", n);
+    return p;
+}
+
+void *
+xcalloc(size_t nmemb, size_t size)
+{
+    void *p = calloc(nmemb ? nmemb : 1, size ? size : 1);
+
+    if (p == NULL)
+        fatalx("out of memory allocating %zu x %zu bytes", nmemb, size);
+    return p;
+}
+
+void *
+xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+
+    if (q == NULL)
+        fatalx("out of memory reallocating %zu bytes", n);
+    return q;
+}
+
+void
+xgrow(void *pp, size_t *cap, size_t need, size_t size)
+{
+    void **p = pp;
+    size_t ncap = *cap ? *cap : 8;
+
+    if (need <= *cap)
+        return;
+    while (ncap < need)
+        ncap *= 2;
+    *p = xrealloc(*p, ncap * size);
+    *cap = ncap;
+}
+
+char *
+xstrdup(const char *s)
+{
+    return xstrndup(s, strlen(s));
+}
+
+char *
+xstrndup(const char *s, size_t n)
+{
+    char *p = xmalloc(n + 1);
+
+    memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
+char *
+xasprintf(const char *fmt, ...)
+{
+    va_list ap;
+    char *s;
+
+    va_start(ap, fmt);
+    if (vasprintf(&s, fmt, ap) < 0)
+        fatalx("out of memory formatting a string");
+    va_end(ap);
+    return s;
+}
+
+void
+cleanup_freep(void *p)
+{
+    free(*(void **)p);
+}
+
+void
+cleanup_closep(int *fd)
+{
+    if (*fd >= 0)
+        close(*fd);
+}
+
+char *
+file_read(const char *path, size_t max_bytes, size_t *len, struct err *err)
+{
+    cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct strbuf sb;
+    char chunk[65536];
+    ssize_t n;
+
+    if (fd < 0)
+        return err_sys(err, errno, "%s", path), NULL;
+    strbuf_init(&sb);
+    for (;;) {
+        n = read(fd, chunk, sizeof(chunk));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            err_sys(err, errno, "%s: read", path);
+            strbuf_release(&sb);
+            return NULL;
+        }
+        if (n == 0)
+            break;
+        if (sb.len + (size_t)n > max_bytes) {
+            err_set(err, EFBIG, "%s: file is larger than %zu bytes", path,
+                    max_bytes);
+            strbuf_release(&sb);
+            return NULL;
+        }
+        strbuf_add(&sb, chunk, (size_t)n);
+    }
+    if (len != NULL)
+        *len = sb.len;
+    return strbuf_detach(&sb);
+}
+
+static int
+write_all(int fd, const void *data, size_t len)
+{
+    const char *p = data;
+
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -1;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int
+file_write_atomic(const char *path, const void *data, size_t len,
+                  struct err *err)
+{
+    cleanup_free char *tmp = xasprintf("%s.tmp.%d", path, (int)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+    if (fd < 0)
+        return err_sys(err, errno, "%s", tmp);
+    if (write_all(fd, data, len) < 0 || fsync(fd) < 0) {
+        int saved = errno;
+
+        close(fd);
+        unlink(tmp);
+        return err_sys(err, saved, "%s: write", tmp);
+    }
+    if (close(fd) < 0 || rename(tmp, path) < 0) {
+        int saved = errno;
+
+        unlink(tmp);
+        return err_sys(err, saved, "%s", path);
+    }
+    return 0;
+}
+
+int
+mkdir_p(const char *dir, struct err *err)
+{
+    cleanup_free char *copy = xstrdup(dir);
+    char *p;
+
+    for (p = copy + 1; *p != '\0'; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(copy, 0755) < 0 && errno != EEXIST)
+            return err_sys(err, errno, "mkdir %s", copy);
+        *p = '/';
+    }
+    if (mkdir(copy, 0755) < 0 && errno != EEXIST)
+        return err_sys(err, errno, "mkdir %s", copy);
+    if (!path_is_dir(copy))
+        return err_set(err, ENOTDIR, "%s: not a directory", copy);
+    return 0;
+}
+
+int
+rm_rf(const char *path, struct err *err)
+{
+    struct stat st;
+    DIR *d;
+    struct dirent *de;
+
+    if (lstat(path, &st) < 0)
+        return errno == ENOENT ? 0 : err_sys(err, errno, "%s", path);
+    if (!S_ISDIR(st.st_mode)) {
+        if (unlink(path) < 0)
+            return err_sys(err, errno, "unlink %s", path);
+        return 0;
+    }
+    d = opendir(path);
+    if (d == NULL)
+        return err_sys(err, errno, "opendir %s", path);
+    while ((de = readdir(d)) != NULL) {
+        cleanup_free char *child = NULL;
+
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        child = path_join(path, de->d_name);
+        if (rm_rf(child, err) < 0) {
+            closedir(d);
+            return -1;
+        }
+    }
+    closedir(d);
+    if (rmdir(path) < 0)
+        return err_sys(err, errno, "rmdir %s", path);
+    return 0;
+}
+
+bool
+path_exists(const char *path)
+{
+    struct stat st;
+
+    return stat(path, &st) == 0;
+}
+
+bool
+path_is_dir(const char *path)
+{
+    struct stat st;
+
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+char *
+path_join(const char *a, const char *b)
+{
+    size_t la = strlen(a);
+
+    if (la > 0 && a[la - 1] == '/')
+        return xasprintf("%s%s", a, b);
+    return xasprintf("%s/%s", a, b);
+}
+
+char *
+path_dirname(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+
+    if (slash == NULL)
+        return xstrdup(".");
+    if (slash == path)
+        return xstrdup("/");
+    return xstrndup(path, (size_t)(slash - path));
+}
+
+char *
+path_absolute(const char *path)
+{
+    char cwd[PATH_MAX];
+
+    if (path[0] == '/')
+        return xstrdup(path);
+    if (getcwd(cwd, sizeof(cwd)) == NULL)
+        return xstrdup(path);
+    return path_join(cwd, path);
+}
+
+char *
+exe_dir(void)
+{
+    char buf[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+
+    if (n <= 0)
+        return xstrdup(".");
+    buf[n] = '\0';
+    return path_dirname(buf);
+}
+
+int64_t
+now_mono_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int64_t
+now_wall_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void
+time_rfc3339(int64_t wall_ns, char *buf, size_t size)
+{
+    time_t secs = (time_t)(wall_ns / 1000000000);
+    int ms = (int)((wall_ns % 1000000000) / 1000000);
+    struct tm tm;
+
+    gmtime_r(&secs, &tm);
+    snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
+             tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+             tm.tm_min, tm.tm_sec, ms);
+}
+
+void
+strbuf_init(struct strbuf *sb)
+{
+    sb->buf = NULL;
+    sb->len = 0;
+    sb->cap = 0;
+}
+
+void
+strbuf_release(struct strbuf *sb)
+{
+    free(sb->buf);
+    strbuf_init(sb);
+}
+
+void
+strbuf_add(struct strbuf *sb, const void *data, size_t len)
+{
+    xgrow(&sb->buf, &sb->cap, sb->len + len + 1, 1);
+    memcpy(sb->buf + sb->len, data, len);
+    sb->len += len;
+    sb->buf[sb->len] = '\0';
+}
+
+void
+strbuf_adds(struct strbuf *sb, const char *s)
+{
+    strbuf_add(sb, s, strlen(s));
+}
+
+void
+strbuf_addc(struct strbuf *sb, char c)
+{
+    strbuf_add(sb, &c, 1);
+}
+
+void
+strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
+{
+    va_list ap2;
+    int n;
+
+    va_copy(ap2, ap);
+    n = vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    if (n < 0)
+        return;
+    xgrow(&sb->buf, &sb->cap, sb->len + (size_t)n + 1, 1);
+    vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
+    sb->len += (size_t)n;
+}
+
+void
+strbuf_addf(struct strbuf *sb, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    strbuf_vaddf(sb, fmt, ap);
+    va_end(ap);
+}
+
+char *
+strbuf_detach(struct strbuf *sb)
+{
+    char *p = sb->buf;
+
+    if (p == NULL)
+        p = xstrdup("");
+    strbuf_init(sb);
+    return p;
+}

@@ -1,0 +1,82 @@
+/*
+ * util.h — small helpers every runner module uses: allocation that dies on
+ * exhaustion, cleanup attributes, files written whole or not at all, paths,
+ * clocks and a growable string buffer.
+ *
+ * Ownership: every `char *` returned is the caller's to free(); `const char *`
+ * arguments are borrowed.
+ */
+#ifndef TY_UTIL_H
+#define TY_UTIL_H
+
+#include "err.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t nmemb, size_t size);
+void *xrealloc(void *p, size_t n);
+/* Grow *p (an array of `size`-byte items with capacity *cap) to hold `need`. */
+void xgrow(void *pp, size_t *cap, size_t need, size_t size);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+void cleanup_freep(void *p);
+void cleanup_closep(int *fd);
+#define cleanup_free __attribute__((cleanup(cleanup_freep)))
+#define cleanup_close __attribute__((cleanup(cleanup_closep)))
+
+/* Read a whole file; *len gets its size; the buffer is NUL-terminated.
+ * Fails with EFBIG above max_bytes. Caller owns the result. */
+char *file_read(const char *path, size_t max_bytes, size_t *len,
+                struct err *err);
+/* Write data to path through a temporary file in the same directory, fsync
+ * and rename, so the file is complete or absent. */
+int file_write_atomic(const char *path, const void *data, size_t len,
+                      struct err *err);
+/* Create dir and its parents (mode 0755); existing dirs are fine. */
+int mkdir_p(const char *dir, struct err *err);
+/* Remove a directory tree (no symlink following). */
+int rm_rf(const char *path, struct err *err);
+bool path_exists(const char *path);
+bool path_is_dir(const char *path);
+/* a + "/" + b; caller owns the result. */
+char *path_join(const char *a, const char *b);
+/* Directory part of path ("." when none); caller owns the result. */
+char *path_dirname(const char *path);
+/* Absolute form of a path that may not exist yet; caller owns the result. */
+char *path_absolute(const char *path);
+/* Directory holding the running executable (from /proc/self/exe). */
+char *exe_dir(void);
+
+/* Clocks: monotonic for durations, wall clock for files. */
+int64_t now_mono_ns(void);
+int64_t now_wall_ns(void);
+/* Format a wall-clock time as RFC 3339 UTC with milliseconds into buf
+ * (at least 32 bytes): 2026-11-29T18:45:29.123Z */
+void time_rfc3339(int64_t wall_ns, char *buf, size_t size);
+
+/* A growable NUL-terminated byte buffer. Held by value; strbuf_release frees. */
+struct strbuf {
+    char *buf;
+    size_t len;
+    size_t cap;
+};
+void strbuf_init(struct strbuf *sb);
+void strbuf_release(struct strbuf *sb);
+void strbuf_add(struct strbuf *sb, const void *data, size_t len);
+void strbuf_adds(struct strbuf *sb, const char *s);
+void strbuf_addc(struct strbuf *sb, char c);
+void strbuf_addf(struct strbuf *sb, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap);
+/* Hand the buffer to the caller (who frees it) and reset sb. */
+char *strbuf_detach(struct strbuf *sb);
+
+#endif

@@ -1,0 +1,205 @@
+/*
+ * testyard.h — the SDK a test plan links against (libtestyard).
+ *
+ * A plan is a program whose main() hands a table of test cases to ty_main().
+ * The SDK reads the run environment the coordinator set (Testground's
+ * variables plus testyard's own), connects to the coordinator's sync service,
+ * runs the case named by TEST_CASE, and records how it ended:
+ *
+ *     static int run_ok(struct ty *ty) { return 0; }
+ *     static const struct ty_case cases[] = {{"ok", run_ok}, {NULL, NULL}};
+ *     int main(int argc, char **argv) { return ty_main(argc, argv, cases); }
+ *
+ * Conventions:
+ *  - Functions that can fail return 0 (or a non-negative value) on success
+ *    and a negative errno-style code on failure; the handle keeps a message
+ *    describing the last failure (ty_errmsg). A barrier that times out
+ *    returns -ETIMEDOUT: that is data for the plan, not a crash.
+ *  - `const char *` results are borrowed from the handle and stay valid until
+ *    ty_main returns; `char *` results are the caller's to free().
+ *  - Every sync call takes a timeout in milliseconds; a negative timeout
+ *    means the run's own deadline.
+ *  - The handle may be used from several threads; sync calls serialize on it.
+ */
+#ifndef TESTYARD_H
+#define TESTYARD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TY_EXPORT __attribute__((visibility("default")))
+
+struct ty;
+struct ty_sub;
+
+/* ------------------------------------------------------------------------
+ * Entry point
+ */
+
+/* A test case: returns 0 on success, anything else is a failure (return
+ * ty_fail(...) to say why). */
+struct ty_case {
+    const char *name;
+    int (*run)(struct ty *ty);
+};
+
+/* Dispatch on TEST_CASE. Records start, success, failure (a non-zero return)
+ * and crash (a fatal signal), flushes metrics and outputs, and returns the
+ * process exit status: 0 on success, 1 on failure. An unknown case name is a
+ * failure that lists the known ones. */
+TY_EXPORT int ty_main(int argc, char **argv, const struct ty_case *cases);
+
+/* Record why the case failed and return -1, for `return ty_fail(...)`. */
+TY_EXPORT int ty_fail(struct ty *ty, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* The message of the last failed call on this handle ("" when none). */
+TY_EXPORT const char *ty_errmsg(const struct ty *ty);
+
+/* ------------------------------------------------------------------------
+ * Run environment
+ */
+
+TY_EXPORT const char *ty_plan(const struct ty *ty);
+TY_EXPORT const char *ty_case_name(const struct ty *ty);
+TY_EXPORT const char *ty_run_id(const struct ty *ty);
+TY_EXPORT const char *ty_group_id(const struct ty *ty);
+/* Where files the instance writes are kept (TEST_OUTPUTS_PATH). */
+TY_EXPORT const char *ty_outputs_path(const struct ty *ty);
+/* Scratch space removed after the run (TEST_TEMP_PATH). */
+TY_EXPORT const char *ty_temp_path(const struct ty *ty);
+/* Instances in the whole run (TEST_INSTANCE_COUNT). */
+TY_EXPORT int ty_instance_count(const struct ty *ty);
+/* Instances in this instance's group (TEST_GROUP_INSTANCE_COUNT). */
+TY_EXPORT int ty_group_instance_count(const struct ty *ty);
+/* 0-based index of this instance within its group and within the run. */
+TY_EXPORT int ty_group_index(const struct ty *ty);
+TY_EXPORT int ty_global_index(const struct ty *ty);
+
+/* ------------------------------------------------------------------------
+ * Parameters, typed as the plan's manifest declares them
+ *
+ * Each returns 0, -ENOENT when the parameter is not set, or -EINVAL when its
+ * value does not have the asked type. Sizes are bytes, durations nanoseconds.
+ */
+
+TY_EXPORT bool ty_param_has(const struct ty *ty, const char *name);
+TY_EXPORT int ty_param_string(struct ty *ty, const char *name,
+                              const char **out);
+TY_EXPORT int ty_param_int(struct ty *ty, const char *name, int64_t *out);
+TY_EXPORT int ty_param_float(struct ty *ty, const char *name, double *out);
+TY_EXPORT int ty_param_bool(struct ty *ty, const char *name, bool *out);
+TY_EXPORT int ty_param_size(struct ty *ty, const char *name, uint64_t *out);
+TY_EXPORT int ty_param_duration(struct ty *ty, const char *name,
+                                int64_t *out);
+/* An enum parameter's value (one of the manifest's values). */
+TY_EXPORT int ty_param_enum(struct ty *ty, const char *name,
+                            const char **out);
+/* JSON array parameters: their length, then one element at a time. */
+TY_EXPORT int ty_param_array_len(struct ty *ty, const char *name,
+                                 size_t *len);
+TY_EXPORT int ty_param_array_string(struct ty *ty, const char *name,
+                                    size_t i, const char **out);
+TY_EXPORT int ty_param_array_int(struct ty *ty, const char *name, size_t i,
+                                 int64_t *out);
+TY_EXPORT int ty_param_array_float(struct ty *ty, const char *name, size_t i,
+                                   double *out);
+TY_EXPORT int ty_param_array_bool(struct ty *ty, const char *name, size_t i,
+                                  bool *out);
+TY_EXPORT int ty_param_array_size(struct ty *ty, const char *name, size_t i,
+                                  uint64_t *out);
+TY_EXPORT int ty_param_array_duration(struct ty *ty, const char *name,
+                                      size_t i, int64_t *out);
+
+/* ------------------------------------------------------------------------
+ * Sync: states, barriers and topics, namespaced to this run
+ */
+
+/* Signal entry into a state; returns the 1-based sequence number (how many
+ * instances had signalled it, this one included), for role election. */
+TY_EXPORT int64_t ty_signal_entry(struct ty *ty, const char *state);
+/* Wait until `target` instances have signalled `state`. Returns 0,
+ * -ETIMEDOUT, or -EPIPE when the target can no longer be met because an
+ * instance ended (ty_errmsg names it: "requestors/0 exited with status 137
+ * (oom)"). */
+TY_EXPORT int ty_barrier(struct ty *ty, const char *state, int64_t target,
+                         int64_t timeout_ms);
+/* Signal, then wait for target; returns the sequence number or -errno. */
+TY_EXPORT int64_t ty_signal_and_wait(struct ty *ty, const char *state,
+                                     int64_t target, int64_t timeout_ms);
+/* Append a JSON value to a topic; returns its 1-based sequence number. */
+TY_EXPORT int64_t ty_publish(struct ty *ty, const char *topic,
+                             const char *json);
+/* Read a topic from sequence number `from` (1 = from the start). The caller
+ * owns the subscription (ty_sub_close). NULL on failure. */
+TY_EXPORT struct ty_sub *ty_subscribe(struct ty *ty, const char *topic,
+                                      int64_t from);
+/* Next entry: 0 with *json (caller frees) and *seq set, or -ETIMEDOUT. */
+TY_EXPORT int ty_sub_next(struct ty_sub *sub, char **json, int64_t *seq,
+                          int64_t timeout_ms);
+TY_EXPORT void ty_sub_close(struct ty_sub **sub);
+
+/* ------------------------------------------------------------------------
+ * Events (JSON lines on stdout, which the runner keeps as run.out, and on
+ * the sync connection)
+ */
+
+TY_EXPORT void ty_message(struct ty *ty, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+TY_EXPORT void ty_stage_start(struct ty *ty, const char *stage);
+TY_EXPORT void ty_stage_end(struct ty *ty, const char *stage);
+
+/* ------------------------------------------------------------------------
+ * Metrics. Names carry tags after commas: "duration,round=3,size=512MB".
+ * Results go to results.out, in Testground's record shape.
+ */
+
+TY_EXPORT void ty_counter_add(struct ty *ty, const char *name, int64_t n);
+TY_EXPORT void ty_gauge_set(struct ty *ty, const char *name, double v);
+TY_EXPORT void ty_histogram_observe(struct ty *ty, const char *name,
+                                    double v);
+/* A single measurement, written as it is recorded. */
+TY_EXPORT void ty_point(struct ty *ty, const char *name, double v);
+/* Timers: ty_timer_start returns a monotonic start time; ty_timer_stop
+ * records the elapsed seconds under name and returns them. */
+TY_EXPORT int64_t ty_timer_start(struct ty *ty);
+TY_EXPORT double ty_timer_stop(struct ty *ty, const char *name,
+                               int64_t start);
+/* Write every counter, gauge, histogram and timer to results.out now (also
+ * done when the case ends). */
+TY_EXPORT int ty_metrics_flush(struct ty *ty);
+
+/* ------------------------------------------------------------------------
+ * Memory: heap profiles and memory snapshots
+ */
+
+/* Take a heap profile (gzipped pprof, heap-<label>.pb.gz) and its JSON
+ * sidecar (heap-<label>.json: RSS, high-water mark, allocator totals,
+ * cgroup usage) and send both to the coordinator. */
+TY_EXPORT int ty_heap_snapshot(struct ty *ty, const char *label);
+/* Return free memory to the system (malloc_trim) — C's counterpart of "run
+ * the GC before profiling again". */
+TY_EXPORT void ty_heap_trim(struct ty *ty);
+/* Mean bytes between samples (default 512 KiB; 1 = every allocation). */
+TY_EXPORT void ty_heap_set_rate(uint64_t bytes);
+TY_EXPORT uint64_t ty_heap_rate(void);
+
+/* The helper for a plan's `memory_snapshots` parameter (none | simple |
+ * detailed). ty_memory_round_end: in simple and detailed mode, a snapshot
+ * labelled "round-<n>-pre-trim", a trim, and "round-<n>-post-trim".
+ * ty_memory_event: in detailed mode, a snapshot every N calls (N from the
+ * `memory_snapshot_every` parameter, default 10). Without the parameter
+ * both do nothing. */
+TY_EXPORT int ty_memory_round_end(struct ty *ty, int round);
+TY_EXPORT int ty_memory_event(struct ty *ty);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,32 @@
+/*
+ * ty_units.h — sizes, durations and CPU amounts as users write them.
+ *
+ * Shared by the runner (composition checking) and the SDK (typed parameter
+ * access), so both read "512MB" the same way. Internal to testyard: not part
+ * of the public header.
+ *
+ *   sizes      512Mi 2048Mi 1GiB 1.5Gi (IEC, powers of 1024)
+ *              512MB 8GB 100k 1M (SI, powers of 1000)  4096 4096B (bytes)
+ *   durations  250ms 30s 10m 1h 1m30s 1.5s 0  (ns us µs ms s m h, Go style)
+ *   cpu        1000m 250m (millicpus)  0.5 2 (cpus)
+ */
+#ifndef TY_UNITS_H
+#define TY_UNITS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Each parser returns 0 and the value, or -1 and a phrase for an error
+ * message in why (e.g. "expected a size like 512Mi or 512MB"), never both. */
+int ty__parse_size(const char *s, uint64_t *bytes, char *why, size_t whylen);
+int ty__parse_duration(const char *s, int64_t *ns, char *why, size_t whylen);
+int ty__parse_cpu(const char *s, int64_t *millicpus, char *why,
+                  size_t whylen);
+
+/* "SI" or "IEC" or "bytes": what a valid size string's unit means. */
+const char *ty__size_system(const char *s);
+/* Human forms: "512.0 MiB", "1.50 s"; buf of at least 32 bytes. */
+void ty__format_bytes(uint64_t bytes, char *buf, size_t size);
+void ty__format_duration(int64_t ns, char *buf, size_t size);
+
+#endif
