@@ -1,0 +1,92 @@
+/*
+ * syncsvc.h — the sync service that lives inside the coordinator.
+ *
+ * A ZeroMQ ROUTER socket that every instance's SDK connects to with a
+ * DEALER. It serves signal entry, barriers, signal-and-wait, ordered
+ * topics with cursors, instance events, and output uploads (files and
+ * appended lines written into each instance's folder). The wire protocol is
+ * in docs/sync-protocol.md and its encoding in sdk/ty_wire.c.
+ *
+ * The orchestrator owns the loop: it polls syncsvc_socket() together with
+ * its other sources and calls syncsvc_handle() when the socket is readable
+ * and syncsvc_tick() when syncsvc_next_deadline_ms() passes. Membership comes
+ * from the backend: syncsvc_instance_exited() is called when an instance
+ * ends, and every barrier that can no longer reach its target fails at once
+ * for all its waiters with a message naming the instance.
+ *
+ * Ownership: syncsvc_new copies everything it is given; the returned
+ * service is the caller's (syncsvc_destroy).
+ */
+#ifndef TY_SYNCSVC_H
+#define TY_SYNCSVC_H
+
+#include "err.h"
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct syncsvc;
+
+/* One expected instance of the run. */
+struct syncsvc_instance {
+    const char *group;   /* group id */
+    int group_index;     /* 0-based within the group */
+    const char *outdir;  /* its folder: <runs>/<run-id>/<group>/<index> */
+};
+
+/* What the orchestrator hears about, for outcomes and progress lines. All
+ * callbacks are optional and run on the orchestrator's thread inside
+ * syncsvc_handle / syncsvc_tick / syncsvc_instance_exited. */
+struct syncsvc_observer {
+    /* An instance event (type "message", "start", "success", "failure",
+     * "crash", "stage_start", "stage_end"); event is borrowed. */
+    void (*on_event)(void *arg, int instance, const cJSON *event);
+    /* An instance said hello (it is connected). */
+    void (*on_hello)(void *arg, int instance);
+    /* A barrier's waiters were released (ok=true) or failed (ok=false). */
+    void (*on_barrier)(void *arg, const char *state, int64_t target, bool ok);
+    /* Number of instances currently blocked in a barrier changed. */
+    void (*on_waiting)(void *arg, int instance, bool waiting);
+};
+
+struct syncsvc_config {
+    const char *run_id;
+    const char *run_dir;          /* barrier log goes to <run_dir>/barriers.jsonl */
+    const char *bind;             /* e.g. "tcp://127.0.0.1:0" (0 = any port) */
+    const struct syncsvc_instance *instances;
+    size_t ninstances;
+    size_t topic_max_entries;     /* per topic; 0 = default */
+    size_t topic_max_bytes;       /* per topic; 0 = default */
+    const struct syncsvc_observer *observer;
+    void *observer_arg;
+};
+
+struct syncsvc *syncsvc_new(const struct syncsvc_config *cfg,
+                            struct err *err);
+void syncsvc_destroy(struct syncsvc **svc);
+
+/* The endpoint instances connect to, after binding (port resolved),
+ * e.g. "tcp://127.0.0.1:40123". Borrowed. */
+const char *syncsvc_endpoint(const struct syncsvc *svc);
+int syncsvc_port(const struct syncsvc *svc);
+
+/* The ROUTER socket, for zmq_poll (ZMQ_POLLIN). */
+void *syncsvc_socket(struct syncsvc *svc);
+/* Process every message waiting on the socket without blocking. */
+int syncsvc_handle(struct syncsvc *svc, struct err *err);
+/* Monotonic ms of the earliest pending wait deadline, or -1 when none. */
+int64_t syncsvc_next_deadline_ms(const struct syncsvc *svc);
+/* Fail the waits whose deadline has passed. */
+void syncsvc_tick(struct syncsvc *svc);
+
+/* The backend says instance `instance` (0-based index in the run) ended;
+ * `how` describes it ("exited with status 137 (oom)"). Barriers that can no
+ * longer be met fail for all waiters: "<group>/<index> <how>". */
+void syncsvc_instance_exited(struct syncsvc *svc, int instance,
+                             const char *how);
+/* Fail every pending wait (the run is being canceled). */
+void syncsvc_cancel_all(struct syncsvc *svc, const char *why);
+
+#endif
