@@ -121,7 +121,7 @@ $(PC): Makefile
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' \
 	  'includedir=$${prefix}/include' '' 'Name: testyard' \
 	  'Description: testyard SDK for test plans' 'Version: $(VERSION)' \
-	  'Requires.private: libzmq libcjson' \
+	  'Requires: libzmq libcjson zlib' \
 	  'Cflags: -I$${includedir}' \
 	  'Libs: -L$${libdir} -ltestyard -pthread -lm -ldl' > $@
 

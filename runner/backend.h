@@ -1,0 +1,102 @@
+/*
+ * backend.h — the one small interface between the run orchestrator and the
+ * places instances run (local:exec processes, local:docker containers).
+ *
+ * The orchestrator hands the backend every instance at once (start_all);
+ * the backend may start them in the background and reports, through
+ * events read with next_event() whenever notify_fd() is readable, when each
+ * instance started, failed to start, or ended. It never blocks the
+ * orchestrator's loop for long. stop() asks an instance to end (SIGTERM)
+ * or forces it (SIGKILL); destroy() removes everything the backend
+ * created (processes, cgroups, containers, networks) unless asked to keep
+ * containers.
+ *
+ * Ownership: everything passed in is copied or outlives the backend (the
+ * composition and the instance table belong to the orchestrator).
+ */
+#ifndef TY_BACKEND_H
+#define TY_BACKEND_H
+
+#include "err.h"
+#include "ty_cgroup.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct composition;
+
+/* What an instance needs to start. */
+struct backend_instance {
+    int index;               /* 0-based in the run */
+    const char *group;
+    int group_index;
+    const char *outdir;      /* host folder for its outputs */
+    const char *tempdir;     /* host scratch folder */
+    char **env;              /* NULL-terminated "K=V", as seen on the host */
+    uint64_t memory;         /* bytes, 0 = no limit */
+    int64_t millicpu;        /* 0 = no limit */
+    const char *artifact;    /* group's ready artifact or NULL */
+};
+
+enum backend_event_type {
+    BACKEND_STARTED,         /* the instance is running */
+    BACKEND_START_FAILED,    /* it never ran; message says why */
+    BACKEND_EXITED,          /* it ended; status/signal/oom say how */
+};
+
+struct backend_event {
+    enum backend_event_type type;
+    int index;
+    int status;              /* exit code when it exited, else -1 */
+    int signal;              /* terminating signal, else 0 */
+    bool oom;                /* killed by the OOM killer */
+    int64_t wall_ns;         /* when it happened */
+    char message[512];       /* START_FAILED reason */
+};
+
+struct backend;
+
+struct backend_ops {
+    const char *name;
+    /* Build or check what every instance needs (image, binary, cgroups).
+     * Warnings the user should see go to *warning (static or NULL). */
+    int (*prepare)(struct backend *b, struct err *err);
+    int (*start_all)(struct backend *b, const struct backend_instance *insts,
+                     size_t n, struct err *err);
+    int (*notify_fd)(struct backend *b);
+    /* 1 with *ev filled, 0 when none is pending, -1 on error. */
+    int (*next_event)(struct backend *b, struct backend_event *ev);
+    /* Ask (force=false: SIGTERM) or force (SIGKILL) an instance to end. */
+    void (*stop)(struct backend *b, int index, bool force);
+    /* The instance's memory cgroup directory, for the monitor; NULL when
+     * unknown. Caller frees. */
+    char *(*memory_cgroup)(struct backend *b, int index,
+                           enum ty__cgver *ver);
+    void (*destroy)(struct backend *b);
+};
+
+struct backend {
+    const struct backend_ops *ops;
+    const char *warning;     /* one-time warning for the user, or NULL */
+};
+
+/* Settings every backend gets from the orchestrator. */
+struct backend_config {
+    const struct composition *comp;
+    const char *run_id;
+    const char *run_dir;
+    const char *binary;      /* the plan's compiled binary (host path) */
+    const char *plan_name;
+    int sync_port;           /* where the sync service listens */
+};
+
+struct backend *backend_exec_new(const struct backend_config *cfg,
+                                 struct err *err);
+struct backend *backend_docker_new(const struct backend_config *cfg,
+                                   struct err *err);
+
+/* NULL-safe; sets *b to NULL. */
+void backend_destroy(struct backend **b);
+
+#endif

@@ -1,0 +1,340 @@
+/*
+ * backend_exec.c — local:exec: every instance is a child process of the
+ * coordinator.
+ *
+ * Each child gets its own process group, its own working directory (the
+ * instance's scratch folder), stdout and stderr in run.out and run.err of its
+ * output folder, and — where the machine allows (root, a memory controller
+ * on cgroup v1 or v2) — its own cgroup with the group's memory limit (no
+ * swap), CPU quota and a pids limit. Where it does not, the run goes on
+ * without limits and the backend's warning says so once.
+ *
+ * Ends are noticed through a signalfd for SIGCHLD, which the orchestrator
+ * blocks in every thread before any is created. An instance that died of
+ * SIGKILL while its cgroup's OOM kill count went up is reported as an OOM
+ * kill.
+ */
+#include "backend.h"
+
+#include "cgroup.h"
+#include "composition.h"
+#include "log.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define EXEC_PIDS_MAX 4096
+
+struct exec_inst {
+    pid_t pid;           /* 0 before start, -1 after reaped */
+    struct cgroup *cg;   /* NULL without cgroups */
+    int64_t oom_before;  /* the cgroup's OOM count at start */
+};
+
+struct exec_backend {
+    struct backend base;
+    struct backend_config cfg;
+    struct cgroup_sys *cgs;
+    int sigfd;
+    struct exec_inst *insts;
+    size_t n;
+    struct backend_event *queue; /* events not yet handed out */
+    size_t qhead, qlen, qcap;
+};
+
+static void
+queue_push(struct exec_backend *x, const struct backend_event *ev)
+{
+    if (x->qhead > 0 && x->qhead == x->qlen) {
+        x->qhead = 0;
+        x->qlen = 0;
+    }
+    xgrow(&x->queue, &x->qcap, x->qlen + 1, sizeof(*ev));
+    x->queue[x->qlen++] = *ev;
+}
+
+static void
+push_simple(struct exec_backend *x, enum backend_event_type type, int index,
+            const char *msg)
+{
+    struct backend_event ev = {.type = type, .index = index, .status = -1};
+
+    ev.wall_ns = now_wall_ns();
+    if (msg != NULL)
+        snprintf(ev.message, sizeof(ev.message), "%.500s", msg);
+    queue_push(x, &ev);
+}
+
+static int
+exec_prepare(struct backend *b, struct err *err)
+{
+    struct exec_backend *x = (struct exec_backend *)b;
+    sigset_t set;
+
+    (void)err;
+    x->cgs = cgroup_sys_new();
+    if (!cgroup_sys_usable(x->cgs) || cgroup_sys_warning(x->cgs) != NULL)
+        b->warning = cgroup_sys_warning(x->cgs);
+    sigemptyset(&set);
+    sigaddset(&set, SIGCHLD);
+    x->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+    if (x->sigfd < 0)
+        return err_sys(err, errno, "signalfd");
+    return 0;
+}
+
+static int
+open_output(const char *dir, const char *name, struct err *err)
+{
+    cleanup_free char *path = path_join(dir, name);
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+
+    if (fd < 0)
+        return err_sys(err, errno, "%s", path);
+    return fd;
+}
+
+/* Between fork and exec: only async-signal-safe calls. */
+static void __attribute__((noreturn))
+child(const struct exec_backend *x, const struct backend_instance *in,
+      const struct cgroup *cg, int outfd, int errfd)
+{
+    char *argv[2] = {(char *)x->cfg.binary, NULL};
+    const char *bin = in->artifact ? in->artifact : x->cfg.binary;
+    sigset_t none;
+    int devnull = open("/dev/null", O_RDONLY);
+
+    argv[0] = (char *)bin;
+    setpgid(0, 0);
+    if (cg != NULL && cgroup_attach_self_prepared(cg) < 0)
+        _exit(126);
+    if (devnull >= 0)
+        dup2(devnull, 0);
+    dup2(outfd, 1);
+    dup2(errfd, 2);
+    if (chdir(in->tempdir) < 0)
+        _exit(126);
+    signal(SIGPIPE, SIG_DFL);
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    execve(bin, argv, in->env);
+    _exit(127);
+}
+
+static struct cgroup *
+make_cgroup(struct exec_backend *x, const struct backend_instance *in,
+            struct err *err)
+{
+    cleanup_free char *rel = NULL;
+
+    if (!cgroup_sys_usable(x->cgs))
+        return NULL;
+    rel = xasprintf("%s/%s-%d", x->cfg.run_id, in->group, in->group_index);
+    return cgroup_create(x->cgs, rel, in->memory, in->millicpu,
+                         EXEC_PIDS_MAX, err);
+}
+
+static int
+start_one(struct exec_backend *x, const struct backend_instance *in,
+          struct err *err)
+{
+    struct exec_inst *ei = &x->insts[in->index];
+    int outfd, errfd;
+    pid_t pid;
+
+    if (mkdir_p(in->outdir, err) < 0 || mkdir_p(in->tempdir, err) < 0)
+        return -1;
+    ei->cg = make_cgroup(x, in, err);
+    if (ei->cg == NULL && cgroup_sys_usable(x->cgs))
+        return -1;
+    ei->oom_before = ei->cg ? cgroup_oom_kills(ei->cg) : -1;
+    outfd = open_output(in->outdir, "run.out", err);
+    errfd = outfd < 0 ? -1 : open_output(in->outdir, "run.err", err);
+    if (errfd < 0) {
+        if (outfd >= 0)
+            close(outfd);
+        return -1;
+    }
+    pid = fork();
+    if (pid == 0)
+        child(x, in, ei->cg, outfd, errfd);
+    close(outfd);
+    close(errfd);
+    if (pid < 0)
+        return err_sys(err, errno, "fork");
+    /* Also from the parent, so a stop() right after start hits the group. */
+    setpgid(pid, pid);
+    ei->pid = pid;
+    return 0;
+}
+
+static int
+exec_start_all(struct backend *b, const struct backend_instance *insts,
+               size_t n, struct err *err)
+{
+    struct exec_backend *x = (struct exec_backend *)b;
+
+    x->insts = xcalloc(n, sizeof(*x->insts));
+    x->n = n;
+    for (size_t i = 0; i < n; i++) {
+        struct err e = {0};
+
+        if (start_one(x, &insts[i], &e) < 0)
+            push_simple(x, BACKEND_START_FAILED, insts[i].index, e.msg);
+        else
+            push_simple(x, BACKEND_STARTED, insts[i].index, NULL);
+    }
+    (void)err;
+    return 0;
+}
+
+static int
+exec_notify_fd(struct backend *b)
+{
+    return ((struct exec_backend *)b)->sigfd;
+}
+
+static int
+find_pid(const struct exec_backend *x, pid_t pid)
+{
+    for (size_t i = 0; i < x->n; i++)
+        if (x->insts[i].pid == pid)
+            return (int)i;
+    return -1;
+}
+
+static void
+reaped(struct exec_backend *x, int index, int status)
+{
+    struct exec_inst *ei = &x->insts[index];
+    struct backend_event ev = {.type = BACKEND_EXITED, .index = index};
+
+    ev.wall_ns = now_wall_ns();
+    ev.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    ev.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    if (ei->cg != NULL && ev.signal == SIGKILL)
+        ev.oom = cgroup_oom_kills(ei->cg) > ei->oom_before;
+    ei->pid = -1;
+    queue_push(x, &ev);
+}
+
+static void
+reap_children(struct exec_backend *x)
+{
+    struct signalfd_siginfo si;
+    int status;
+    pid_t pid;
+
+    while (read(x->sigfd, &si, sizeof(si)) > 0)
+        ;
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        int index = find_pid(x, pid);
+
+        if (index >= 0)
+            reaped(x, index, status);
+    }
+}
+
+static int
+exec_next_event(struct backend *b, struct backend_event *ev)
+{
+    struct exec_backend *x = (struct exec_backend *)b;
+
+    if (x->qhead == x->qlen)
+        reap_children(x);
+    if (x->qhead == x->qlen)
+        return 0;
+    *ev = x->queue[x->qhead++];
+    return 1;
+}
+
+static void
+exec_stop(struct backend *b, int index, bool force)
+{
+    struct exec_backend *x = (struct exec_backend *)b;
+    struct exec_inst *ei;
+
+    if (index < 0 || (size_t)index >= x->n)
+        return;
+    ei = &x->insts[index];
+    if (ei->pid <= 0)
+        return;
+    kill(-ei->pid, force ? SIGKILL : SIGTERM);
+    if (force && ei->cg != NULL)
+        cgroup_kill_all(ei->cg, NULL);
+}
+
+static char *
+exec_memory_cgroup(struct backend *b, int index, enum ty__cgver *ver)
+{
+    struct exec_backend *x = (struct exec_backend *)b;
+
+    if (index < 0 || (size_t)index >= x->n || x->insts[index].cg == NULL)
+        return NULL;
+    *ver = cgroup_version(x->insts[index].cg);
+    return xstrdup(cgroup_memory_dir(x->insts[index].cg));
+}
+
+/* Kill what is still running, wait for it, and remove the cgroups. */
+static void
+exec_destroy(struct backend *b)
+{
+    struct exec_backend *x = (struct exec_backend *)b;
+
+    for (size_t i = 0; i < x->n; i++) {
+        struct exec_inst *ei = &x->insts[i];
+
+        if (ei->pid > 0) {
+            kill(-ei->pid, SIGKILL);
+            while (waitpid(ei->pid, NULL, 0) < 0 && errno == EINTR)
+                ;
+        }
+        cgroup_destroy(&ei->cg);
+    }
+    cgroup_sys_destroy(&x->cgs);
+    if (x->sigfd >= 0)
+        close(x->sigfd);
+    free(x->insts);
+    free(x->queue);
+    free(x);
+}
+
+static const struct backend_ops exec_ops = {
+    .name = "local:exec",
+    .prepare = exec_prepare,
+    .start_all = exec_start_all,
+    .notify_fd = exec_notify_fd,
+    .next_event = exec_next_event,
+    .stop = exec_stop,
+    .memory_cgroup = exec_memory_cgroup,
+    .destroy = exec_destroy,
+};
+
+struct backend *
+backend_exec_new(const struct backend_config *cfg, struct err *err)
+{
+    struct exec_backend *x = xcalloc(1, sizeof(*x));
+
+    (void)err;
+    x->base.ops = &exec_ops;
+    x->cfg = *cfg;
+    x->sigfd = -1;
+    return &x->base;
+}
+
+void
+backend_destroy(struct backend **b)
+{
+    if (b == NULL || *b == NULL)
+        return;
+    (*b)->ops->destroy(*b);
+    *b = NULL;
+}

@@ -1,0 +1,67 @@
+/*
+ * run.h — the run orchestrator: from a loaded composition to a run folder
+ * with every instance's outputs, result.json and a summary.
+ *
+ * run_execute() builds the plan, creates the run folder, starts the sync
+ * service and the memory monitor, asks the backend to start every instance,
+ * and then owns one loop until every instance has ended: sync messages,
+ * backend events (started, failed to start, exited), memory samples, the
+ * run deadline, progress lines, and SIGINT / SIGTERM (cancel). The runner,
+ * not the instance, decides each instance's outcome: exit status, signal,
+ * OOM kill, deadline, cancel and the instance's own events together.
+ *
+ * The internal pieces (struct run and its instances) are in run_int.h; this
+ * header is what cmd_run and the tests use.
+ */
+#ifndef TY_RUN_H
+#define TY_RUN_H
+
+#include "err.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct composition;
+
+struct run_opts {
+    const char *runs_dir;   /* parent of run folders; default "runs" */
+    const char *run_id;     /* NULL = generate one */
+    bool progress;          /* redraw progress lines (stdout is a tty) */
+    bool quiet;             /* no progress and no summary */
+    int64_t grace_ms;       /* SIGTERM → SIGKILL delay on stop; 0 = 5 s */
+};
+
+/* Outcome of one instance, from worst to best for the summary's order. */
+enum outcome {
+    OUTCOME_PENDING = 0,
+    OUTCOME_SUCCESS,
+    OUTCOME_FAILURE,
+    OUTCOME_CRASH,
+    OUTCOME_OOM,
+    OUTCOME_TIMEOUT,
+    OUTCOME_CANCELED,
+    OUTCOME_COUNT,
+};
+
+const char *outcome_name(enum outcome o);
+
+/* What run_execute tells its caller. */
+struct run_summary {
+    char run_id[128];
+    char run_dir[4096];
+    bool canceled;
+    bool success;
+    int exit_status;        /* 0, 1 (plan failed) or 130 (canceled) */
+};
+
+/* Run the composition. Returns 0 when the run happened (whatever its
+ * outcome, see sum->exit_status) and -1 when it could not start (nothing
+ * is left behind then: no container, no process, no cgroup). */
+int run_execute(struct composition *comp, const struct run_opts *opts,
+                struct run_summary *sum, struct err *err);
+
+/* Block SIGINT, SIGTERM and SIGCHLD in the calling thread (and so in every
+ * thread created after); call first thing in cmd_run. */
+void run_block_signals(void);
+
+#endif

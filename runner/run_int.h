@@ -1,0 +1,108 @@
+/*
+ * run_int.h — what the orchestrator's files share (runner/run*.c).
+ *
+ *   run.c          lifecycle and the main loop
+ *   run_inst.c     instance table, environment, outcomes
+ *   run_result.c   result.json and the terminal summary
+ *   run_progress.c progress lines while the run goes
+ *
+ * Everything runs on the orchestrator's thread. struct run owns every
+ * pointer in it.
+ */
+#ifndef TY_RUN_INT_H
+#define TY_RUN_INT_H
+
+#include "backend.h"
+#include "composition.h"
+#include "monitor.h"
+#include "run.h"
+#include "syncsvc.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum stop_reason {
+    STOP_NONE = 0,
+    STOP_DEADLINE,
+    STOP_CANCEL,
+};
+
+struct run_inst {
+    int index;                  /* in the run */
+    int group;                  /* index into comp->groups */
+    int group_index;
+    char *label;                /* "<group>/<index>" */
+    char *outdir;
+    char *tempdir;
+    char **env;                 /* NULL-terminated */
+
+    bool started;
+    bool ended;
+    bool waiting;               /* blocked in a barrier */
+    bool hello;                 /* connected to the sync service */
+    bool success_event;
+    bool failure_event;
+    bool crash_event;
+    char *error;                /* failure message (event or start) */
+    int status;                 /* exit code, -1 when none */
+    int signal;
+    bool oom;
+    enum stop_reason stopped;
+    int64_t start_wall_ns;
+    int64_t end_wall_ns;
+    enum outcome outcome;
+    struct monitor_inst *mon;
+    struct monitor_stats mstats; /* copied when the instance ended */
+    bool has_mstats;
+};
+
+struct run {
+    struct composition *comp;
+    struct run_opts opts;
+    char *run_id;
+    char *run_dir;
+    char *binary;
+    struct syncsvc *svc;
+    struct backend *be;
+    struct monitor *mon;
+    struct run_inst *insts;
+    size_t n;
+    size_t nended;
+    size_t nstarted;
+
+    int sigfd;                  /* SIGINT / SIGTERM */
+    int64_t start_mono_ms;
+    int64_t start_wall_ns;
+    int64_t end_wall_ns;
+    int64_t deadline_ms;        /* monotonic */
+    int64_t kill_at_ms;         /* force-stop time after a stop, 0 = none */
+    bool deadline_hit;
+    bool canceled;
+    int progress_lines;         /* lines drawn last time */
+    bool announced_start;       /* "all started" said (no tty) */
+    int64_t progress_at_ms;
+};
+
+/* run_inst.c */
+void run_insts_init(struct run *r);
+void run_insts_release(struct run *r);
+/* The environment of instance i (as seen from the host). */
+char **run_inst_env(const struct run *r, const struct run_inst *in);
+void run_env_free(char **env);
+/* Decide and store the outcome of an instance that ended. */
+void run_inst_decide(struct run_inst *in);
+/* "exited with status 137 (oom)", for barrier errors. */
+void run_inst_how(const struct run_inst *in, char *buf, size_t size);
+
+/* run_result.c */
+int run_write_result(const struct run *r, struct err *err);
+void run_print_summary(const struct run *r);
+bool run_succeeded(const struct run *r);
+
+/* run_progress.c */
+void run_progress_draw(struct run *r, bool final);
+void run_progress_note(struct run *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+#endif

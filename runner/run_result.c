@@ -1,0 +1,261 @@
+/*
+ * run_result.c — result.json and the terminal summary of a run.
+ *
+ * result.json is written last, through a temporary file, so a run folder
+ * that has one is a finished run. It holds the composition's identity, the
+ * run's timings and outcome, per-group counts of each outcome and, for every
+ * instance, its outcome, exit status or signal, timings and memory figures
+ * from the monitor (peak, when, final usage, the OOM kill time and the last
+ * usage before it).
+ */
+#include "run_int.h"
+
+#include "ty_units.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool
+run_succeeded(const struct run *r)
+{
+    if (r->canceled || r->n == 0)
+        return false;
+    for (size_t i = 0; i < r->n; i++)
+        if (r->insts[i].outcome != OUTCOME_SUCCESS)
+            return false;
+    return true;
+}
+
+static void
+add_time(cJSON *o, const char *key, int64_t wall_ns)
+{
+    char buf[40];
+
+    if (wall_ns <= 0) {
+        cJSON_AddNullToObject(o, key);
+        return;
+    }
+    time_rfc3339(wall_ns, buf, sizeof(buf));
+    cJSON_AddStringToObject(o, key, buf);
+}
+
+static void
+add_int_or_null(cJSON *o, const char *key, int64_t v)
+{
+    if (v < 0)
+        cJSON_AddNullToObject(o, key);
+    else
+        cJSON_AddNumberToObject(o, key, (double)v);
+}
+
+static void
+add_memory(cJSON *o, const struct run_inst *in)
+{
+    const struct monitor_stats *st = &in->mstats;
+    cJSON *m;
+
+    if (!in->has_mstats) {
+        cJSON_AddNullToObject(o, "memory");
+        return;
+    }
+    m = cJSON_AddObjectToObject(o, "memory");
+    add_int_or_null(m, "peak_bytes", st->peak);
+    add_int_or_null(m, "peak_at_ms", st->peak >= 0 ? st->peak_t_ms : -1);
+    add_int_or_null(m, "final_bytes", st->final);
+    add_int_or_null(m, "limit_bytes", st->limit);
+    cJSON_AddNumberToObject(m, "samples", (double)st->samples);
+    cJSON_AddBoolToObject(m, "oom_kill", st->oom);
+    add_int_or_null(m, "oom_at_ms", st->oom ? st->oom_t_ms : -1);
+    add_int_or_null(m, "usage_before_oom_bytes",
+                    st->oom ? st->usage_before_oom : -1);
+}
+
+static cJSON *
+inst_json(const struct run *r, const struct run_inst *in)
+{
+    cJSON *o = cJSON_CreateObject();
+    char how[600];
+
+    cJSON_AddStringToObject(o, "group", r->comp->groups[in->group].id);
+    cJSON_AddNumberToObject(o, "index", in->group_index);
+    cJSON_AddNumberToObject(o, "global_index", in->index);
+    cJSON_AddStringToObject(o, "outcome", outcome_name(in->outcome));
+    add_int_or_null(o, "exit_status", in->started ? in->status : -1);
+    add_int_or_null(o, "signal", in->signal ? in->signal : -1);
+    cJSON_AddBoolToObject(o, "oom_killed", in->oom);
+    add_time(o, "started", in->start_wall_ns);
+    add_time(o, "ended", in->end_wall_ns);
+    if (in->start_wall_ns > 0 && in->end_wall_ns > 0)
+        cJSON_AddNumberToObject(
+            o, "duration_s",
+            (double)(in->end_wall_ns - in->start_wall_ns) / 1e9);
+    run_inst_how(in, how, sizeof(how));
+    cJSON_AddStringToObject(o, "how", how);
+    if (in->error != NULL)
+        cJSON_AddStringToObject(o, "error", in->error);
+    else
+        cJSON_AddNullToObject(o, "error");
+    add_memory(o, in);
+    return o;
+}
+
+static void
+count_outcomes(const struct run *r, size_t g, size_t counts[OUTCOME_COUNT])
+{
+    memset(counts, 0, sizeof(size_t) * OUTCOME_COUNT);
+    for (size_t i = 0; i < r->n; i++)
+        if ((size_t)r->insts[i].group == g)
+            counts[r->insts[i].outcome]++;
+}
+
+static cJSON *
+groups_json(const struct run *r)
+{
+    cJSON *arr = cJSON_CreateArray();
+
+    for (size_t g = 0; g < r->comp->ngroups; g++) {
+        const struct composition_group *cg = &r->comp->groups[g];
+        cJSON *o = cJSON_CreateObject();
+        cJSON *oc;
+        size_t counts[OUTCOME_COUNT];
+
+        count_outcomes(r, g, counts);
+        cJSON_AddStringToObject(o, "id", cg->id);
+        cJSON_AddNumberToObject(o, "instances", (double)cg->instances);
+        add_int_or_null(o, "memory_limit_bytes",
+                        cg->memory_bytes ? (int64_t)cg->memory_bytes : -1);
+        add_int_or_null(o, "millicpu", cg->millicpu ? cg->millicpu : -1);
+        oc = cJSON_AddObjectToObject(o, "outcomes");
+        for (int k = OUTCOME_SUCCESS; k < OUTCOME_COUNT; k++)
+            cJSON_AddNumberToObject(oc, outcome_name(k), (double)counts[k]);
+        cJSON_AddItemToArray(arr, o);
+    }
+    return arr;
+}
+
+static const char *
+run_outcome(const struct run *r)
+{
+    if (r->canceled)
+        return "canceled";
+    return run_succeeded(r) ? "success" : "failure";
+}
+
+int
+run_write_result(const struct run *r, struct err *err)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON *insts;
+    cleanup_free char *json = NULL;
+    cleanup_free char *path = path_join(r->run_dir, "result.json");
+
+    cJSON_AddStringToObject(o, "run_id", r->run_id);
+    cJSON_AddStringToObject(o, "composition", r->comp->path);
+    cJSON_AddStringToObject(o, "name", r->comp->name);
+    cJSON_AddStringToObject(o, "plan", r->comp->plan);
+    cJSON_AddStringToObject(o, "case", r->comp->case_name);
+    cJSON_AddStringToObject(o, "runner", r->comp->runner);
+    add_time(o, "started", r->start_wall_ns);
+    add_time(o, "ended", r->end_wall_ns);
+    cJSON_AddNumberToObject(o, "duration_s",
+                            (double)(r->end_wall_ns - r->start_wall_ns) / 1e9);
+    cJSON_AddStringToObject(o, "outcome", run_outcome(r));
+    cJSON_AddBoolToObject(o, "deadline_hit", r->deadline_hit);
+    cJSON_AddNumberToObject(o, "exit_status",
+                            r->canceled ? EXIT_CANCELED
+                                        : run_succeeded(r) ? 0 : 1);
+    cJSON_AddItemToObject(o, "groups", groups_json(r));
+    insts = cJSON_AddArrayToObject(o, "instances");
+    for (size_t i = 0; i < r->n; i++)
+        cJSON_AddItemToArray(insts, inst_json(r, &r->insts[i]));
+    json = cJSON_Print(o);
+    cJSON_Delete(o);
+    return file_write_atomic(path, json, strlen(json), err);
+}
+
+static void
+fmt_mem(int64_t v, char *buf, size_t size)
+{
+    if (v < 0)
+        snprintf(buf, size, "-");
+    else
+        ty__format_bytes((uint64_t)v, buf, size);
+}
+
+/* The highest peak among the group's instances, -1 when unknown. */
+static int64_t
+group_peak(const struct run *r, size_t g)
+{
+    int64_t peak = -1;
+
+    for (size_t i = 0; i < r->n; i++) {
+        const struct run_inst *in = &r->insts[i];
+
+        if ((size_t)in->group == g && in->has_mstats &&
+            in->mstats.peak > peak)
+            peak = in->mstats.peak;
+    }
+    return peak;
+}
+
+static void
+print_groups(const struct run *r)
+{
+    printf("%-14s %5s %7s %7s %5s %4s %7s %8s  %-12s %s\n", "group", "inst",
+           "success", "failure", "crash", "oom", "timeout", "canceled",
+           "peak memory", "limit");
+    for (size_t g = 0; g < r->comp->ngroups; g++) {
+        const struct composition_group *cg = &r->comp->groups[g];
+        size_t c[OUTCOME_COUNT];
+        char peak[32], limit[32];
+
+        count_outcomes(r, g, c);
+        fmt_mem(group_peak(r, g), peak, sizeof(peak));
+        fmt_mem(cg->memory_bytes ? (int64_t)cg->memory_bytes : -1, limit,
+                sizeof(limit));
+        printf("%-14s %5lld %7zu %7zu %5zu %4zu %7zu %8zu  %-12s %s\n",
+               cg->id, (long long)cg->instances, c[OUTCOME_SUCCESS],
+               c[OUTCOME_FAILURE], c[OUTCOME_CRASH], c[OUTCOME_OOM],
+               c[OUTCOME_TIMEOUT], c[OUTCOME_CANCELED], peak, limit);
+    }
+}
+
+/* One line per instance that did not succeed, at most `max` of them. */
+static void
+print_failures(const struct run *r, size_t max)
+{
+    size_t shown = 0, total = 0;
+
+    for (size_t i = 0; i < r->n; i++) {
+        const struct run_inst *in = &r->insts[i];
+        char how[600];
+
+        if (in->outcome == OUTCOME_SUCCESS)
+            continue;
+        if (total++ >= max)
+            continue;
+        shown++;
+        run_inst_how(in, how, sizeof(how));
+        printf("  %s %s%s%s\n", in->label, how, in->error ? ": " : "",
+               in->error ? in->error : "");
+    }
+    if (total > shown)
+        printf("  ... and %zu more (see result.json)\n", total - shown);
+}
+
+void
+run_print_summary(const struct run *r)
+{
+    char dur[32];
+
+    ty__format_duration(r->end_wall_ns - r->start_wall_ns, dur, sizeof(dur));
+    printf("\nrun %s  %s/%s  %s  %s\n", r->run_id, r->comp->plan,
+           r->comp->case_name, r->comp->runner, dur);
+    print_groups(r);
+    print_failures(r, 20);
+    printf("result: %s\n", run_outcome(r));
+    printf("outputs: %s\n", r->run_dir);
+    fflush(stdout);
+}

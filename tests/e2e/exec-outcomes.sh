@@ -1,0 +1,70 @@
+# tests/e2e/exec-outcomes.sh — local:exec tells every outcome apart:
+# success, failure, crash, timeout (the run's deadline) and OOM kill.
+cd "$(dirname "$0")/../.." || exit 1
+. tests/e2e/lib.sh
+
+placebo() { # NAME CASE COUNT [extra global/run_config yaml] [group extra]
+    composition "$1" <<EOF2
+metadata: {name: $1}
+global:
+  plan: placebo
+  case: $2
+  runner: local:exec
+  run_config: {timeout: ${4:-2m}}
+groups:
+  - id: single
+    instances: {count: $3}
+$5
+EOF2
+}
+
+f=$(placebo ok ok 3)
+rc=$(run_comp ok "$f")
+check_eq "ok: exit status 0" "$rc" 0
+check_eq "ok: run outcome" "$(result ok .outcome)" success
+check_eq "ok: 3 successes" "$(result ok '.groups[0].outcomes.success')" 3
+check "ok: every instance has run.out with its start event" \
+    grep -q '"type":"start"' "$RUNS/ok/single/2/run.out"
+[ "$rc" = 0 ] || show_log ok
+
+f=$(placebo fail fail 2)
+rc=$(run_comp fail "$f")
+check_eq "fail: exit status 1" "$rc" 1
+check_eq "fail: outcome" "$(result fail '.instances[1].outcome')" failure
+check_eq "fail: the plan's message is kept" \
+    "$(result fail '.instances[0].error')" "placebo failed on purpose"
+
+f=$(placebo crash crash 1)
+rc=$(run_comp crash "$f")
+check_eq "crash: exit status 1" "$rc" 1
+check_eq "crash: outcome" "$(result crash '.instances[0].outcome')" crash
+check_eq "crash: signal 11" "$(result crash '.instances[0].signal')" 11
+
+start=$(date +%s)
+f=$(placebo stall stall 2 2s)
+rc=$(run_comp stall "$f")
+took=$(($(date +%s) - start))
+check_eq "stall: exit status 1" "$rc" 1
+check_eq "stall: outcome timeout" "$(result stall '.instances[0].outcome')" timeout
+check_eq "stall: deadline_hit" "$(result stall .deadline_hit)" true
+check "stall: ended within 20 s of a 2 s deadline (took ${took}s)" \
+    [ "$took" -lt 20 ]
+
+if can_limit_memory; then
+    f=$(placebo oom oom 1 1m "    resources: {memory: 64Mi}")
+    rc=$(run_comp oom "$f")
+    check_eq "oom: exit status 1" "$rc" 1
+    check_eq "oom: outcome oom" "$(result oom '.instances[0].outcome')" oom
+    check_eq "oom: limit recorded" \
+        "$(result oom '.instances[0].memory.limit_bytes')" 67108864
+    peak=$(result oom '.instances[0].memory.peak_bytes')
+    check "oom: peak near the 64 MiB limit ($peak)" \
+        [ "${peak:-0}" -gt 50000000 ] && [ "${peak:-0}" -le 67108864 ]
+    check "oom: memory.csv has rows" \
+        [ "$(wc -l <"$RUNS/oom/single/0/memory.csv")" -gt 1 ]
+    [ "$rc" = 1 ] || show_log oom
+else
+    skip "oom under a 64Mi limit" "no memory cgroup can be created here (needs root)"
+fi
+
+finish

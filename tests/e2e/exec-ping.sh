@@ -1,0 +1,15 @@
+# tests/e2e/exec-ping.sh — the ping plan on local:exec: two groups find
+# each other over a topic and exchange messages over TCP every round.
+cd "$(dirname "$0")/../.." || exit 1
+. tests/e2e/lib.sh
+
+rc=$(run_comp ping compositions/ping.yaml --runner local:exec)
+check_eq "ping: exit status 0" "$rc" 0
+check_eq "ping: every instance succeeded" \
+    "$(result ping '[.instances[] | select(.outcome == "success")] | length')" \
+    "$(result ping '.instances | length')"
+check "ping: round trip times in results.out" \
+    grep -q 'rtt_seconds' "$RUNS/ping/east/0/results.out"
+[ "$rc" = 0 ] || show_log ping
+
+finish

@@ -1,0 +1,92 @@
+# tests/e2e/lib.sh — helpers for the end-to-end suites (sourced).
+#
+# Each suite prints TAP lines through ok / not_ok / check / skip and ends
+# with `finish`, which prints the tally and sets the exit status. Runs go
+# to a fresh folder under /tmp that is removed at exit.
+#
+#   TESTYARD   the program under test (default build/testyard)
+
+TY=${TESTYARD:-build/testyard}
+TAPN=0
+TAPFAIL=0
+RUNS=$(mktemp -d /tmp/testyard-e2e.XXXXXX)
+trap 'rm -rf "$RUNS"' EXIT
+
+ok() {
+    TAPN=$((TAPN + 1))
+    echo "ok $TAPN - $*"
+}
+
+not_ok() {
+    TAPN=$((TAPN + 1))
+    TAPFAIL=$((TAPFAIL + 1))
+    echo "not ok $TAPN - $*"
+}
+
+skip() {
+    TAPN=$((TAPN + 1))
+    echo "ok $TAPN - $1 # SKIP $2"
+}
+
+# check DESCRIPTION COMMAND... — ok when the command succeeds.
+check() {
+    local desc=$1
+    shift
+    if "$@"; then ok "$desc"; else not_ok "$desc"; fi
+}
+
+# check_eq DESCRIPTION GOT WANT
+check_eq() {
+    if [ "$2" = "$3" ]; then
+        ok "$1"
+    else
+        not_ok "$1"
+        echo "#   got:  $2"
+        echo "#   want: $3"
+    fi
+}
+
+finish() {
+    echo "$((TAPN - TAPFAIL)) passed, $TAPFAIL failed"
+    [ "$TAPFAIL" -eq 0 ]
+}
+
+# run_comp ID FILE [ARGS...] — run a composition with the repository's
+# plans; stdout+stderr go to $RUNS/ID.log; prints the exit status.
+run_comp() {
+    local id=$1 file=$2
+    shift 2
+    "$TY" run --plans plans --runs "$RUNS" --run-id "$id" --no-progress \
+        "$@" "$file" >"$RUNS/$id.log" 2>&1
+    echo $?
+}
+
+# result ID JQ-FILTER — a value from a run's result.json.
+result() {
+    jq -r "$2" "$RUNS/$1/result.json" 2>/dev/null
+}
+
+# show_log ID — print a run's log as TAP comments (after a failure).
+show_log() {
+    sed 's/^/#   /' "$RUNS/$1.log" | tail -n 30
+}
+
+# composition NAME — write stdin to $RUNS/NAME.yaml and print its path.
+composition() {
+    cat >"$RUNS/$1.yaml"
+    echo "$RUNS/$1.yaml"
+}
+
+# can_limit_memory — true when local:exec can put instances in memory
+# cgroups here (root and a memory controller).
+can_limit_memory() {
+    [ "$(id -u)" -eq 0 ] &&
+        { [ -d /sys/fs/cgroup/memory ] ||
+            grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null; }
+}
+
+# procs_of_run ID — how many processes have TEST_RUN=ID in their
+# environment (instances of that run still alive).
+procs_of_run() {
+    grep -l -s -z -x "TEST_RUN=$1" /proc/[0-9]*/environ 2>/dev/null | wc -l
+}
