@@ -51,6 +51,7 @@ struct backend_event {
     int status;              /* exit code when it exited, else -1 */
     int signal;              /* terminating signal, else 0 */
     bool oom;                /* killed by the OOM killer */
+    int64_t peak_bytes;      /* peak memory the backend saw last, -1 */
     int64_t wall_ns;         /* when it happened */
     char message[512];       /* START_FAILED reason */
 };
@@ -79,6 +80,9 @@ struct backend_ops {
 struct backend {
     const struct backend_ops *ops;
     const char *warning;     /* one-time warning for the user, or NULL */
+    /* The address the sync service listens on and instances connect to,
+     * set by prepare(): 127.0.0.1, or a bridge network's gateway. */
+    char sync_host[64];
 };
 
 /* Settings every backend gets from the orchestrator. */
@@ -88,7 +92,6 @@ struct backend_config {
     const char *run_dir;
     const char *binary;      /* the plan's compiled binary (host path) */
     const char *plan_name;
-    int sync_port;           /* where the sync service listens */
 };
 
 struct backend *backend_exec_new(const struct backend_config *cfg,

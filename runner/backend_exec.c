@@ -65,7 +65,8 @@ static void
 push_simple(struct exec_backend *x, enum backend_event_type type, int index,
             const char *msg)
 {
-    struct backend_event ev = {.type = type, .index = index, .status = -1};
+    struct backend_event ev = {
+        .type = type, .index = index, .status = -1, .peak_bytes = -1};
 
     ev.wall_ns = now_wall_ns();
     if (msg != NULL)
@@ -215,7 +216,8 @@ static void
 reaped(struct exec_backend *x, int index, int status)
 {
     struct exec_inst *ei = &x->insts[index];
-    struct backend_event ev = {.type = BACKEND_EXITED, .index = index};
+    struct backend_event ev = {
+        .type = BACKEND_EXITED, .index = index, .peak_bytes = -1};
 
     ev.wall_ns = now_wall_ns();
     ev.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -325,6 +327,7 @@ backend_exec_new(const struct backend_config *cfg, struct err *err)
 
     (void)err;
     x->base.ops = &exec_ops;
+    snprintf(x->base.sync_host, sizeof(x->base.sync_host), "127.0.0.1");
     x->cfg = *cfg;
     x->sigfd = -1;
     return &x->base;

@@ -165,11 +165,11 @@ static int
 start_sync(struct run *r, struct err *err)
 {
     struct syncsvc_instance *si = xcalloc(r->n, sizeof(*si));
-    const char *bind = getenv("TESTYARD_SYNC_BIND");
+    cleanup_free char *bind = xasprintf("tcp://%s:0", r->be->sync_host);
     struct syncsvc_config cfg = {
         .run_id = r->run_id,
         .run_dir = r->run_dir,
-        .bind = bind ? bind : "tcp://127.0.0.1:0",
+        .bind = bind,
         .instances = si,
         .ninstances = r->n,
         .observer = &observer,
@@ -195,7 +195,6 @@ start_backend(struct run *r, struct err *err)
         .run_dir = r->run_dir,
         .binary = r->binary,
         .plan_name = r->comp->manifest->name,
-        .sync_port = syncsvc_port(r->svc),
     };
 
     if (strcmp(r->comp->runner, "local:docker") == 0)
@@ -299,6 +298,10 @@ inst_ended(struct run *r, struct run_inst *in, const struct backend_event *ev)
         monitor_stats(in->mon, &st);
         if (st.oom && in->signal == SIGKILL)
             in->oom = true;
+        if (ev->type == BACKEND_EXITED && ev->peak_bytes > st.peak) {
+            st.peak = ev->peak_bytes;
+            st.peak_t_ms = now_ms() - r->start_mono_ms;
+        }
         in->mstats = st;
         in->has_mstats = true;
     }
@@ -453,7 +456,8 @@ setup(struct run *r, struct err *err)
     if (r->binary == NULL || make_run_dir(r, err) < 0)
         return -1;
     run_insts_init(r);
-    if (open_sigfd(r, err) < 0 || start_sync(r, err) < 0)
+    if (open_sigfd(r, err) < 0 || start_backend(r, err) < 0 ||
+        start_sync(r, err) < 0)
         return -1;
     r->start_mono_ms = now_ms();
     r->start_wall_ns = now_wall_ns();
@@ -462,7 +466,7 @@ setup(struct run *r, struct err *err)
         r->insts[i].env = run_inst_env(r, &r->insts[i]);
     r->mon = monitor_new(r->comp->memory_sample_ns / 1000000,
                          r->start_mono_ms);
-    return start_backend(r, err);
+    return 0;
 }
 
 static void

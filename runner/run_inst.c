@@ -152,7 +152,7 @@ env_testground(struct envb *e, const struct run *r, const struct run_inst *in)
     env_add(e, "TEST_START_TIME", "%s", start);
     env_add(e, "TEST_SIDECAR", "false");
     env_add(e, "TEST_DISABLE_METRICS", "false");
-    env_add(e, "SYNC_SERVICE_HOST", "127.0.0.1");
+    env_add(e, "SYNC_SERVICE_HOST", "%s", r->be->sync_host);
     env_add(e, "SYNC_SERVICE_PORT", "%d", syncsvc_port(r->svc));
 }
 

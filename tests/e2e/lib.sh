@@ -90,3 +90,26 @@ can_limit_memory() {
 procs_of_run() {
     grep -l -s -z -x "TEST_RUN=$1" /proc/[0-9]*/environ 2>/dev/null | wc -l
 }
+
+# docker_api PATH — GET from the local engine's API (unix socket).
+docker_api() {
+    curl -sf --unix-socket /var/run/docker.sock "http://docker$1"
+}
+
+# have_docker — an engine answers.
+have_docker() {
+    docker_api /_ping >/dev/null 2>&1
+}
+
+# containers_of_run ID — how many containers (any state) carry the run's
+# label.
+containers_of_run() {
+    docker_api "/containers/json?all=1&filters=%7B%22label%22%3A%5B%22testyard.run%3D$1%22%5D%7D" |
+        jq length
+}
+
+# networks_of_run ID — how many networks carry the run's label.
+networks_of_run() {
+    docker_api "/networks?filters=%7B%22label%22%3A%5B%22testyard.run%3D$1%22%5D%7D" |
+        jq length
+}

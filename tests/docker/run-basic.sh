@@ -1,0 +1,62 @@
+# tests/docker/run-basic.sh — compositions on local:docker: the placebo and
+# ping compositions pass, outcomes are told apart as on local:exec, and
+# no container or network of a run is left afterwards.
+cd "$(dirname "$0")/../.." || exit 1
+. tests/e2e/lib.sh
+
+if ! have_docker; then
+    skip "local:docker runs" "no Docker engine answers on /var/run/docker.sock (scripts/docker-up starts one as root)"
+    finish
+    exit
+fi
+
+rc=$(run_comp placebo compositions/placebo.yaml)
+check_eq "placebo.yaml on docker: exit 0" "$rc" 0
+check_eq "placebo.yaml: 3 successes" \
+    "$(result placebo '.groups[0].outcomes.success')" 3
+check "placebo.yaml: run.out copied from the container" \
+    grep -q '"type":"success"' "$RUNS/placebo/single/0/run.out"
+check "placebo.yaml: memory.csv sampled from the container's cgroup" \
+    [ "$(wc -l <"$RUNS/placebo/single/0/memory.csv")" -gt 1 ]
+check_eq "placebo.yaml: no container left" "$(containers_of_run placebo)" 0
+[ "$rc" = 0 ] || show_log placebo
+
+rc=$(run_comp ping compositions/ping.yaml)
+check_eq "ping.yaml on docker: exit 0" "$rc" 0
+check_eq "ping.yaml: 4 successes" \
+    "$(result ping '[.instances[] | select(.outcome == "success")] | length')" 4
+check "ping.yaml: round trip times in results.out" \
+    grep -q rtt_seconds "$RUNS/ping/west/1/results.out"
+[ "$rc" = 0 ] || show_log ping
+
+f=$(composition crash <<'EOF2'
+global: {plan: placebo, case: barrier, runner: local:docker,
+         run: {test_params: {rounds: 4, crash_at_round: 2, crash_instance: 1}},
+         run_config: {timeout: 2m}}
+groups: [{id: g, instances: {count: 4}}]
+EOF2
+)
+rc=$(run_comp crash "$f")
+check_eq "crash mid-barrier on docker: exit 1" "$rc" 1
+check_eq "the crashed container is a crash" "$(result crash '.instances[1].outcome')" crash
+check_eq "the others failed naming it" \
+    "$(result crash '[.instances[] | select(.error // "" | test("g/1 exited with status 139"))] | length')" 3
+crash_end=$(result crash '.instances[1].ended')
+last_end=$(result crash '[.instances[].ended] | max')
+gap=$(( $(date -d "$last_end" +%s%3N) - $(date -d "$crash_end" +%s%3N) ))
+check "the others ended within 2 s of the crash (${gap} ms)" [ "$gap" -lt 2000 ]
+[ "$rc" = 1 ] || show_log crash
+
+f=$(composition bridge <<'EOF2'
+global: {plan: ping, case: ping, runner: local:docker,
+         run: {test_params: {rounds: 2}},
+         run_config: {timeout: 2m, network: bridge}}
+groups: [{id: a, instances: {count: 1}}, {id: b, instances: {count: 1}}]
+EOF2
+)
+rc=$(run_comp bridge "$f")
+check_eq "ping on a per-run bridge network: exit 0" "$rc" 0
+check_eq "bridge: no network left" "$(networks_of_run bridge)" 0
+[ "$rc" = 0 ] || show_log bridge
+
+finish
