@@ -3,7 +3,8 @@
  * TCP each round, between a start and an end barrier, recording round trip
  * times. Each instance pings every instance of the other groups (every
  * other instance when there is a single group), on one connection per peer
- * kept for the whole run, and checks that what comes back is what it sent.
+ * kept for the whole run, and checks that what comes back is what it sent
+ * and that it came back within latency_budget.
  *
  * Messages are framed as a 4-byte big-endian length and the payload; each
  * instance runs an echo server thread per accepted connection.
@@ -240,7 +241,7 @@ ping_once(struct peer *p, char *out, char *in, uint32_t size)
 
 static int
 ping_round(struct ty *ty, struct peer *peers, int n, int single_group,
-           int64_t round, uint64_t size)
+           int64_t round, uint64_t size, int64_t budget_ns)
 {
     char *out = malloc(size ? size : 1), *in = malloc(size ? size : 1);
     int rc = 0;
@@ -259,6 +260,12 @@ ping_round(struct ty *ty, struct peer *peers, int n, int single_group,
         else if (memcmp(out, in, size) != 0)
             rc = ty_fail(ty, "round %lld: echo from %s differs",
                          (long long)round, peers[i].group);
+        else if (budget_ns > 0 && rtt * 1e9 > (double)budget_ns)
+            rc = ty_fail(ty,
+                         "round %lld: round trip to %s/%d took %.1f ms, "
+                         "over the latency_budget of %.1f ms",
+                         (long long)round, peers[i].group, peers[i].index,
+                         rtt * 1e3, (double)budget_ns / 1e6);
         else {
             snprintf(name, sizeof(name), "rtt_seconds,round=%lld,peer=%s",
                      (long long)round, peers[i].group);
@@ -285,12 +292,14 @@ single_group_run(struct peer *peers, int n)
 static int
 run_rounds(struct ty *ty, struct peer *peers, int n)
 {
-    int64_t rounds = 5;
+    int64_t rounds = 5, budget = 0;
     uint64_t size = 1024;
     int single = single_group_run(peers, n);
 
     if (ty_param_has(ty, "rounds"))
         ty_param_int(ty, "rounds", &rounds);
+    if (ty_param_has(ty, "latency_budget"))
+        ty_param_duration(ty, "latency_budget", &budget);
     if (ty_param_has(ty, "message_size"))
         ty_param_size(ty, "message_size", &size);
     if (size > (16u << 20))
@@ -301,7 +310,7 @@ run_rounds(struct ty *ty, struct peer *peers, int n)
         snprintf(state, sizeof(state), "start-%lld", (long long)r);
         if (ty_signal_and_wait(ty, state, n, -1) < 0)
             return ty_fail(ty, "%s: %s", state, ty_errmsg(ty));
-        if (ping_round(ty, peers, n, single, r, size) < 0)
+        if (ping_round(ty, peers, n, single, r, size, budget) < 0)
             return -1;
         snprintf(state, sizeof(state), "end-%lld", (long long)r);
         if (ty_signal_and_wait(ty, state, n, -1) < 0)
