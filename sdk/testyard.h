@@ -163,7 +163,8 @@ TY_EXPORT void ty_counter_add(struct ty *ty, const char *name, int64_t n);
 TY_EXPORT void ty_gauge_set(struct ty *ty, const char *name, double v);
 TY_EXPORT void ty_histogram_observe(struct ty *ty, const char *name,
                                     double v);
-/* A single measurement, written as it is recorded. */
+/* A single measurement; points are written to results.out within a
+ * second (and at flush), so they survive the instance being killed. */
 TY_EXPORT void ty_point(struct ty *ty, const char *name, double v);
 /* Timers: ty_timer_start returns a monotonic start time; ty_timer_stop
  * records the elapsed seconds under name and returns them. */
@@ -197,6 +198,13 @@ TY_EXPORT uint64_t ty_heap_rate(void);
  * both do nothing. */
 TY_EXPORT int ty_memory_round_end(struct ty *ty, int round);
 TY_EXPORT int ty_memory_event(struct ty *ty);
+
+/* ------------------------------------------------------------------------
+ * Helpers
+ */
+
+/* SHA-256 of len bytes at data into out. */
+TY_EXPORT void ty_sha256(const void *data, size_t len, uint8_t out[32]);
 
 #ifdef __cplusplus
 }

@@ -5,6 +5,7 @@
 #include "th.h"
 
 #include <errno.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,6 +18,8 @@
 
 static int failures;
 static char tmpdir[256];
+static bool inline_mode;
+static jmp_buf skip_jump;
 
 void
 th_fail(const char *file, int line, const char *fmt, ...)
@@ -43,6 +46,8 @@ th_skip(const char *why)
 {
     fprintf(stdout, "#SKIP %s\n", why);
     fflush(stdout);
+    if (inline_mode)
+        longjmp(skip_jump, 1);
     exit(TH_SKIP_STATUS);
 }
 
@@ -86,11 +91,16 @@ selected(int argc, char **argv, const char *name)
     return false;
 }
 
-/* Run one case in this process; returns 0 pass, 1 fail. */
+/* Run one case in this process; returns 0 pass, 1 fail, 2 skip (only
+ * when running without fork: a forked child exits with TH_SKIP_STATUS). */
 static int
 run_inline(const struct th_case *c)
 {
     failures = 0;
+    if (inline_mode && setjmp(skip_jump) != 0) {
+        remove_tmpdir();
+        return 2;
+    }
     c->fn();
     remove_tmpdir();
     return failures ? 1 : 0;
@@ -141,6 +151,7 @@ th_main(int argc, char **argv, const struct th_case *cases)
         if (!selected(argc, argv, c->name))
             continue;
         n++;
+        inline_mode = nofork;
         r = nofork ? run_inline(c) : run_forked(c, timeout);
         if (r == 0) {
             passed++;

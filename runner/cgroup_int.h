@@ -1,0 +1,37 @@
+/*
+ * cgroup_int.h — what cgroup.c and cgroup_sys.c share.
+ *
+ *   cgroup_sys.c  detection: hierarchies, controllers, the warning line
+ *   cgroup.c      creating, attaching, reading, killing, removing
+ */
+#ifndef TY_RUNNER_CGROUP_INT_H
+#define TY_RUNNER_CGROUP_INT_H
+
+#include "cgroup.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Controllers by index: bit (1 << i) of CGROUP_MEMORY, CGROUP_CPU, ... */
+#define NCTL 3
+extern const char *const cgroup__ctl_names[NCTL];
+
+struct cgroup_sys {
+    enum ty__cgver ver;
+    char *root[NCTL]; /* v1: each controller's mount; v2: root[0] only */
+    unsigned ctl;     /* CGROUP_* found and writable */
+    bool memsw;       /* v1: memory.memsw.* exists (swap accounting on) */
+    bool swap_on;     /* the machine has swap space */
+    char warning[512];
+};
+
+/* Whether word is in a list separated by sep (a trailing newline or space
+ * on an item is ignored). */
+bool cgroup__has_word(const char *list, const char *word, char sep);
+/* Whether dir/name exists. */
+bool cgroup__file_in(const char *dir, const char *name);
+/* dir/name read whole (at most max bytes); NULL when it cannot be read.
+ * Caller frees. */
+char *cgroup__read_ctl(const char *dir, const char *name, size_t max);
+
+#endif
