@@ -1,0 +1,544 @@
+/*
+ * syncsvc.c — the sync service's socket and message loop (see syncsvc.h).
+ *
+ * One ROUTER socket receives every instance's requests as [routing id]
+ * [JSON] [payload]. Each is checked by ty_wire, then handed to the handler
+ * for its op through a table; handlers answer at once or park a waiter
+ * (barriers, long-poll fetches) that is answered later — by a signal, a
+ * publish, a deadline in syncsvc_tick, an instance's exit or a cancel. A
+ * routing id becomes an instance's by saying hello with the run id and the
+ * instance's place in the run; anything else from an unknown routing id is
+ * refused. Replies never block: a peer that stopped reading loses replies
+ * rather than stalling every other instance.
+ *
+ * The states, topics and uploads live in syncsvc_barrier.c,
+ * syncsvc_topic.c and syncsvc_upload.c.
+ */
+#include "syncsvc_int.h"
+
+#include "log.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#define HANDLE_BATCH 4096
+
+/* ---- replies and waiters ---------------------------------------------- */
+
+void
+svc_reply(struct syncsvc *svc, const struct svc_peer *peer,
+          const struct ty_wire_resp *resp)
+{
+    size_t len;
+    char *json = ty__wire_resp_encode(resp, &len);
+
+    if (json == NULL)
+        fatalx("sync service: cannot encode a response");
+    if (ty__wire_send(svc->sock, peer->id, peer->len, json, len, NULL, 0, false,
+                      ZMQ_DONTWAIT) < 0) {
+        if (errno == EAGAIN)
+            log_warnx("sync service: a peer is not reading; reply to "
+                      "request %lld dropped",
+                      (long long)resp->id);
+        else
+            log_debug("sync service: reply to request %lld: %s",
+                      (long long)resp->id, zmq_strerror(errno));
+    }
+    free(json);
+}
+
+void
+svc_reply_status(struct syncsvc *svc, const struct svc_peer *peer, int64_t id,
+                 enum ty_wire_status st, const char *fmt, ...)
+{
+    struct ty_wire_resp r;
+    char msg[1024];
+    va_list ap;
+
+    ty__wire_resp_init(&r, id);
+    r.status = st;
+    if (fmt != NULL) {
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        r.error = msg;
+    }
+    svc_reply(svc, peer, &r);
+}
+
+int64_t
+svc_now_ms(void)
+{
+    return now_mono_ns() / 1000000;
+}
+
+int64_t
+svc_deadline(int64_t timeout_ms)
+{
+    if (timeout_ms >= SVC_FOREVER_MS)
+        return SVC_FOREVER_MS;
+    return svc_now_ms() + timeout_ms;
+}
+
+struct svc_waiter *
+svc_waiter_new(struct syncsvc *svc, const struct svc_ctx *c, int64_t id,
+               int64_t timeout_ms, enum svc_timer_kind kind)
+{
+    struct svc_inst *in = &svc->inst[c->inst];
+    struct svc_waiter *w;
+
+    if (in->waits >= SVC_MAX_WAITS) {
+        svc_reply_status(svc, &c->peer, id, TY_WIRE_BUSY,
+                         "too many pending waits (%d) for %s/%d", SVC_MAX_WAITS,
+                         in->group, in->group_index);
+        return NULL;
+    }
+    w = xcalloc(1, sizeof(*w));
+    w->inst = c->inst;
+    w->id = id;
+    w->seq = -1;
+    w->peer.id = xmalloc(c->peer.len);
+    memcpy(w->peer.id, c->peer.id, c->peer.len);
+    w->peer.len = c->peer.len;
+    w->timer.kind = kind;
+    w->timer.at = svc_deadline(timeout_ms);
+    svc_heap_push(&svc->timers, &w->timer);
+    in->waits++;
+    return w;
+}
+
+void
+svc_waiter_free(struct syncsvc *svc, struct svc_waiter *w)
+{
+    svc_heap_remove(&svc->timers, &w->timer);
+    svc->inst[w->inst].waits--;
+    free(w->peer.id);
+    free(w);
+}
+
+void
+svc_list_add(struct svc_waiter **head, struct svc_waiter *w)
+{
+    w->prev = NULL;
+    w->next = *head;
+    if (*head != NULL)
+        (*head)->prev = w;
+    *head = w;
+}
+
+void
+svc_list_del(struct svc_waiter **head, struct svc_waiter *w)
+{
+    if (w->prev != NULL)
+        w->prev->next = w->next;
+    else
+        *head = w->next;
+    if (w->next != NULL)
+        w->next->prev = w->prev;
+    w->prev = w->next = NULL;
+}
+
+const char *
+svc_inst_name(const struct syncsvc *svc, int i, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s/%d", svc->inst[i].group, svc->inst[i].group_index);
+    return buf;
+}
+
+/* ---- hello and events --------------------------------------------------- */
+
+static int
+hello_check(struct syncsvc *svc, const struct svc_ctx *c,
+            const struct ty_wire_req *req)
+{
+    const struct svc_inst *in;
+    char name[300];
+
+    if (strcmp(req->run, svc->run_id) != 0)
+        return svc_reply_status(svc, &c->peer, req->id, TY_WIRE_DENIED,
+                                "unknown run \"%s\": this coordinator "
+                                "serves run \"%s\"",
+                                req->run, svc->run_id),
+               -1;
+    if (req->global_index >= (int64_t)svc->ninst)
+        return svc_reply_status(svc, &c->peer, req->id, TY_WIRE_DENIED,
+                                "instance %lld is not in the run (it has "
+                                "%zu instances)",
+                                (long long)req->global_index, svc->ninst),
+               -1;
+    in = &svc->inst[req->global_index];
+    svc_inst_name(svc, (int)req->global_index, name, sizeof(name));
+    if (strcmp(in->group, req->group) != 0 ||
+        in->group_index != req->group_index)
+        return svc_reply_status(svc, &c->peer, req->id, TY_WIRE_DENIED,
+                                "instance %lld is %s, not %s/%lld",
+                                (long long)req->global_index, name, req->group,
+                                (long long)req->group_index),
+               -1;
+    if (!in->alive)
+        return svc_reply_status(svc, &c->peer, req->id, TY_WIRE_DENIED,
+                                "%s already ended", name),
+               -1;
+    return 0;
+}
+
+static void
+op_hello(struct syncsvc *svc, const struct svc_ctx *c,
+         const struct ty_wire_req *req)
+{
+    int gi = (int)req->global_index;
+    struct svc_inst *in;
+
+    if (hello_check(svc, c, req) < 0)
+        return;
+    in = &svc->inst[gi];
+    if (c->inst >= 0 && c->inst != gi) {
+        svc_reply_status(svc, &c->peer, req->id, TY_WIRE_DENIED,
+                         "this connection already belongs to instance %d",
+                         c->inst);
+        return;
+    }
+    if (c->inst < 0) {
+        if (in->npeers >= SVC_MAX_PEERS) {
+            svc_reply_status(svc, &c->peer, req->id, TY_WIRE_BUSY,
+                             "too many connections for %s/%d", in->group,
+                             in->group_index);
+            return;
+        }
+        svc_map_put(&svc->peers, c->peer.id, c->peer.len,
+                    (void *)(intptr_t)(gi + 1));
+        in->npeers++;
+    }
+    in->hello = true;
+    svc_reply_status(svc, &c->peer, req->id, TY_WIRE_OK, NULL);
+    if (svc->obs.on_hello != NULL)
+        svc->obs.on_hello(svc->obs_arg, gi);
+}
+
+static void
+op_event(struct syncsvc *svc, const struct svc_ctx *c,
+         const struct ty_wire_req *req)
+{
+    svc_reply_status(svc, &c->peer, req->id, TY_WIRE_OK, NULL);
+    if (svc->obs.on_event != NULL)
+        svc->obs.on_event(svc->obs_arg, c->inst, req->event);
+}
+
+/* ---- the message loop ---------------------------------------------------- */
+
+typedef void (*svc_handler)(struct syncsvc *svc, const struct svc_ctx *c,
+                            const struct ty_wire_req *req);
+
+static const svc_handler handlers[TY_WIRE_NOPS] = {
+    [TY_WIRE_HELLO] = op_hello,
+    [TY_WIRE_SIGNAL] = svc_op_signal,
+    [TY_WIRE_BARRIER] = svc_op_barrier,
+    [TY_WIRE_SIGNAL_WAIT] = svc_op_signal_wait,
+    [TY_WIRE_PUBLISH] = svc_op_publish,
+    [TY_WIRE_FETCH] = svc_op_fetch,
+    [TY_WIRE_EVENT] = op_event,
+    [TY_WIRE_UPLOAD_BEGIN] = svc_op_upload_begin,
+    [TY_WIRE_UPLOAD_CHUNK] = svc_op_upload_chunk,
+    [TY_WIRE_UPLOAD_END] = svc_op_upload_end,
+    [TY_WIRE_UPLOAD_ABORT] = svc_op_upload_abort,
+    [TY_WIRE_APPEND] = svc_op_append,
+};
+
+static void
+handle_message(struct syncsvc *svc, struct ty_wire_msg *m)
+{
+    struct svc_ctx c;
+    struct ty_wire_req req;
+    char why[512];
+    void *peer_inst;
+
+    if (m->nparts < 2)
+        return;
+    c.peer.id = zmq_msg_data(&m->part[0]);
+    c.peer.len = zmq_msg_size(&m->part[0]);
+    peer_inst = svc_map_get(&svc->peers, c.peer.id, c.peer.len);
+    c.inst = peer_inst ? (int)(intptr_t)peer_inst - 1 : -1;
+    if (m->more_parts || m->nparts > 3) {
+        svc_reply_status(svc, &c.peer, 0, TY_WIRE_INVALID,
+                         "expected a JSON frame and at most one payload "
+                         "frame");
+        return;
+    }
+    if (ty__wire_req_decode(zmq_msg_data(&m->part[1]),
+                            zmq_msg_size(&m->part[1]),
+                            m->nparts == 3 ? zmq_msg_data(&m->part[2]) : NULL,
+                            m->nparts == 3 ? zmq_msg_size(&m->part[2]) : 0,
+                            m->nparts == 3, &req, why, sizeof(why)) < 0)
+        svc_reply_status(svc, &c.peer, req.id, TY_WIRE_INVALID, "%s", why);
+    else if (req.op != TY_WIRE_HELLO && c.inst < 0)
+        svc_reply_status(svc, &c.peer, req.id, TY_WIRE_DENIED,
+                         "%s before hello: say hello first",
+                         ty__wire_op_name(req.op));
+    else
+        handlers[req.op](svc, &c, &req);
+    ty__wire_req_release(&req);
+}
+
+int
+syncsvc_handle(struct syncsvc *svc, struct err *err)
+{
+    for (int n = 0; n < HANDLE_BATCH; n++) {
+        struct ty_wire_msg m;
+
+        if (ty__wire_recv(svc->sock, &m, ZMQ_DONTWAIT) < 0) {
+            if (errno == EAGAIN)
+                return 0;
+            return err_set(err, errno, "sync service: receive: %s",
+                           zmq_strerror(errno));
+        }
+        handle_message(svc, &m);
+        ty__wire_msg_close(&m);
+    }
+    return 0;
+}
+
+int64_t
+syncsvc_next_deadline_ms(const struct syncsvc *svc)
+{
+    const struct svc_timer *t = svc_heap_top(&svc->timers);
+
+    return t != NULL ? t->at : -1;
+}
+
+void
+syncsvc_tick(struct syncsvc *svc)
+{
+    int64_t now = svc_now_ms();
+    struct svc_timer *t;
+
+    while ((t = svc_heap_top(&svc->timers)) != NULL && t->at <= now) {
+        svc_heap_remove(&svc->timers, t);
+        if (t->kind == SVC_T_BARRIER)
+            svc_barrier_timeout(svc,
+                                svc_container_of(t, struct svc_waiter, timer));
+        else if (t->kind == SVC_T_FETCH)
+            svc_fetch_timeout(svc,
+                              svc_container_of(t, struct svc_waiter, timer));
+        else
+            svc_upload_timeout(svc,
+                               svc_container_of(t, struct svc_upload, timer));
+    }
+}
+
+void
+syncsvc_instance_exited(struct syncsvc *svc, int instance, const char *how)
+{
+    struct svc_inst *in;
+
+    if (instance < 0 || (size_t)instance >= svc->ninst)
+        return;
+    in = &svc->inst[instance];
+    if (!in->alive)
+        return;
+    in->alive = false;
+    in->how = xstrdup(how ? how : "exited");
+    svc->alive[instance / 64] &= ~(1ULL << (instance % 64));
+    svc_upload_drop_all(svc, instance);
+    svc_barrier_exited(svc, instance);
+}
+
+void
+syncsvc_cancel_all(struct syncsvc *svc, const char *why)
+{
+    svc_barrier_cancel_all(svc, why ? why : "the run was canceled");
+    svc_topic_cancel_all(svc, why ? why : "the run was canceled");
+}
+
+/* ---- set-up ------------------------------------------------------------- */
+
+/* A thousand connections need more descriptors than the usual soft limit. */
+static void
+raise_nofile(void)
+{
+    struct rlimit rl;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+            log_debug("sync service: cannot raise the descriptor limit");
+    }
+}
+
+static int
+setopt_int(void *sock, int opt, int v, const char *name, struct err *err)
+{
+    if (zmq_setsockopt(sock, opt, &v, sizeof(v)) < 0)
+        return err_set(err, errno, "sync service: zmq option %s: %s", name,
+                       zmq_strerror(errno));
+    return 0;
+}
+
+static int
+open_socket(struct syncsvc *svc, const char *bind, struct err *err)
+{
+    int64_t maxmsg = 4 << 20;
+    char ep[256];
+    size_t eplen = sizeof(ep);
+    const char *colon;
+
+    svc->ctx = zmq_ctx_new();
+    if (svc->ctx == NULL)
+        return err_set(err, errno, "sync service: zmq context: %s",
+                       zmq_strerror(errno));
+    svc->sock = zmq_socket(svc->ctx, ZMQ_ROUTER);
+    if (svc->sock == NULL)
+        return err_set(err, errno, "sync service: zmq socket: %s",
+                       zmq_strerror(errno));
+    if (setopt_int(svc->sock, ZMQ_ROUTER_MANDATORY, 1, "ROUTER_MANDATORY",
+                   err) < 0 ||
+        setopt_int(svc->sock, ZMQ_ROUTER_HANDOVER, 1, "ROUTER_HANDOVER", err) <
+            0 ||
+        setopt_int(svc->sock, ZMQ_BACKLOG, 4096, "BACKLOG", err) < 0 ||
+        setopt_int(svc->sock, ZMQ_SNDHWM, 10000, "SNDHWM", err) < 0 ||
+        setopt_int(svc->sock, ZMQ_RCVHWM, 10000, "RCVHWM", err) < 0 ||
+        setopt_int(svc->sock, ZMQ_LINGER, 0, "LINGER", err) < 0)
+        return -1;
+    if (zmq_setsockopt(svc->sock, ZMQ_MAXMSGSIZE, &maxmsg, sizeof(maxmsg)) < 0)
+        return err_set(err, errno, "sync service: zmq option MAXMSGSIZE");
+    if (zmq_bind(svc->sock, bind) < 0)
+        return err_set(err, errno, "sync service: bind %s: %s", bind,
+                       zmq_strerror(errno));
+    if (zmq_getsockopt(svc->sock, ZMQ_LAST_ENDPOINT, ep, &eplen) < 0)
+        return err_set(err, errno, "sync service: endpoint: %s",
+                       zmq_strerror(errno));
+    svc->endpoint = xstrdup(ep);
+    colon = strrchr(ep, ':');
+    svc->port = colon && strncmp(ep, "tcp://", 6) == 0 ? atoi(colon + 1) : 0;
+    return 0;
+}
+
+static int
+open_log(struct syncsvc *svc, const char *run_dir, struct err *err)
+{
+    cleanup_free char *path = NULL;
+
+    svc->log_fd = -1;
+    if (run_dir == NULL)
+        return 0;
+    if (mkdir_p(run_dir, err) < 0)
+        return err_prefix(err, "sync service");
+    path = path_join(run_dir, "barriers.jsonl");
+    svc->log_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (svc->log_fd < 0)
+        return err_sys(err, errno, "sync service: %s", path);
+    return 0;
+}
+
+static int
+copy_instances(struct syncsvc *svc, const struct syncsvc_config *cfg,
+               struct err *err)
+{
+    svc->ninst = cfg->ninstances;
+    svc->inst = xcalloc(cfg->ninstances, sizeof(*svc->inst));
+    svc->words = (cfg->ninstances + 63) / 64;
+    svc->alive = xcalloc(svc->words, sizeof(uint64_t));
+    for (size_t i = 0; i < cfg->ninstances; i++) {
+        const struct syncsvc_instance *ci = &cfg->instances[i];
+
+        if (ci->group == NULL || ci->outdir == NULL)
+            return err_set(err, EINVAL,
+                           "sync service: instance %zu has no group or "
+                           "output folder",
+                           i);
+        svc->inst[i].group = xstrdup(ci->group);
+        svc->inst[i].group_index = ci->group_index;
+        svc->inst[i].outdir = xstrdup(ci->outdir);
+        svc->inst[i].alive = true;
+        svc->alive[i / 64] |= 1ULL << (i % 64);
+    }
+    return 0;
+}
+
+struct syncsvc *
+syncsvc_new(const struct syncsvc_config *cfg, struct err *err)
+{
+    struct syncsvc *svc;
+
+    if (cfg->run_id == NULL || cfg->run_id[0] == '\0' || cfg->bind == NULL)
+        return err_set(err, EINVAL,
+                       "sync service: no run id or bind "
+                       "address"),
+               NULL;
+    svc = xcalloc(1, sizeof(*svc));
+    svc->log_fd = -1;
+    svc->run_id = xstrdup(cfg->run_id);
+    svc->topic_max_entries =
+        cfg->topic_max_entries ? cfg->topic_max_entries : 100000;
+    svc->topic_max_bytes =
+        cfg->topic_max_bytes ? cfg->topic_max_bytes : 64u << 20;
+    if (cfg->observer != NULL)
+        svc->obs = *cfg->observer;
+    svc->obs_arg = cfg->observer_arg;
+    svc_map_init(&svc->states);
+    svc_map_init(&svc->topics);
+    svc_map_init(&svc->peers);
+    raise_nofile();
+    if (copy_instances(svc, cfg, err) < 0 ||
+        open_log(svc, cfg->run_dir, err) < 0 ||
+        open_socket(svc, cfg->bind, err) < 0) {
+        syncsvc_destroy(&svc);
+        return NULL;
+    }
+    return svc;
+}
+
+void
+syncsvc_destroy(struct syncsvc **psvc)
+{
+    struct syncsvc *svc = *psvc;
+
+    if (svc == NULL)
+        return;
+    for (size_t i = 0; i < svc->ninst; i++)
+        svc_upload_drop_all(svc, (int)i);
+    if (svc->sock != NULL)
+        zmq_close(svc->sock);
+    if (svc->ctx != NULL)
+        zmq_ctx_term(svc->ctx);
+    svc_map_release(&svc->states, svc_state_free);
+    svc_map_release(&svc->topics, svc_topic_free);
+    svc_map_release(&svc->peers, NULL);
+    for (size_t i = 0; i < svc->ninst; i++) {
+        free(svc->inst[i].group);
+        free(svc->inst[i].outdir);
+        free(svc->inst[i].how);
+    }
+    if (svc->log_fd >= 0)
+        close(svc->log_fd);
+    free(svc->timers.v);
+    free(svc->inst);
+    free(svc->alive);
+    free(svc->endpoint);
+    free(svc->run_id);
+    free(svc);
+    *psvc = NULL;
+}
+
+const char *
+syncsvc_endpoint(const struct syncsvc *svc)
+{
+    return svc->endpoint;
+}
+
+int
+syncsvc_port(const struct syncsvc *svc)
+{
+    return svc->port;
+}
+
+void *
+syncsvc_socket(struct syncsvc *svc)
+{
+    return svc->sock;
+}

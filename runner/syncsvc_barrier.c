@@ -1,0 +1,403 @@
+/*
+ * syncsvc_barrier.c — states, signals and barriers, and who is still alive.
+ *
+ * A state is a name with a counter and a bitmap of the instances that
+ * signalled it. A barrier is a (state, target) pair with the waiters parked
+ * on it; it is released when the counter reaches the target. Membership
+ * makes barriers fail fast: a barrier can still be met only while the
+ * signals so far plus one from every live instance that has not signalled
+ * reach the target. When an instance ends (syncsvc_instance_exited) every
+ * barrier that drops below that fails at once for all its waiters, and a
+ * barrier asked for later that is already out of reach fails on the spot;
+ * the error names the instance and how it ended.
+ *
+ * Each release, failure and timeout is one line of <run_dir>/barriers.jsonl,
+ * which the report uses to line memory samples up with rounds.
+ */
+#include "syncsvc_int.h"
+
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static struct svc_state *
+state_get(struct syncsvc *svc, const char *name)
+{
+    size_t len = strlen(name);
+    struct svc_state *st = svc_map_get(&svc->states, name, len);
+
+    if (st != NULL)
+        return st;
+    st = xcalloc(1, sizeof(*st));
+    st->name = xstrdup(name);
+    st->signalled = xcalloc(svc->words ? svc->words : 1, sizeof(uint64_t));
+    svc_map_put(&svc->states, name, len, st);
+    return st;
+}
+
+/* Signals so far plus one from each live instance yet to signal. */
+static int64_t
+reachable(const struct syncsvc *svc, const struct svc_state *st)
+{
+    int64_t n = st->count;
+
+    for (size_t w = 0; w < svc->words; w++)
+        n += __builtin_popcountll(svc->alive[w] & ~st->signalled[w]);
+    return n;
+}
+
+/* The first instance that ended without signalling, or -1; *more gets how
+ * many others did too. */
+static int
+first_lost(const struct syncsvc *svc, const struct svc_state *st, int *more)
+{
+    int first = -1;
+
+    *more = 0;
+    for (size_t i = 0; i < svc->ninst; i++) {
+        if (svc->inst[i].alive || (st->signalled[i / 64] >> (i % 64)) & 1)
+            continue;
+        if (first < 0)
+            first = (int)i;
+        else
+            (*more)++;
+    }
+    return first;
+}
+
+static void
+log_line(struct syncsvc *svc, const struct svc_state *st, int64_t target,
+         const char *result, const char *error)
+{
+    int64_t now = now_wall_ns();
+    char ts[40], ns[24];
+    cJSON *o;
+    char *s;
+    struct strbuf sb;
+
+    if (svc->log_fd < 0)
+        return;
+    time_rfc3339(now, ts, sizeof(ts));
+    o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "time", ts);
+    snprintf(ns, sizeof(ns), "%lld", (long long)now);
+    cJSON_AddRawToObject(o, "t_ns", ns); /* exact: past 15 digits */
+    cJSON_AddStringToObject(o, "state", st->name);
+    cJSON_AddNumberToObject(o, "target", (double)target);
+    cJSON_AddNumberToObject(o, "count", (double)st->count);
+    cJSON_AddStringToObject(o, "result", result);
+    if (error != NULL)
+        cJSON_AddStringToObject(o, "error", error);
+    s = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    if (s == NULL)
+        return;
+    strbuf_init(&sb);
+    strbuf_adds(&sb, s);
+    strbuf_addc(&sb, '\n');
+    if (write(svc->log_fd, sb.buf, sb.len) != (ssize_t)sb.len)
+        (void)0; /* the log is an aid; a full disk shows up elsewhere */
+    strbuf_release(&sb);
+    free(s);
+}
+
+/* Log and announce a target's first release; later passes are quiet. */
+static void
+note_released(struct syncsvc *svc, struct svc_state *st, int64_t target)
+{
+    for (size_t i = 0; i < st->nreleased; i++)
+        if (st->released[i] == target)
+            return;
+    xgrow(&st->released, &st->capreleased, st->nreleased + 1,
+          sizeof(*st->released));
+    st->released[st->nreleased++] = target;
+    log_line(svc, st, target, "released", NULL);
+    if (svc->obs.on_barrier != NULL)
+        svc->obs.on_barrier(svc->obs_arg, st->name, target, true);
+}
+
+static void
+set_waiting(struct syncsvc *svc, int inst, int delta)
+{
+    struct svc_inst *in = &svc->inst[inst];
+    int before = in->barrier_waits;
+
+    in->barrier_waits += delta;
+    if (svc->obs.on_waiting != NULL &&
+        (before == 0) != (in->barrier_waits == 0))
+        svc->obs.on_waiting(svc->obs_arg, inst, in->barrier_waits > 0);
+}
+
+static void
+barrier_unlink(struct svc_state *st, struct svc_barrier *b)
+{
+    for (struct svc_barrier **pp = &st->barriers; *pp; pp = &(*pp)->next) {
+        if (*pp == b) {
+            *pp = b->next;
+            return;
+        }
+    }
+}
+
+/* Answer every waiter of b with st (and msg), then drop b. */
+static void
+barrier_finish(struct syncsvc *svc, struct svc_barrier *b,
+               enum ty_wire_status st, const char *msg)
+{
+    struct svc_state *state = b->state;
+    struct svc_waiter *w;
+
+    barrier_unlink(state, b);
+    if (st == TY_WIRE_OK) {
+        note_released(svc, state, b->target);
+    } else {
+        log_line(svc, state, b->target, "failed", msg);
+        if (svc->obs.on_barrier != NULL)
+            svc->obs.on_barrier(svc->obs_arg, state->name, b->target, false);
+    }
+    while ((w = b->waiters) != NULL) {
+        struct ty_wire_resp r;
+
+        svc_list_del(&b->waiters, w);
+        ty__wire_resp_init(&r, w->id);
+        r.status = st;
+        r.error = msg;
+        r.seq = w->seq;
+        svc_reply(svc, &w->peer, &r);
+        set_waiting(svc, w->inst, -1);
+        svc_waiter_free(svc, w);
+    }
+    free(b);
+}
+
+static void
+release_reached(struct syncsvc *svc, struct svc_state *st)
+{
+    struct svc_barrier *b = st->barriers, *next;
+
+    for (; b != NULL; b = next) {
+        next = b->next;
+        if (b->target <= st->count)
+            barrier_finish(svc, b, TY_WIRE_OK, NULL);
+    }
+}
+
+static int64_t
+signal_state(struct svc_state *st, int inst)
+{
+    st->signalled[inst / 64] |= 1ULL << (inst % 64);
+    return ++st->count;
+}
+
+/* Whether (st, target) is out of reach; if so, why goes in msg. The lost
+ * instance named is `lost` when >= 0, else the first one found. */
+static bool
+out_of_reach(const struct syncsvc *svc, const struct svc_state *st,
+             int64_t target, int lost, char *msg, size_t size)
+{
+    int64_t can = reachable(svc, st);
+    int more = 0;
+    char name[300];
+
+    if (can >= target)
+        return false;
+    if (lost < 0)
+        lost = first_lost(svc, st, &more);
+    if (lost < 0) {
+        snprintf(msg, size,
+                 "barrier \"%s\" can never reach %lld: %lld signalled and "
+                 "the run has %zu instances",
+                 st->name, (long long)target, (long long)st->count, svc->ninst);
+        return true;
+    }
+    svc_inst_name(svc, lost, name, sizeof(name));
+    snprintf(msg, size,
+             "%s %s%s: barrier \"%s\" can no longer reach %lld (%lld "
+             "signalled, at most %lld more)",
+             name, svc->inst[lost].how, more ? " (and others ended)" : "",
+             st->name, (long long)target, (long long)st->count,
+             (long long)(can - st->count));
+    return true;
+}
+
+static struct svc_barrier *
+barrier_get(struct svc_state *st, int64_t target)
+{
+    struct svc_barrier *b;
+
+    for (b = st->barriers; b != NULL; b = b->next)
+        if (b->target == target)
+            return b;
+    b = xcalloc(1, sizeof(*b));
+    b->state = st;
+    b->target = target;
+    b->next = st->barriers;
+    st->barriers = b;
+    return b;
+}
+
+static void
+wait_common(struct syncsvc *svc, const struct svc_ctx *c,
+            const struct ty_wire_req *req, struct svc_state *st, int64_t seq)
+{
+    struct ty_wire_resp r;
+    struct svc_waiter *w;
+    struct svc_barrier *b;
+    char msg[1024];
+
+    ty__wire_resp_init(&r, req->id);
+    r.seq = seq;
+    if (st->count >= req->target) {
+        note_released(svc, st, req->target);
+        svc_reply(svc, &c->peer, &r);
+        return;
+    }
+    if (out_of_reach(svc, st, req->target, -1, msg, sizeof(msg))) {
+        log_line(svc, st, req->target, "failed", msg);
+        r.status = TY_WIRE_FAILED;
+        r.error = msg;
+        svc_reply(svc, &c->peer, &r);
+        return;
+    }
+    w = svc_waiter_new(svc, c, req->id, req->timeout_ms, SVC_T_BARRIER);
+    if (w == NULL)
+        return;
+    b = barrier_get(st, req->target);
+    w->seq = seq;
+    w->barrier = b;
+    svc_list_add(&b->waiters, w);
+    set_waiting(svc, c->inst, +1);
+}
+
+void
+svc_op_signal(struct syncsvc *svc, const struct svc_ctx *c,
+              const struct ty_wire_req *req)
+{
+    struct svc_state *st = state_get(svc, req->state);
+    struct ty_wire_resp r;
+
+    ty__wire_resp_init(&r, req->id);
+    r.seq = signal_state(st, c->inst);
+    svc_reply(svc, &c->peer, &r);
+    release_reached(svc, st);
+}
+
+void
+svc_op_barrier(struct syncsvc *svc, const struct svc_ctx *c,
+               const struct ty_wire_req *req)
+{
+    wait_common(svc, c, req, state_get(svc, req->state), -1);
+}
+
+void
+svc_op_signal_wait(struct syncsvc *svc, const struct svc_ctx *c,
+                   const struct ty_wire_req *req)
+{
+    struct svc_state *st = state_get(svc, req->state);
+    int64_t seq = signal_state(st, c->inst);
+
+    release_reached(svc, st);
+    wait_common(svc, c, req, st, seq);
+}
+
+void
+svc_barrier_timeout(struct syncsvc *svc, struct svc_waiter *w)
+{
+    struct svc_barrier *b = w->barrier;
+    struct svc_state *st = b->state;
+    char msg[600];
+
+    snprintf(msg, sizeof(msg), "barrier \"%s\" timed out at %lld of %lld",
+             st->name, (long long)st->count, (long long)b->target);
+    svc_list_del(&b->waiters, w);
+    svc_reply_status(svc, &w->peer, w->id, TY_WIRE_TIMEOUT, "%s", msg);
+    set_waiting(svc, w->inst, -1);
+    svc_waiter_free(svc, w);
+    if (b->waiters != NULL)
+        return;
+    log_line(svc, st, b->target, "timeout", msg);
+    if (svc->obs.on_barrier != NULL)
+        svc->obs.on_barrier(svc->obs_arg, st->name, b->target, false);
+    barrier_unlink(st, b);
+    free(b);
+}
+
+struct exit_walk {
+    struct syncsvc *svc;
+    int inst;
+};
+
+static void
+exited_state(void *value, void *arg)
+{
+    struct exit_walk *ew = arg;
+    struct svc_state *st = value;
+    struct svc_barrier *b = st->barriers, *next;
+    char msg[1024];
+
+    if ((st->signalled[ew->inst / 64] >> (ew->inst % 64)) & 1)
+        return;
+    for (; b != NULL; b = next) {
+        next = b->next;
+        if (out_of_reach(ew->svc, st, b->target, ew->inst, msg, sizeof(msg)))
+            barrier_finish(ew->svc, b, TY_WIRE_FAILED, msg);
+    }
+}
+
+void
+svc_barrier_exited(struct syncsvc *svc, int inst)
+{
+    struct exit_walk ew = {svc, inst};
+
+    svc_map_each(&svc->states, exited_state, &ew);
+}
+
+struct cancel_walk {
+    struct syncsvc *svc;
+    const char *why;
+};
+
+static void
+cancel_state(void *value, void *arg)
+{
+    struct cancel_walk *cw = arg;
+    struct svc_state *st = value;
+
+    while (st->barriers != NULL)
+        barrier_finish(cw->svc, st->barriers, TY_WIRE_CANCELED, cw->why);
+}
+
+void
+svc_barrier_cancel_all(struct syncsvc *svc, const char *why)
+{
+    struct cancel_walk cw = {svc, why};
+
+    svc_map_each(&svc->states, cancel_state, &cw);
+}
+
+void
+svc_state_free(void *value)
+{
+    struct svc_state *st = value;
+
+    while (st->barriers != NULL) {
+        struct svc_barrier *b = st->barriers;
+
+        st->barriers = b->next;
+        while (b->waiters != NULL) {
+            struct svc_waiter *w = b->waiters;
+
+            b->waiters = w->next;
+            free(w->peer.id);
+            free(w);
+        }
+        free(b);
+    }
+    free(st->released);
+    free(st->signalled);
+    free(st->name);
+    free(st);
+}

@@ -1,0 +1,234 @@
+/*
+ * syncsvc_int.h — what the sync service's files share (runner/syncsvc*.c).
+ *
+ *   syncsvc.c         socket, message loop, hello, events, deadlines
+ *   syncsvc_barrier.c states, signals, barriers, membership, barriers.jsonl
+ *   syncsvc_topic.c   bounded topics and cursor fetches
+ *   syncsvc_upload.c  output uploads and appends
+ *   syncsvc_map.c     the string map and the deadline heap they use
+ *
+ * Everything runs on the orchestrator's thread; nothing here locks.
+ * Ownership: the service owns every struct below; a waiter belongs to the
+ * barrier or topic whose list holds it, an upload to its instance.
+ */
+#ifndef TY_SYNCSVC_INT_H
+#define TY_SYNCSVC_INT_H
+
+#include "syncsvc.h"
+#include "ty_wire.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SVC_MAX_WAITS 256  /* pending waits per instance */
+#define SVC_MAX_UPLOADS 16 /* uploads in progress per instance */
+#define SVC_MAX_PEERS 8    /* connections (routing ids) per instance */
+#define SVC_UPLOAD_IDLE_MS (300 * 1000)
+#define SVC_FOREVER_MS (INT64_MAX / 4)
+
+/* ---- a map from byte strings to pointers (syncsvc_map.c) ---- */
+
+struct svc_map_entry {
+    struct svc_map_entry *next;
+    uint64_t hash;
+    void *value;
+    size_t klen;
+    char key[];
+};
+
+struct svc_map {
+    struct svc_map_entry **buckets;
+    size_t nbuckets;
+    size_t count;
+};
+
+void svc_map_init(struct svc_map *m);
+/* Free the entries, calling free_value (may be NULL) on each value. */
+void svc_map_release(struct svc_map *m, void (*free_value)(void *));
+void *svc_map_get(const struct svc_map *m, const void *key, size_t klen);
+/* Insert or replace; the key is copied. */
+void svc_map_put(struct svc_map *m, const void *key, size_t klen, void *value);
+/* Remove; returns the value or NULL. */
+void *svc_map_del(struct svc_map *m, const void *key, size_t klen);
+void svc_map_each(struct svc_map *m, void (*fn)(void *value, void *arg),
+                  void *arg);
+
+/* ---- deadlines (syncsvc_map.c): a binary min-heap of timers ---- */
+
+enum svc_timer_kind { SVC_T_BARRIER, SVC_T_FETCH, SVC_T_UPLOAD };
+
+struct svc_timer {
+    int64_t at;  /* monotonic ms */
+    size_t slot; /* index in the heap, SIZE_MAX when not queued */
+    enum svc_timer_kind kind;
+};
+
+struct svc_heap {
+    struct svc_timer **v;
+    size_t n;
+    size_t cap;
+};
+
+void svc_heap_push(struct svc_heap *h, struct svc_timer *t);
+void svc_heap_remove(struct svc_heap *h, struct svc_timer *t);
+struct svc_timer *svc_heap_top(const struct svc_heap *h);
+
+#define svc_container_of(p, type, member)                                      \
+    ((type *)(void *)((char *)(p)-offsetof(type, member)))
+
+/* ---- the service ---- */
+
+/* A ZeroMQ routing id, as received (up to 255 bytes). */
+struct svc_peer {
+    unsigned char *id;
+    size_t len;
+};
+
+struct svc_upload;
+
+struct svc_inst {
+    char *group;
+    int group_index;
+    char *outdir;
+    bool alive;
+    bool hello;
+    char *how;         /* how it ended, once it has */
+    int waits;         /* pending barrier and fetch waits */
+    int barrier_waits; /* of which barriers, for on_waiting */
+    int npeers;
+    int nuploads;
+    struct svc_upload *uploads;
+};
+
+struct svc_waiter {
+    struct svc_timer timer;
+    struct svc_waiter *prev, *next;
+    int inst;
+    int64_t id;  /* request id to answer */
+    int64_t seq; /* signal_and_wait: the sequence number, else -1 */
+    struct svc_peer peer;
+    struct svc_barrier *barrier; /* barrier waits */
+    struct svc_topic *topic;     /* fetch waits */
+    int64_t from, max;
+};
+
+struct svc_barrier {
+    struct svc_state *state;
+    int64_t target;
+    struct svc_waiter *waiters;
+    struct svc_barrier *next;
+};
+
+struct svc_state {
+    char *name;
+    int64_t count;
+    uint64_t *signalled; /* bitmap over instances */
+    struct svc_barrier *barriers;
+    int64_t *released; /* targets already logged as released */
+    size_t nreleased, capreleased;
+};
+
+struct svc_topic {
+    char *name;
+    char **values; /* printed JSON, seq = index + 1 */
+    size_t n, cap;
+    size_t bytes;
+    struct svc_waiter *waiters;
+};
+
+struct svc_upload {
+    struct svc_timer timer;
+    struct svc_upload *next;
+    int64_t uid;
+    int inst;
+    int fd;
+    char *path;
+    char *tmp;
+    int64_t size, received;
+};
+
+struct syncsvc {
+    char *run_id;
+    struct svc_inst *inst;
+    size_t ninst;
+    uint64_t *alive; /* bitmap over instances */
+    size_t words;    /* uint64 words in each bitmap */
+    size_t topic_max_entries;
+    size_t topic_max_bytes;
+    struct syncsvc_observer obs;
+    void *obs_arg;
+    void *ctx, *sock;
+    char *endpoint;
+    int port;
+    int log_fd; /* barriers.jsonl, -1 when none */
+    struct svc_map states, topics, peers;
+    struct svc_heap timers;
+    int64_t next_upload;
+};
+
+/* What a handler knows about the message it serves. */
+struct svc_ctx {
+    struct svc_peer peer; /* borrowed from the received frame */
+    int inst;             /* -1 before hello */
+};
+
+/* syncsvc.c */
+void svc_reply(struct syncsvc *svc, const struct svc_peer *peer,
+               const struct ty_wire_resp *resp);
+void svc_reply_status(struct syncsvc *svc, const struct svc_peer *peer,
+                      int64_t id, enum ty_wire_status st, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+int64_t svc_now_ms(void);
+/* Deadline for a wait of timeout_ms from now (saturating). */
+int64_t svc_deadline(int64_t timeout_ms);
+/* A pending wait for the current request; NULL (and an answer sent) when
+ * the instance already has too many. */
+struct svc_waiter *svc_waiter_new(struct syncsvc *svc, const struct svc_ctx *c,
+                                  int64_t id, int64_t timeout_ms,
+                                  enum svc_timer_kind kind);
+/* Unqueue and free a waiter (already unlinked from its owner's list). */
+void svc_waiter_free(struct syncsvc *svc, struct svc_waiter *w);
+void svc_list_add(struct svc_waiter **head, struct svc_waiter *w);
+void svc_list_del(struct svc_waiter **head, struct svc_waiter *w);
+/* "<group>/<index>" in buf. */
+const char *svc_inst_name(const struct syncsvc *svc, int i, char *buf,
+                          size_t size);
+
+/* syncsvc_barrier.c */
+void svc_op_signal(struct syncsvc *svc, const struct svc_ctx *c,
+                   const struct ty_wire_req *req);
+void svc_op_barrier(struct syncsvc *svc, const struct svc_ctx *c,
+                    const struct ty_wire_req *req);
+void svc_op_signal_wait(struct syncsvc *svc, const struct svc_ctx *c,
+                        const struct ty_wire_req *req);
+void svc_barrier_timeout(struct syncsvc *svc, struct svc_waiter *w);
+void svc_barrier_exited(struct syncsvc *svc, int inst);
+void svc_barrier_cancel_all(struct syncsvc *svc, const char *why);
+void svc_state_free(void *state);
+
+/* syncsvc_topic.c */
+void svc_op_publish(struct syncsvc *svc, const struct svc_ctx *c,
+                    const struct ty_wire_req *req);
+void svc_op_fetch(struct syncsvc *svc, const struct svc_ctx *c,
+                  const struct ty_wire_req *req);
+void svc_fetch_timeout(struct syncsvc *svc, struct svc_waiter *w);
+void svc_topic_cancel_all(struct syncsvc *svc, const char *why);
+void svc_topic_free(void *topic);
+
+/* syncsvc_upload.c */
+void svc_op_upload_begin(struct syncsvc *svc, const struct svc_ctx *c,
+                         const struct ty_wire_req *req);
+void svc_op_upload_chunk(struct syncsvc *svc, const struct svc_ctx *c,
+                         const struct ty_wire_req *req);
+void svc_op_upload_end(struct syncsvc *svc, const struct svc_ctx *c,
+                       const struct ty_wire_req *req);
+void svc_op_upload_abort(struct syncsvc *svc, const struct svc_ctx *c,
+                         const struct ty_wire_req *req);
+void svc_op_append(struct syncsvc *svc, const struct svc_ctx *c,
+                   const struct ty_wire_req *req);
+void svc_upload_timeout(struct syncsvc *svc, struct svc_upload *u);
+/* Drop every upload of an instance (it ended): partial files vanish. */
+void svc_upload_drop_all(struct syncsvc *svc, int inst);
+
+#endif

@@ -1,0 +1,220 @@
+/*
+ * syncsvc_topic.c — ordered, bounded topics read with cursors.
+ *
+ * A topic is an append-only list of JSON values printed compactly; a
+ * value's sequence number is its position, from 1. A reader asks for items
+ * from a sequence number on (fetch), gets at most `max` of them and the
+ * cursor to ask from next, and when there is nothing yet its request waits
+ * (long poll) until a publish or its deadline. So a late subscriber catches
+ * up in a few large answers instead of a replay on every tick, and the
+ * service keeps no per-subscriber state beyond one parked request.
+ *
+ * Topics are bounded in entries and bytes; a publish past a bound fails with
+ * "full" and says which bound.
+ */
+#include "syncsvc_int.h"
+
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Values in one answer stop growing past this many bytes (at least one
+ * item always goes), so an answer stays well under TY_WIRE_JSON_MAX. */
+#define FETCH_BYTES (TY_WIRE_JSON_MAX / 2)
+
+static struct svc_topic *
+topic_get(struct syncsvc *svc, const char *name)
+{
+    size_t len = strlen(name);
+    struct svc_topic *t = svc_map_get(&svc->topics, name, len);
+
+    if (t != NULL)
+        return t;
+    t = xcalloc(1, sizeof(*t));
+    t->name = xstrdup(name);
+    svc_map_put(&svc->topics, name, len, t);
+    return t;
+}
+
+/* Answer request id with the items of t from `from` on. */
+static void
+answer_items(struct syncsvc *svc, const struct svc_peer *peer, int64_t id,
+             const struct svc_topic *t, int64_t from, int64_t max)
+{
+    cJSON *items = cJSON_CreateArray();
+    struct ty_wire_resp r;
+    size_t bytes = 0;
+    int64_t seq = from;
+
+    for (; seq <= (int64_t)t->n && seq < from + max; seq++) {
+        const char *v = t->values[seq - 1];
+        cJSON *it;
+
+        if (seq > from && bytes + strlen(v) > FETCH_BYTES)
+            break;
+        bytes += strlen(v);
+        it = cJSON_CreateObject();
+        cJSON_AddNumberToObject(it, "seq", (double)seq);
+        cJSON_AddItemToObject(it, "value", cJSON_CreateRaw(v));
+        cJSON_AddItemToArray(items, it);
+    }
+    ty__wire_resp_init(&r, id);
+    r.items = items;
+    r.next = seq;
+    svc_reply(svc, peer, &r);
+    cJSON_Delete(items);
+}
+
+static int
+check_bounds(struct syncsvc *svc, const struct svc_ctx *c,
+             const struct ty_wire_req *req, const struct svc_topic *t,
+             size_t len)
+{
+    if (len > TY_WIRE_VALUE_MAX)
+        return svc_reply_status(svc, &c->peer, req->id, TY_WIRE_INVALID,
+                                "value of %zu bytes is over the %u-byte "
+                                "limit",
+                                len, TY_WIRE_VALUE_MAX),
+               -1;
+    if (t->n + 1 > svc->topic_max_entries)
+        return svc_reply_status(svc, &c->peer, req->id, TY_WIRE_FULL,
+                                "topic \"%s\" is full: it holds %zu entries, "
+                                "the bound per topic",
+                                t->name, t->n),
+               -1;
+    if (t->bytes + len > svc->topic_max_bytes)
+        return svc_reply_status(svc, &c->peer, req->id, TY_WIRE_FULL,
+                                "topic \"%s\" is full: %zu bytes plus %zu "
+                                "would pass the bound of %zu bytes per topic",
+                                t->name, t->bytes, len, svc->topic_max_bytes),
+               -1;
+    return 0;
+}
+
+static void
+wake_readers(struct syncsvc *svc, struct svc_topic *t)
+{
+    struct svc_waiter *w = t->waiters, *next;
+
+    for (; w != NULL; w = next) {
+        next = w->next;
+        if (w->from > (int64_t)t->n)
+            continue;
+        svc_list_del(&t->waiters, w);
+        answer_items(svc, &w->peer, w->id, t, w->from, w->max);
+        svc_waiter_free(svc, w);
+    }
+}
+
+void
+svc_op_publish(struct syncsvc *svc, const struct svc_ctx *c,
+               const struct ty_wire_req *req)
+{
+    struct svc_topic *t = topic_get(svc, req->topic);
+    char *v = cJSON_PrintUnformatted(req->value);
+    struct ty_wire_resp r;
+    size_t len;
+
+    if (v == NULL) {
+        svc_reply_status(svc, &c->peer, req->id, TY_WIRE_INVALID,
+                         "value cannot be printed as JSON");
+        return;
+    }
+    len = strlen(v);
+    if (check_bounds(svc, c, req, t, len) < 0) {
+        free(v);
+        return;
+    }
+    xgrow(&t->values, &t->cap, t->n + 1, sizeof(*t->values));
+    t->values[t->n++] = v;
+    t->bytes += len;
+    ty__wire_resp_init(&r, req->id);
+    r.seq = (int64_t)t->n;
+    svc_reply(svc, &c->peer, &r);
+    wake_readers(svc, t);
+}
+
+void
+svc_op_fetch(struct syncsvc *svc, const struct svc_ctx *c,
+             const struct ty_wire_req *req)
+{
+    struct svc_topic *t = topic_get(svc, req->topic);
+    struct svc_waiter *w;
+
+    if (req->from <= (int64_t)t->n) {
+        answer_items(svc, &c->peer, req->id, t, req->from, req->max);
+        return;
+    }
+    if (req->timeout_ms == 0) {
+        svc_reply_status(svc, &c->peer, req->id, TY_WIRE_TIMEOUT,
+                         "topic \"%s\" has no item %lld yet", t->name,
+                         (long long)req->from);
+        return;
+    }
+    w = svc_waiter_new(svc, c, req->id, req->timeout_ms, SVC_T_FETCH);
+    if (w == NULL)
+        return;
+    w->topic = t;
+    w->from = req->from;
+    w->max = req->max;
+    svc_list_add(&t->waiters, w);
+}
+
+void
+svc_fetch_timeout(struct syncsvc *svc, struct svc_waiter *w)
+{
+    svc_list_del(&w->topic->waiters, w);
+    svc_reply_status(svc, &w->peer, w->id, TY_WIRE_TIMEOUT,
+                     "no item %lld on topic \"%s\" before the deadline",
+                     (long long)w->from, w->topic->name);
+    svc_waiter_free(svc, w);
+}
+
+struct cancel_walk {
+    struct syncsvc *svc;
+    const char *why;
+};
+
+static void
+cancel_topic(void *value, void *arg)
+{
+    struct cancel_walk *cw = arg;
+    struct svc_topic *t = value;
+    struct svc_waiter *w;
+
+    while ((w = t->waiters) != NULL) {
+        svc_list_del(&t->waiters, w);
+        svc_reply_status(cw->svc, &w->peer, w->id, TY_WIRE_CANCELED, "%s",
+                         cw->why);
+        svc_waiter_free(cw->svc, w);
+    }
+}
+
+void
+svc_topic_cancel_all(struct syncsvc *svc, const char *why)
+{
+    struct cancel_walk cw = {svc, why};
+
+    svc_map_each(&svc->topics, cancel_topic, &cw);
+}
+
+void
+svc_topic_free(void *value)
+{
+    struct svc_topic *t = value;
+
+    while (t->waiters != NULL) {
+        struct svc_waiter *w = t->waiters;
+
+        t->waiters = w->next;
+        free(w->peer.id);
+        free(w);
+    }
+    for (size_t i = 0; i < t->n; i++)
+        free(t->values[i]);
+    free(t->values);
+    free(t->name);
+    free(t);
+}

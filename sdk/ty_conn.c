@@ -1,0 +1,579 @@
+/*
+ * ty_conn.c — the SDK's connection to the coordinator (see ty_conn.h).
+ *
+ * A ZeroMQ socket may only be used by one thread, and a plan may block in a
+ * barrier on one thread while another publishes or uploads. So the DEALER
+ * belongs to a private I/O thread. A caller builds a request, takes an id,
+ * queues it and wakes the I/O thread through an eventfd; the I/O thread
+ * sends what is queued (never blocking: a full socket is retried when it
+ * polls writable), reads responses, and hands each to the request with its
+ * id, waking the callers on a condition variable. Callers wait with their
+ * own deadline, so a coordinator that never answers costs a timeout, not a
+ * hang.
+ *
+ * fork(): handlers registered with pthread_atfork hold every connection's
+ * mutex across the fork, so the child never inherits one locked; the child
+ * then sees a pid that is not the owner's and refuses to touch the socket.
+ */
+#include "ty_conn.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#define ASYNC_MAX 1024 /* events in flight before senders wait */
+#define ASYNC_WAIT_MS (60 * 1000)
+
+struct ty__creq {
+    struct ty__creq *prev, *next; /* pending list */
+    struct ty__creq *qnext;       /* send queue */
+    int64_t id;
+    char *json;
+    size_t jlen;
+    const void *data;
+    size_t len;
+    bool has_payload;
+    bool queued, async, done;
+    int rc;
+    struct ty_wire_resp resp;
+};
+
+struct ty__conn {
+    pthread_mutex_t mu;
+    pthread_cond_t cond;
+    void *ctx, *sock;
+    int wake_fd;
+    pthread_t io;
+    bool io_started;
+    pid_t pid;
+    int64_t next_id;
+    struct ty__creq *qhead, *qtail;
+    struct ty__creq *pending;
+    int nasync;
+    bool stopping, broken;
+    char *url;
+    struct ty__conn *reg_next;
+};
+
+/* ---- fork safety ------------------------------------------------------- */
+
+static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct ty__conn *reg_head;
+static pthread_once_t reg_once = PTHREAD_ONCE_INIT;
+
+static void
+atfork_prepare(void)
+{
+    pthread_mutex_lock(&reg_mu);
+    for (struct ty__conn *c = reg_head; c != NULL; c = c->reg_next)
+        pthread_mutex_lock(&c->mu);
+}
+
+static void
+atfork_release(void)
+{
+    for (struct ty__conn *c = reg_head; c != NULL; c = c->reg_next)
+        pthread_mutex_unlock(&c->mu);
+    pthread_mutex_unlock(&reg_mu);
+}
+
+static void
+reg_install(void)
+{
+    pthread_atfork(atfork_prepare, atfork_release, atfork_release);
+}
+
+static void
+reg_add(struct ty__conn *c)
+{
+    pthread_once(&reg_once, reg_install);
+    pthread_mutex_lock(&reg_mu);
+    c->reg_next = reg_head;
+    reg_head = c;
+    pthread_mutex_unlock(&reg_mu);
+}
+
+static void
+reg_del(struct ty__conn *c)
+{
+    pthread_mutex_lock(&reg_mu);
+    for (struct ty__conn **pp = &reg_head; *pp; pp = &(*pp)->reg_next) {
+        if (*pp == c) {
+            *pp = c->reg_next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&reg_mu);
+}
+
+/* ---- lists (under mu) -------------------------------------------------- */
+
+static void
+pending_del(struct ty__conn *c, struct ty__creq *r)
+{
+    if (r->prev != NULL)
+        r->prev->next = r->next;
+    else if (c->pending == r)
+        c->pending = r->next;
+    if (r->next != NULL)
+        r->next->prev = r->prev;
+    r->prev = r->next = NULL;
+}
+
+static void
+queue_del(struct ty__conn *c, struct ty__creq *r)
+{
+    struct ty__creq *prev = NULL;
+
+    for (struct ty__creq *q = c->qhead; q != NULL; prev = q, q = q->qnext) {
+        if (q != r)
+            continue;
+        if (prev != NULL)
+            prev->qnext = q->qnext;
+        else
+            c->qhead = q->qnext;
+        if (c->qtail == q)
+            c->qtail = prev;
+        break;
+    }
+    r->queued = false;
+}
+
+static void
+creq_free(struct ty__creq *r)
+{
+    ty__wire_resp_release(&r->resp);
+    free(r->json);
+    free(r);
+}
+
+/* ---- the I/O thread ---------------------------------------------------- */
+
+static void
+send_queued(struct ty__conn *c)
+{
+    struct ty__creq *r;
+
+    while ((r = c->qhead) != NULL) {
+        int rc = ty__wire_send(c->sock, NULL, 0, r->json, r->jlen, r->data,
+                               r->len, r->has_payload, ZMQ_DONTWAIT);
+
+        if (rc < 0 && errno == EAGAIN)
+            return;
+        queue_del(c, r);
+        r->data = NULL;
+        if (rc < 0) {
+            r->done = true;
+            r->rc = -ENOTCONN;
+            pending_del(c, r);
+            if (r->async) {
+                c->nasync--;
+                creq_free(r);
+            }
+            pthread_cond_broadcast(&c->cond);
+        }
+    }
+}
+
+static struct ty__creq *
+pending_find(struct ty__conn *c, int64_t id)
+{
+    for (struct ty__creq *r = c->pending; r != NULL; r = r->next)
+        if (r->id == id)
+            return r;
+    return NULL;
+}
+
+static void
+deliver(struct ty__conn *c, struct ty_wire_resp *resp)
+{
+    struct ty__creq *r;
+
+    pthread_mutex_lock(&c->mu);
+    r = pending_find(c, resp->id);
+    if (r != NULL && !r->queued) {
+        pending_del(c, r);
+        r->resp = *resp;
+        resp->root = NULL;
+        r->done = true;
+        if (r->async) {
+            c->nasync--;
+            creq_free(r);
+        }
+        pthread_cond_broadcast(&c->cond);
+    }
+    pthread_mutex_unlock(&c->mu);
+    ty__wire_resp_release(resp);
+}
+
+static void
+receive_all(struct ty__conn *c)
+{
+    struct ty_wire_msg m;
+    struct ty_wire_resp resp;
+    char why[256];
+
+    while (ty__wire_recv(c->sock, &m, ZMQ_DONTWAIT) == 0) {
+        if (ty__wire_resp_decode(zmq_msg_data(&m.part[0]),
+                                 zmq_msg_size(&m.part[0]), &resp, why,
+                                 sizeof(why)) == 0)
+            deliver(c, &resp);
+        else
+            ty__wire_resp_release(&resp);
+        ty__wire_msg_close(&m);
+    }
+}
+
+static void
+mark_broken(struct ty__conn *c)
+{
+    pthread_mutex_lock(&c->mu);
+    c->broken = true;
+    pthread_cond_broadcast(&c->cond);
+    pthread_mutex_unlock(&c->mu);
+}
+
+static void *
+io_main(void *arg)
+{
+    struct ty__conn *c = arg;
+    uint64_t n;
+
+    for (;;) {
+        zmq_pollitem_t it[2] = {{c->sock, 0, ZMQ_POLLIN, 0},
+                                {NULL, c->wake_fd, ZMQ_POLLIN, 0}};
+        bool stop;
+        int rc;
+
+        pthread_mutex_lock(&c->mu);
+        stop = c->stopping;
+        if (!stop)
+            send_queued(c);
+        if (c->qhead != NULL)
+            it[0].events |= ZMQ_POLLOUT;
+        pthread_mutex_unlock(&c->mu);
+        if (stop)
+            break;
+        rc = zmq_poll(it, 2, -1);
+        if (rc < 0 && errno == EINTR)
+            continue;
+        if (rc < 0) {
+            mark_broken(c);
+            break;
+        }
+        if (it[1].revents & ZMQ_POLLIN)
+            while (read(c->wake_fd, &n, sizeof(n)) < 0 && errno == EINTR)
+                ;
+        if (it[0].revents & ZMQ_POLLIN)
+            receive_all(c);
+    }
+    return NULL;
+}
+
+static void
+wake(struct ty__conn *c)
+{
+    uint64_t one = 1;
+
+    while (write(c->wake_fd, &one, sizeof(one)) < 0 && errno == EINTR)
+        ;
+}
+
+/* ---- opening and closing ----------------------------------------------- */
+
+static int
+set_int(void *sock, int opt, int v)
+{
+    return zmq_setsockopt(sock, opt, &v, sizeof(v));
+}
+
+static int
+open_socket(struct ty__conn *c, const char *url, int global_index)
+{
+    char rid[64];
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    snprintf(rid, sizeof(rid), "ty-%d-%x-%lx", global_index, (unsigned)getpid(),
+             (unsigned long)ts.tv_nsec ^ (unsigned long)ts.tv_sec);
+    c->ctx = zmq_ctx_new();
+    if (c->ctx == NULL)
+        return -1;
+    c->sock = zmq_socket(c->ctx, ZMQ_DEALER);
+    if (c->sock == NULL ||
+        zmq_setsockopt(c->sock, ZMQ_ROUTING_ID, rid, strlen(rid)) < 0 ||
+        set_int(c->sock, ZMQ_LINGER, 0) < 0 ||
+        set_int(c->sock, ZMQ_SNDHWM, 10000) < 0 ||
+        set_int(c->sock, ZMQ_RCVHWM, 10000) < 0)
+        return -1;
+    return zmq_connect(c->sock, url);
+}
+
+/* Start the I/O thread with every signal blocked: the plan's handlers run
+ * on the plan's threads. */
+static int
+start_io(struct ty__conn *c)
+{
+    sigset_t all, old;
+    int rc;
+
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    rc = pthread_create(&c->io, NULL, io_main, c);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    c->io_started = rc == 0;
+    return rc;
+}
+
+static struct ty__conn *
+conn_alloc(const char *url)
+{
+    struct ty__conn *c = calloc(1, sizeof(*c));
+    pthread_condattr_t ca;
+
+    if (c == NULL)
+        return NULL;
+    pthread_mutex_init(&c->mu, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&c->cond, &ca);
+    pthread_condattr_destroy(&ca);
+    c->pid = getpid();
+    c->wake_fd = -1;
+    c->url = strdup(url);
+    return c;
+}
+
+static void
+conn_free(struct ty__conn *c)
+{
+    struct ty__creq *r;
+
+    while ((r = c->pending) != NULL) {
+        pending_del(c, r);
+        if (r->async)
+            creq_free(r);
+    }
+    pthread_mutex_destroy(&c->mu);
+    pthread_cond_destroy(&c->cond);
+    free(c->url);
+    free(c);
+}
+
+struct ty__conn *
+ty__conn_open(const char *url, int global_index, char *why, size_t whylen)
+{
+    struct ty__conn *c = conn_alloc(url);
+
+    if (c == NULL || c->url == NULL) {
+        snprintf(why, whylen, "out of memory");
+        return c ? (conn_free(c), NULL) : NULL;
+    }
+    c->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (c->wake_fd < 0 || open_socket(c, url, global_index) < 0) {
+        snprintf(why, whylen, "cannot connect to %s: %s", url,
+                 c->wake_fd < 0 ? strerror(errno) : zmq_strerror(errno));
+        ty__conn_close(&c, 0);
+        return NULL;
+    }
+    if (start_io(c) != 0) {
+        snprintf(why, whylen, "cannot start the sync I/O thread");
+        ty__conn_close(&c, 0);
+        return NULL;
+    }
+    reg_add(c);
+    return c;
+}
+
+void
+ty__conn_close(struct ty__conn **pc, int64_t flush_ms)
+{
+    struct ty__conn *c = *pc;
+
+    if (c == NULL)
+        return;
+    *pc = NULL;
+    if (c->pid != getpid())
+        return; /* a forked child: the parent's socket stays untouched, and
+                   the connection stays on the registry */
+    reg_del(c);
+    if (c->io_started) {
+        ty__conn_flush(c, ty__now_ms() + flush_ms);
+        pthread_mutex_lock(&c->mu);
+        c->stopping = true;
+        pthread_mutex_unlock(&c->mu);
+        wake(c);
+        pthread_join(c->io, NULL);
+    }
+    if (c->sock != NULL)
+        zmq_close(c->sock);
+    if (c->ctx != NULL)
+        zmq_ctx_term(c->ctx);
+    if (c->wake_fd >= 0)
+        close(c->wake_fd);
+    conn_free(c);
+}
+
+bool
+ty__conn_usable(const struct ty__conn *c)
+{
+    return c != NULL && c->pid == getpid() && c->io_started;
+}
+
+const char *
+ty__conn_url(const struct ty__conn *c)
+{
+    return c ? c->url : "";
+}
+
+/* ---- requests ---------------------------------------------------------- */
+
+/* Wait on the condition until deadline_ms; false once it has passed. */
+static bool
+cond_wait_until(struct ty__conn *c, int64_t deadline_ms)
+{
+    struct timespec ts;
+    int64_t now = ty__now_ms();
+
+    if (deadline_ms <= now)
+        return false;
+    if (deadline_ms - now > 365LL * 24 * 3600 * 1000) {
+        pthread_cond_wait(&c->cond, &c->mu);
+        return true;
+    }
+    ts.tv_sec = (time_t)(deadline_ms / 1000);
+    ts.tv_nsec = (long)(deadline_ms % 1000) * 1000000;
+    pthread_cond_timedwait(&c->cond, &c->mu, &ts);
+    return true;
+}
+
+static struct ty__creq *
+creq_build(struct ty__conn *c, struct ty_wire_req *req, bool async, int *rc)
+{
+    struct ty__creq *r = calloc(1, sizeof(*r));
+
+    if (r == NULL)
+        return *rc = -ENOMEM, NULL;
+    pthread_mutex_lock(&c->mu);
+    req->id = ++c->next_id;
+    pthread_mutex_unlock(&c->mu);
+    r->id = req->id;
+    r->json = ty__wire_req_encode(req, &r->jlen);
+    if (r->json == NULL) {
+        free(r);
+        return *rc = -EINVAL, NULL;
+    }
+    r->data = req->data;
+    r->len = req->len;
+    r->has_payload = ty__wire_op_has_payload(req->op);
+    r->async = async;
+    ty__wire_resp_init(&r->resp, r->id);
+    return r;
+}
+
+/* Room for one more async request, waiting a while if there is none. */
+static bool
+async_room(struct ty__conn *c)
+{
+    int64_t deadline = ty__now_ms() + ASYNC_WAIT_MS;
+
+    while (c->nasync >= ASYNC_MAX && !c->broken)
+        if (!cond_wait_until(c, deadline))
+            return false;
+    return !c->broken;
+}
+
+struct ty__creq *
+ty__conn_submit(struct ty__conn *c, struct ty_wire_req *req, bool async,
+                int *rc)
+{
+    struct ty__creq *r;
+
+    *rc = 0;
+    if (!ty__conn_usable(c))
+        return *rc = -ENOTCONN, NULL;
+    r = creq_build(c, req, async, rc);
+    if (r == NULL)
+        return NULL;
+    pthread_mutex_lock(&c->mu);
+    if (c->broken || c->stopping || (async && !async_room(c))) {
+        pthread_mutex_unlock(&c->mu);
+        creq_free(r);
+        return *rc = async ? -ETIMEDOUT : -ENOTCONN, NULL;
+    }
+    r->queued = true;
+    if (c->qtail != NULL)
+        c->qtail->qnext = r;
+    else
+        c->qhead = r;
+    c->qtail = r;
+    r->next = c->pending;
+    if (c->pending != NULL)
+        c->pending->prev = r;
+    c->pending = r;
+    c->nasync += async;
+    pthread_mutex_unlock(&c->mu);
+    wake(c);
+    return async ? NULL : r;
+}
+
+int
+ty__conn_wait(struct ty__conn *c, struct ty__creq *r, int64_t deadline_ms,
+              struct ty_wire_resp *resp)
+{
+    int rc;
+
+    pthread_mutex_lock(&c->mu);
+    while (!r->done && !c->broken && cond_wait_until(c, deadline_ms))
+        ;
+    if (r->done) {
+        rc = r->rc;
+        if (rc == 0) {
+            *resp = r->resp;
+            r->resp.root = NULL;
+        }
+    } else {
+        rc = c->broken ? -ENOTCONN : -ETIMEDOUT;
+        if (r->queued)
+            queue_del(c, r);
+        pending_del(c, r);
+    }
+    pthread_mutex_unlock(&c->mu);
+    creq_free(r);
+    return rc;
+}
+
+void
+ty__conn_forget(struct ty__conn *c, struct ty__creq *r)
+{
+    pthread_mutex_lock(&c->mu);
+    if (r->queued)
+        queue_del(c, r);
+    if (!r->done)
+        pending_del(c, r);
+    pthread_mutex_unlock(&c->mu);
+    creq_free(r);
+}
+
+int
+ty__conn_flush(struct ty__conn *c, int64_t deadline_ms)
+{
+    int rc = 0;
+
+    if (!ty__conn_usable(c))
+        return -ENOTCONN;
+    pthread_mutex_lock(&c->mu);
+    while (c->nasync > 0 && !c->broken)
+        if (!cond_wait_until(c, deadline_ms)) {
+            rc = -ETIMEDOUT;
+            break;
+        }
+    pthread_mutex_unlock(&c->mu);
+    return rc;
+}

@@ -1,0 +1,60 @@
+/*
+ * ty_conn.h — the SDK's connection to the sync service (sdk/ty_conn.c), and
+ * what ty_main.c and ty_sync.c share about it. Internal to the SDK.
+ *
+ * One I/O thread owns the DEALER socket (ZeroMQ sockets are not
+ * thread-safe). Callers on any thread submit a request, which the I/O thread
+ * sends; responses are matched to requests by id and the caller that waits
+ * for one is woken. A request is either waited for (ty__conn_wait, exactly
+ * once, or ty__conn_forget) or async (events: nobody waits; ty__conn_flush
+ * waits for all of them before the connection closes).
+ *
+ * After fork() the child has no I/O thread: ty__conn_usable() is false there
+ * and every call fails with -ENOTCONN, while the parent's connection goes on
+ * untouched.
+ */
+#ifndef TY_CONN_H
+#define TY_CONN_H
+
+#include "ty_internal.h"
+#include "ty_wire.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct ty__creq;
+
+/* Connect a DEALER to url with a routing id naming instance global_index.
+ * Returns NULL with a phrase in why. The caller owns the connection. */
+struct ty__conn *ty__conn_open(const char *url, int global_index, char *why,
+                               size_t whylen);
+/* Wait up to flush_ms for async requests, stop the I/O thread, close. In a
+ * forked child nothing is touched: the handle forgets the connection. */
+void ty__conn_close(struct ty__conn **conn, int64_t flush_ms);
+/* Whether this process may use the connection (false in a forked child or
+ * once the I/O thread failed). */
+bool ty__conn_usable(const struct ty__conn *conn);
+const char *ty__conn_url(const struct ty__conn *conn);
+
+/* Queue a request (req->id is assigned here). The payload (req->data) is
+ * borrowed until the request is answered, forgotten or, for async ones,
+ * sent. Returns NULL for async requests and when the request cannot be
+ * encoded (then *rc is -EINVAL) or the connection is down (-ENOTCONN). */
+struct ty__creq *ty__conn_submit(struct ty__conn *conn, struct ty_wire_req *req,
+                                 bool async, int *rc);
+/* Wait for the answer until deadline_ms (monotonic). Returns 0 with resp
+ * filled (caller releases it), -ETIMEDOUT, or -ENOTCONN. Frees creq. */
+int ty__conn_wait(struct ty__conn *conn, struct ty__creq *creq,
+                  int64_t deadline_ms, struct ty_wire_resp *resp);
+/* Give up on a request that was not waited for. Frees creq. */
+void ty__conn_forget(struct ty__conn *conn, struct ty__creq *creq);
+/* Wait until every async request is answered; 0 or -ETIMEDOUT. */
+int ty__conn_flush(struct ty__conn *conn, int64_t deadline_ms);
+
+/* ty_sync.c: send an event (async) when connected. */
+void ty__sync_event(struct ty *ty, const cJSON *event);
+
+/* ty_main.c: the wall clock as RFC 3339 UTC with milliseconds. */
+void ty__rfc3339_now(char *buf, size_t size);
+
+#endif

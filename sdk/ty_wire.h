@@ -1,0 +1,159 @@
+/*
+ * ty_wire.h — the sync protocol's messages, encoded and checked in one place.
+ *
+ * Both ends use this module: the SDK (sdk/ty_sync.c) to build requests and
+ * read responses, the coordinator's sync service (runner/syncsvc*.c) to read
+ * requests and build responses. A message is one JSON object (frame 1,
+ * printed by cJSON) and, for file chunks and appends, a binary frame 2. The
+ * protocol itself is described in docs/sync-protocol.md. Internal to
+ * testyard: not part of the public header.
+ *
+ * Ownership: a decoded message owns its cJSON tree (`root`); its `const char
+ * *` and `const cJSON *` fields and the payload pointer are borrowed from
+ * that tree or from the caller's buffers and live until ty__wire_*_release.
+ * Encoders return a NUL-terminated string the caller frees.
+ */
+#ifndef TY_WIRE_H
+#define TY_WIRE_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <zmq.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TY_WIRE_JSON_MAX (1u << 20)    /* bytes in frame 1 */
+#define TY_WIRE_PAYLOAD_MAX (1u << 20) /* bytes in frame 2 */
+#define TY_WIRE_CHUNK (256u << 10)     /* upload chunk the SDK sends */
+#define TY_WIRE_VALUE_MAX (512u << 10) /* a published value, printed */
+#define TY_WIRE_NAME_MAX 255           /* state, topic, group, file name */
+#define TY_WIRE_FETCH_MAX 1000         /* items one fetch may ask for */
+/* Integers on the wire stay below 10^15: cJSON prints numbers with 15
+ * significant digits when that reads back "close enough", so larger ones
+ * could lose their last digits. */
+#define TY_WIRE_INT_MAX 999999999999999LL
+
+enum ty_wire_op {
+    TY_WIRE_HELLO,
+    TY_WIRE_SIGNAL,
+    TY_WIRE_BARRIER,
+    TY_WIRE_SIGNAL_WAIT,
+    TY_WIRE_PUBLISH,
+    TY_WIRE_FETCH,
+    TY_WIRE_EVENT,
+    TY_WIRE_UPLOAD_BEGIN,
+    TY_WIRE_UPLOAD_CHUNK,
+    TY_WIRE_UPLOAD_END,
+    TY_WIRE_UPLOAD_ABORT,
+    TY_WIRE_APPEND,
+    TY_WIRE_NOPS
+};
+
+enum ty_wire_status {
+    TY_WIRE_OK,       /* 0 */
+    TY_WIRE_TIMEOUT,  /* -ETIMEDOUT: the wait's deadline passed */
+    TY_WIRE_FAILED,   /* -EPIPE: a barrier can no longer be met */
+    TY_WIRE_CANCELED, /* -ECANCELED: the run is being canceled */
+    TY_WIRE_INVALID,  /* -EINVAL: malformed request */
+    TY_WIRE_DENIED,   /* -EACCES: wrong run, unknown instance, no hello */
+    TY_WIRE_FULL,     /* -ENOSPC: a topic bound was hit */
+    TY_WIRE_BUSY,     /* -EBUSY: too many waits or uploads, name in use */
+    TY_WIRE_NOTFOUND, /* -ENOENT: unknown upload */
+    TY_WIRE_IOERR,    /* -EIO: the coordinator could not write a file */
+    TY_WIRE_NSTATUS
+};
+
+/* A request. Which fields an op carries is in the table in ty_wire.c and in
+ * docs/sync-protocol.md; the others are zero / NULL. */
+struct ty_wire_req {
+    int64_t id; /* chosen by the client, echoed in the response */
+    enum ty_wire_op op;
+    const char *run;      /* hello */
+    const char *group;    /* hello */
+    int64_t group_index;  /* hello */
+    int64_t global_index; /* hello */
+    const char *state;    /* signal, barrier, signal_and_wait */
+    int64_t target;       /* barrier, signal_and_wait */
+    int64_t timeout_ms;   /* barrier, signal_and_wait, fetch */
+    const char *topic;    /* publish, fetch */
+    const cJSON *value;   /* publish: any JSON value */
+    int64_t from;         /* fetch: first sequence number wanted */
+    int64_t max;          /* fetch: most items to return */
+    const cJSON *event;   /* event: an object with a "type" string */
+    const char *name;     /* upload_begin, append: file in the outdir */
+    int64_t size;         /* upload_begin: total bytes */
+    int64_t upload;       /* upload_chunk, upload_end, upload_abort */
+    int64_t offset;       /* upload_chunk: where data goes */
+    const void *data;     /* upload_chunk, append: frame 2 */
+    size_t len;
+    cJSON *root; /* owned after decode; NULL when built by hand */
+};
+
+/* A response. seq, upload and next are -1 when absent. */
+struct ty_wire_resp {
+    int64_t id;
+    enum ty_wire_status status;
+    const char *error;  /* set when status != OK */
+    int64_t seq;        /* signal, signal_and_wait, publish */
+    int64_t upload;     /* upload_begin */
+    int64_t next;       /* fetch: the cursor after the items */
+    const cJSON *items; /* fetch: array of {"seq": n, "value": v} */
+    cJSON *root;        /* owned after decode */
+};
+
+/* Op and status names as they appear on the wire; NULL when out of range. */
+const char *ty__wire_op_name(enum ty_wire_op op);
+const char *ty__wire_status_name(enum ty_wire_status st);
+/* The negative errno a status maps to (0 for OK). */
+int ty__wire_status_errno(enum ty_wire_status st);
+/* Whether the op carries a binary frame 2. */
+bool ty__wire_op_has_payload(enum ty_wire_op op);
+
+/* Encode a request's JSON frame (the payload, if any, is sent as is).
+ * Returns NULL when a required field is missing (programming error). */
+char *ty__wire_req_encode(const struct ty_wire_req *req, size_t *len);
+/* Decode and check a request. Returns 0, or -1 with a phrase in why; on
+ * failure req->id is still set when the frame had a usable id (so the
+ * service can answer "invalid"), else 0. data/len is frame 2 (NULL when
+ * absent) and must outlive req. */
+int ty__wire_req_decode(const void *json, size_t jlen, const void *data,
+                        size_t len, bool has_payload, struct ty_wire_req *req,
+                        char *why, size_t whylen);
+void ty__wire_req_release(struct ty_wire_req *req);
+
+/* Initialise a response for id with status OK and nothing else set. */
+void ty__wire_resp_init(struct ty_wire_resp *resp, int64_t id);
+char *ty__wire_resp_encode(const struct ty_wire_resp *resp, size_t *len);
+int ty__wire_resp_decode(const void *json, size_t jlen,
+                         struct ty_wire_resp *resp, char *why, size_t whylen);
+void ty__wire_resp_release(struct ty_wire_resp *resp);
+
+/* Whether name is an acceptable output file name: relative, components
+ * separated by '/', none empty, "." or "..", no control characters or
+ * backslashes, not ending in ".tmp", at most TY_WIRE_NAME_MAX bytes. */
+bool ty__wire_name_ok(const char *name);
+
+/* ---- frames on a ZeroMQ socket (libzmq wrapped once: EINTR retried,
+ * -1 and errno on failure) ---- */
+
+/* Frames kept per message: routing id, JSON, payload, one to spot extras. */
+#define TY_WIRE_PARTS 4
+
+/* One received message: up to TY_WIRE_PARTS frames; more_parts is set when
+ * the message had more (they were read and dropped). */
+struct ty_wire_msg {
+    zmq_msg_t part[TY_WIRE_PARTS];
+    int nparts;
+    bool more_parts;
+};
+
+/* Receive every frame of one message (flags: 0 or ZMQ_DONTWAIT). */
+int ty__wire_recv(void *sock, struct ty_wire_msg *m, int flags);
+void ty__wire_msg_close(struct ty_wire_msg *m);
+/* Send [peer] json [data]: peer only when peer != NULL (a ROUTER), data
+ * only when has_payload. flags: 0 or ZMQ_DONTWAIT. */
+int ty__wire_send(void *sock, const void *peer, size_t peerlen,
+                  const char *json, size_t jlen, const void *data, size_t len,
+                  bool has_payload, int flags);
+
+#endif

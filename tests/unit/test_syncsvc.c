@@ -1,0 +1,786 @@
+/*
+ * test_syncsvc.c — the sync service with many raw DEALER clients in one
+ * process: hello checks, signal sequence numbers, barriers for hundreds of
+ * clients, timeouts, barriers failing at once when an instance ends,
+ * cursor fetches and late subscribers, topic bounds, uploads that arrive
+ * whole or not at all, appends, malformed requests and the barrier log.
+ *
+ * The service is driven inline: pump() polls its socket and calls
+ * syncsvc_handle / syncsvc_tick, as the orchestrator's loop does.
+ */
+#include "syncsvc.h"
+#include "th.h"
+#include "util.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#define RUN "run-1"
+
+static struct {
+    struct syncsvc *svc;
+    void *ctx;
+    void **cli;
+    int n;
+    char dir[512];
+    int hellos, events, released, failed, waiting;
+    char last_event[64];
+} F;
+
+/* ---- observer ---------------------------------------------------------- */
+
+static void
+on_event(void *arg, int inst, const cJSON *ev)
+{
+    (void)arg;
+    (void)inst;
+    F.events++;
+    snprintf(F.last_event, sizeof(F.last_event), "%s",
+             cJSON_GetObjectItem(ev, "type")->valuestring);
+}
+
+static void
+on_hello(void *arg, int inst)
+{
+    (void)arg;
+    (void)inst;
+    F.hellos++;
+}
+
+static void
+on_barrier(void *arg, const char *state, int64_t target, bool ok)
+{
+    (void)arg;
+    (void)state;
+    (void)target;
+    if (ok)
+        F.released++;
+    else
+        F.failed++;
+}
+
+static void
+on_waiting(void *arg, int inst, bool waiting)
+{
+    (void)arg;
+    (void)inst;
+    F.waiting += waiting ? 1 : -1;
+}
+
+static const struct syncsvc_observer observer = {on_event, on_hello, on_barrier,
+                                                 on_waiting};
+
+/* ---- fixture ----------------------------------------------------------- */
+
+static void
+fix_start_bounded(int n, size_t max_entries, size_t max_bytes)
+{
+    struct syncsvc_instance *inst = xcalloc((size_t)n, sizeof(*inst));
+    char **dirs = xcalloc((size_t)n, sizeof(char *));
+    struct syncsvc_config cfg = {0};
+    struct err err = {0};
+    int linger = 0;
+
+    memset(&F, 0, sizeof(F));
+    snprintf(F.dir, sizeof(F.dir), "%s", th_tmpdir());
+    for (int i = 0; i < n; i++) {
+        dirs[i] = xasprintf("%s/g/%d", F.dir, i);
+        inst[i].group = "g";
+        inst[i].group_index = i;
+        inst[i].outdir = dirs[i];
+    }
+    cfg.run_id = RUN;
+    cfg.run_dir = F.dir;
+    cfg.bind = "tcp://127.0.0.1:0";
+    cfg.instances = inst;
+    cfg.ninstances = (size_t)n;
+    cfg.topic_max_entries = max_entries;
+    cfg.topic_max_bytes = max_bytes;
+    cfg.observer = &observer;
+    F.svc = syncsvc_new(&cfg, &err);
+    CHECK_MSG(F.svc != NULL, "syncsvc_new: %s", err.msg);
+    for (int i = 0; i < n; i++)
+        free(dirs[i]);
+    free(dirs);
+    free(inst);
+    if (F.svc == NULL)
+        th_skip("no service");
+    F.ctx = zmq_ctx_new();
+    zmq_ctx_set(F.ctx, ZMQ_MAX_SOCKETS, 4096);
+    F.n = n;
+    F.cli = xcalloc((size_t)n, sizeof(void *));
+    for (int i = 0; i < n; i++) {
+        char rid[32];
+
+        snprintf(rid, sizeof(rid), "c%d", i);
+        F.cli[i] = zmq_socket(F.ctx, ZMQ_DEALER);
+        zmq_setsockopt(F.cli[i], ZMQ_ROUTING_ID, rid, strlen(rid));
+        zmq_setsockopt(F.cli[i], ZMQ_LINGER, &linger, sizeof(linger));
+        CHECK(zmq_connect(F.cli[i], syncsvc_endpoint(F.svc)) == 0);
+    }
+}
+
+static void
+fix_start(int n)
+{
+    fix_start_bounded(n, 0, 0);
+}
+
+static void
+fix_stop(void)
+{
+    for (int i = 0; i < F.n; i++)
+        if (F.cli[i] != NULL)
+            zmq_close(F.cli[i]);
+    free(F.cli);
+    zmq_ctx_term(F.ctx);
+    syncsvc_destroy(&F.svc);
+    CHECK(F.svc == NULL);
+}
+
+/* One turn of the orchestrator's loop, waiting up to ms for input. */
+static void
+pump(int ms)
+{
+    zmq_pollitem_t it = {syncsvc_socket(F.svc), 0, ZMQ_POLLIN, 0};
+    struct err err = {0};
+
+    zmq_poll(&it, 1, ms);
+    CHECK_MSG(syncsvc_handle(F.svc, &err) == 0, "handle: %s", err.msg);
+    if (syncsvc_next_deadline_ms(F.svc) >= 0 &&
+        syncsvc_next_deadline_ms(F.svc) <= now_mono_ns() / 1000000)
+        syncsvc_tick(F.svc);
+}
+
+static void
+send_frames(int c, const char *json, const void *data, size_t len, bool payload)
+{
+    CHECK(zmq_send(F.cli[c], json, strlen(json), payload ? ZMQ_SNDMORE : 0) >=
+          0);
+    if (payload)
+        CHECK(zmq_send(F.cli[c], data, len, 0) >= 0);
+}
+
+static void sendf(int c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+sendf(int c, const char *fmt, ...)
+{
+    char json[2048];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(json, sizeof(json), fmt, ap);
+    va_end(ap);
+    send_frames(c, json, NULL, 0, false);
+}
+
+/* The next response for client c, pumping the service; NULL on timeout. */
+static cJSON *
+recv_resp(int c, int timeout_ms)
+{
+    int64_t end = now_mono_ns() / 1000000 + timeout_ms;
+    static char buf[1 << 20];
+
+    do {
+        int n = zmq_recv(F.cli[c], buf, sizeof(buf) - 1, ZMQ_DONTWAIT);
+
+        if (n >= 0) {
+            buf[n < (int)sizeof(buf) - 1 ? n : (int)sizeof(buf) - 1] = '\0';
+            return cJSON_Parse(buf);
+        }
+        pump(2);
+    } while (now_mono_ns() / 1000000 < end);
+    return NULL;
+}
+
+static const char *
+status_of(const cJSON *r)
+{
+    const cJSON *s = cJSON_GetObjectItem(r, "status");
+
+    return cJSON_IsString(s) ? s->valuestring : "(none)";
+}
+
+static const char *
+error_of(const cJSON *r)
+{
+    const cJSON *s = cJSON_GetObjectItem(r, "error");
+
+    return cJSON_IsString(s) ? s->valuestring : "";
+}
+
+static int64_t
+int_of(const cJSON *r, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItem(r, key);
+
+    return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : -1;
+}
+
+/* Expect a response with status st from client c; returns it (caller
+ * frees) or NULL. */
+static cJSON *
+expect(int c, const char *st)
+{
+    cJSON *r = recv_resp(c, 5000);
+
+    CHECK_MSG(r != NULL, "client %d: no response", c);
+    if (r != NULL)
+        CHECK_MSG(strcmp(status_of(r), st) == 0,
+                  "client %d: status %s, want %s (%s)", c, status_of(r), st,
+                  error_of(r));
+    return r;
+}
+
+static void
+expect_free(int c, const char *st)
+{
+    cJSON_Delete(expect(c, st));
+}
+
+static void
+hello(int c)
+{
+    sendf(c,
+          "{\"id\":1,\"op\":\"hello\",\"run\":\"%s\",\"group\":\"g\","
+          "\"group_index\":%d,\"global_index\":%d}",
+          RUN, c, c);
+}
+
+static void
+hello_all(void)
+{
+    for (int i = 0; i < F.n; i++)
+        hello(i);
+    for (int i = 0; i < F.n; i++)
+        expect_free(i, "ok");
+}
+
+static char *
+read_file_str(const char *path, size_t *len)
+{
+    struct err err;
+
+    return file_read(path, 64u << 20, len, &err);
+}
+
+/* ---- tests ------------------------------------------------------------- */
+
+static void
+t_hello_checks(void)
+{
+    cJSON *r;
+
+    fix_start(3);
+    CHECK(syncsvc_port(F.svc) > 0);
+    CHECK_CONTAINS(syncsvc_endpoint(F.svc), "tcp://127.0.0.1:");
+    sendf(0, "{\"id\":5,\"op\":\"signal\",\"state\":\"s\"}");
+    r = expect(0, "denied");
+    CHECK_CONTAINS(error_of(r), "say hello first");
+    CHECK_EQ_INT(int_of(r, "id"), 5);
+    cJSON_Delete(r);
+    sendf(0, "{\"id\":1,\"op\":\"hello\",\"run\":\"other\",\"group\":\"g\","
+             "\"group_index\":0,\"global_index\":0}");
+    r = expect(0, "denied");
+    CHECK_CONTAINS(error_of(r), "unknown run \"other\"");
+    cJSON_Delete(r);
+    sendf(0, "{\"id\":1,\"op\":\"hello\",\"run\":\"" RUN "\",\"group\":\"g\","
+             "\"group_index\":0,\"global_index\":3}");
+    r = expect(0, "denied");
+    CHECK_CONTAINS(error_of(r), "not in the run");
+    cJSON_Delete(r);
+    sendf(0, "{\"id\":1,\"op\":\"hello\",\"run\":\"" RUN "\",\"group\":\"h\","
+             "\"group_index\":1,\"global_index\":1}");
+    r = expect(0, "denied");
+    CHECK_CONTAINS(error_of(r), "is g/1, not h/1");
+    cJSON_Delete(r);
+    hello(0);
+    expect_free(0, "ok");
+    CHECK_EQ_INT(F.hellos, 1);
+    syncsvc_instance_exited(F.svc, 2, "exited with status 0");
+    hello(2);
+    r = expect(2, "denied");
+    CHECK_CONTAINS(error_of(r), "g/2 already ended");
+    cJSON_Delete(r);
+    fix_stop();
+}
+
+static void
+t_signal_sequence(void)
+{
+    bool seen[11] = {false};
+
+    fix_start(10);
+    hello_all();
+    for (int i = 0; i < 10; i++)
+        sendf(i, "{\"id\":2,\"op\":\"signal\",\"state\":\"leader\"}");
+    for (int i = 0; i < 10; i++) {
+        cJSON *r = expect(i, "ok");
+        int64_t seq = int_of(r, "seq");
+
+        CHECK_MSG(seq >= 1 && seq <= 10 && !seen[seq], "seq %lld",
+                  (long long)seq);
+        if (seq >= 1 && seq <= 10)
+            seen[seq] = true;
+        cJSON_Delete(r);
+    }
+    sendf(3, "{\"id\":3,\"op\":\"signal\",\"state\":\"other\"}");
+    cJSON *r = expect(3, "ok");
+    CHECK_EQ_INT(int_of(r, "seq"), 1);
+    cJSON_Delete(r);
+    fix_stop();
+}
+
+/* Hundreds of clients through one barrier; one log line records it. */
+static void
+t_barrier_many(void)
+{
+    const int n = getenv("TH_NOFORK") ? 200 : 500;
+    int64_t t0;
+    char *log, *path;
+    size_t len;
+
+    fix_start(n);
+    hello_all();
+    t0 = now_mono_ns();
+    for (int i = 0; i < n; i++)
+        sendf(i,
+              "{\"id\":9,\"op\":\"signal_and_wait\",\"state\":\"ready\","
+              "\"target\":%d,\"timeout_ms\":30000}",
+              n);
+    for (int i = 0; i < n; i++)
+        expect_free(i, "ok");
+    printf("# %d clients through one barrier in %.1f ms\n", n,
+           (now_mono_ns() - t0) / 1e6);
+    CHECK_EQ_INT(F.released, 1);
+    CHECK_EQ_INT(F.waiting, 0);
+    path = path_join(F.dir, "barriers.jsonl");
+    log = read_file_str(path, &len);
+    CHECK_CONTAINS(log, "\"state\":\"ready\"");
+    CHECK_CONTAINS(log, "\"result\":\"released\"");
+    CHECK_MSG(log && strchr(log, '\n') == log + len - 1, "one line: %s", log);
+    free(log);
+    free(path);
+    fix_stop();
+}
+
+static void
+t_barrier_timeout(void)
+{
+    int64_t t0;
+    cJSON *r;
+    char *log, *path;
+
+    fix_start(3);
+    hello_all();
+    t0 = now_mono_ns();
+    sendf(0, "{\"id\":4,\"op\":\"barrier\",\"state\":\"s\",\"target\":2,"
+             "\"timeout_ms\":200}");
+    for (int i = 0; i < 20 && F.waiting == 0; i++)
+        pump(1);
+    CHECK_EQ_INT(F.waiting, 1);
+    CHECK(syncsvc_next_deadline_ms(F.svc) > 0);
+    r = expect(0, "timeout");
+    CHECK_MSG(now_mono_ns() - t0 >= 190 * 1000000LL, "too early");
+    CHECK_CONTAINS(error_of(r), "timed out at 0 of 2");
+    cJSON_Delete(r);
+    CHECK_EQ_INT(F.waiting, 0);
+    CHECK_EQ_INT(syncsvc_next_deadline_ms(F.svc), -1);
+    path = path_join(F.dir, "barriers.jsonl");
+    log = read_file_str(path, NULL);
+    CHECK_CONTAINS(log, "\"result\":\"timeout\"");
+    free(log);
+    free(path);
+    fix_stop();
+}
+
+/* An instance ends before signalling: every waiter fails at once. */
+static void
+t_barrier_fails_on_exit(void)
+{
+    int64_t t0;
+    cJSON *r;
+    char *log, *path;
+
+    fix_start(4);
+    hello_all();
+    for (int i = 0; i < 3; i++)
+        sendf(i, "{\"id\":6,\"op\":\"signal_and_wait\",\"state\":\"go\","
+                 "\"target\":4,\"timeout_ms\":60000}");
+    for (int i = 0; i < 20; i++)
+        pump(1);
+    CHECK_EQ_INT(F.waiting, 3);
+    t0 = now_mono_ns();
+    syncsvc_instance_exited(F.svc, 3, "exited with status 137 (oom)");
+    for (int i = 0; i < 3; i++) {
+        r = expect(i, "failed");
+        CHECK_CONTAINS(error_of(r), "g/3 exited with status 137 (oom)");
+        CHECK_MSG(int_of(r, "seq") >= 1, "seq kept");
+        cJSON_Delete(r);
+    }
+    CHECK_MSG(now_mono_ns() - t0 < 1000000000LL, "failed within a second");
+    CHECK_EQ_INT(F.failed, 1);
+    CHECK_EQ_INT(F.waiting, 0);
+    /* Asked later, the same target fails on the spot, naming g/3. */
+    sendf(0, "{\"id\":7,\"op\":\"barrier\",\"state\":\"go\",\"target\":4,"
+             "\"timeout_ms\":60000}");
+    r = expect(0, "failed");
+    CHECK_CONTAINS(error_of(r), "g/3 exited with status 137 (oom)");
+    cJSON_Delete(r);
+    /* Three can still be met. */
+    sendf(0, "{\"id\":8,\"op\":\"barrier\",\"state\":\"go\",\"target\":3,"
+             "\"timeout_ms\":60000}");
+    expect_free(0, "ok");
+    path = path_join(F.dir, "barriers.jsonl");
+    log = read_file_str(path, NULL);
+    CHECK_CONTAINS(log, "\"result\":\"failed\"");
+    CHECK_CONTAINS(log, "exited with status 137 (oom)");
+    free(log);
+    free(path);
+    fix_stop();
+}
+
+/* An instance that signalled and then ended still counts. */
+static void
+t_exit_after_signal_counts(void)
+{
+    fix_start(3);
+    hello_all();
+    sendf(0, "{\"id\":2,\"op\":\"signal\",\"state\":\"s\"}");
+    expect_free(0, "ok");
+    syncsvc_instance_exited(F.svc, 0, "exited with status 0");
+    for (int i = 1; i < 3; i++)
+        sendf(i, "{\"id\":3,\"op\":\"signal_and_wait\",\"state\":\"s\","
+                 "\"target\":3,\"timeout_ms\":5000}");
+    expect_free(1, "ok");
+    expect_free(2, "ok");
+    /* A target above what can ever be reached fails at once. */
+    sendf(1, "{\"id\":4,\"op\":\"barrier\",\"state\":\"t\",\"target\":5,"
+             "\"timeout_ms\":5000}");
+    cJSON *r = expect(1, "failed");
+    CHECK_CONTAINS(error_of(r), "g/0 exited with status 0");
+    cJSON_Delete(r);
+    fix_stop();
+}
+
+static void
+t_pubsub_cursor(void)
+{
+    cJSON *r, *items;
+
+    fix_start(3);
+    hello_all();
+    for (int i = 1; i <= 5; i++) {
+        sendf(0,
+              "{\"id\":%d,\"op\":\"publish\",\"topic\":\"peers\","
+              "\"value\":{\"n\":%d}}",
+              i, i);
+        r = expect(0, "ok");
+        CHECK_EQ_INT(int_of(r, "seq"), i);
+        cJSON_Delete(r);
+    }
+    sendf(1, "{\"id\":1,\"op\":\"fetch\",\"topic\":\"peers\",\"from\":1,"
+             "\"max\":3,\"timeout_ms\":0}");
+    r = expect(1, "ok");
+    items = cJSON_GetObjectItem(r, "items");
+    CHECK_EQ_INT(cJSON_GetArraySize(items), 3);
+    CHECK_EQ_INT(int_of(r, "next"), 4);
+    CHECK_EQ_INT(int_of(cJSON_GetArrayItem(items, 2), "seq"), 3);
+    CHECK_EQ_INT(
+        int_of(cJSON_GetObjectItem(cJSON_GetArrayItem(items, 2), "value"), "n"),
+        3);
+    cJSON_Delete(r);
+    /* A parked fetch is answered by the next publish. */
+    sendf(1, "{\"id\":2,\"op\":\"fetch\",\"topic\":\"peers\",\"from\":6,"
+             "\"max\":10,\"timeout_ms\":5000}");
+    for (int i = 0; i < 10; i++)
+        pump(1);
+    CHECK(recv_resp(1, 50) == NULL);
+    sendf(2, "{\"id\":1,\"op\":\"publish\",\"topic\":\"peers\","
+             "\"value\":\"six\"}");
+    expect_free(2, "ok");
+    r = expect(1, "ok");
+    items = cJSON_GetObjectItem(r, "items");
+    CHECK_EQ_INT(cJSON_GetArraySize(items), 1);
+    CHECK_EQ_STR(
+        cJSON_GetObjectItem(cJSON_GetArrayItem(items, 0), "value")->valuestring,
+        "six");
+    CHECK_EQ_INT(int_of(r, "next"), 7);
+    cJSON_Delete(r);
+    /* A late subscriber gets everything in one answer. */
+    sendf(2, "{\"id\":2,\"op\":\"fetch\",\"topic\":\"peers\",\"from\":1,"
+             "\"max\":1000,\"timeout_ms\":0}");
+    r = expect(2, "ok");
+    CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(r, "items")), 6);
+    cJSON_Delete(r);
+    sendf(2, "{\"id\":3,\"op\":\"fetch\",\"topic\":\"empty\",\"from\":1,"
+             "\"max\":10,\"timeout_ms\":100}");
+    expect_free(2, "timeout");
+    fix_stop();
+}
+
+static void
+t_topic_bounds(void)
+{
+    cJSON *r;
+
+    fix_start_bounded(1, 3, 40);
+    hello_all();
+    for (int i = 1; i <= 3; i++) {
+        sendf(0,
+              "{\"id\":%d,\"op\":\"publish\",\"topic\":\"t\","
+              "\"value\":%d}",
+              i, i);
+        expect_free(0, "ok");
+    }
+    sendf(0, "{\"id\":4,\"op\":\"publish\",\"topic\":\"t\",\"value\":4}");
+    r = expect(0, "full");
+    CHECK_CONTAINS(error_of(r), "topic \"t\" is full: it holds 3 entries");
+    cJSON_Delete(r);
+    sendf(0, "{\"id\":5,\"op\":\"publish\",\"topic\":\"u\","
+             "\"value\":\"0123456789012345678901234567890123456789\"}");
+    r = expect(0, "full");
+    CHECK_CONTAINS(error_of(r), "bound of 40 bytes");
+    cJSON_Delete(r);
+    fix_stop();
+}
+
+static void
+begin_upload(int c, const char *name, size_t size, int64_t *uid)
+{
+    cJSON *r;
+
+    sendf(c,
+          "{\"id\":1,\"op\":\"upload_begin\",\"name\":\"%s\","
+          "\"size\":%zu}",
+          name, size);
+    r = expect(c, "ok");
+    *uid = int_of(r, "upload");
+    CHECK(*uid >= 1);
+    cJSON_Delete(r);
+}
+
+static void
+send_chunk(int c, int64_t uid, size_t off, const char *data, size_t len)
+{
+    char json[256];
+
+    snprintf(json, sizeof(json),
+             "{\"id\":2,\"op\":\"upload_chunk\",\"upload\":%lld,"
+             "\"offset\":%zu}",
+             (long long)uid, off);
+    send_frames(c, json, data + off, len, true);
+}
+
+/* A multi-MiB upload with 8 chunks in flight arrives byte for byte. */
+static void
+t_upload_whole(void)
+{
+    const size_t size = 5 * 1024 * 1024 + 123, chunk = 256 * 1024;
+    char *data = xmalloc(size), *got, *path, *tmp;
+    size_t off = 0, inflight = 0, len = 0;
+    int64_t uid;
+
+    for (size_t i = 0; i < size; i++)
+        data[i] = (char)((i * 2654435761u) >> 13);
+    fix_start(1);
+    hello_all();
+    begin_upload(0, "heap/heap-1.pb.gz", size, &uid);
+    while (off < size || inflight > 0) {
+        if (off < size && inflight < 8) {
+            size_t n = size - off < chunk ? size - off : chunk;
+
+            send_chunk(0, uid, off, data, n);
+            off += n;
+            inflight++;
+            continue;
+        }
+        expect_free(0, "ok");
+        inflight--;
+    }
+    path = xasprintf("%s/g/0/heap/heap-1.pb.gz", F.dir);
+    tmp = xasprintf("%s.tmp", path);
+    CHECK(!path_exists(path));
+    sendf(0, "{\"id\":3,\"op\":\"upload_end\",\"upload\":%lld}",
+          (long long)uid);
+    expect_free(0, "ok");
+    got = read_file_str(path, &len);
+    CHECK_EQ_INT(len, size);
+    CHECK(got != NULL && memcmp(got, data, size) == 0);
+    CHECK(!path_exists(tmp));
+    free(got);
+    free(path);
+    free(tmp);
+    free(data);
+    fix_stop();
+}
+
+/* The client vanishes mid-upload: no file, no temporary. */
+static void
+t_upload_absent_when_client_gone(void)
+{
+    char data[1000];
+    char *path, *tmp;
+    int64_t uid;
+
+    memset(data, 'x', sizeof(data));
+    fix_start(2);
+    hello_all();
+    begin_upload(0, "big.bin", 100000, &uid);
+    send_chunk(0, uid, 0, data, sizeof(data));
+    expect_free(0, "ok");
+    path = xasprintf("%s/g/0/big.bin", F.dir);
+    tmp = xasprintf("%s.tmp", path);
+    CHECK(path_exists(tmp));
+    zmq_close(F.cli[0]);
+    F.cli[0] = NULL;
+    syncsvc_instance_exited(F.svc, 0, "was killed by signal 9");
+    CHECK(!path_exists(tmp));
+    CHECK(!path_exists(path));
+    /* An upload that ends short is dropped too. */
+    begin_upload(1, "short.bin", 10, &uid);
+    send_chunk(1, uid, 0, data, 5);
+    expect_free(1, "ok");
+    sendf(1, "{\"id\":3,\"op\":\"upload_end\",\"upload\":%lld}",
+          (long long)uid);
+    expect_free(1, "invalid");
+    free(path);
+    path = xasprintf("%s/g/1/short.bin", F.dir);
+    CHECK(!path_exists(path));
+    free(path);
+    free(tmp);
+    fix_stop();
+}
+
+static void
+t_upload_rules_and_append(void)
+{
+    char data[10] = "0123456789";
+    char *got, *path;
+    cJSON *r;
+    int64_t uid;
+
+    fix_start(1);
+    hello_all();
+    sendf(0, "{\"id\":1,\"op\":\"upload_begin\",\"name\":\"../escape\","
+             "\"size\":1}");
+    expect_free(0, "invalid");
+    begin_upload(0, "a.bin", 10, &uid);
+    sendf(0, "{\"id\":1,\"op\":\"upload_begin\",\"name\":\"a.bin\","
+             "\"size\":1}");
+    r = expect(0, "busy");
+    CHECK_CONTAINS(error_of(r), "already being uploaded");
+    cJSON_Delete(r);
+    send_chunk(0, uid, 3, data, 2); /* out of order */
+    expect_free(0, "invalid");
+    sendf(0, "{\"id\":3,\"op\":\"upload_end\",\"upload\":%lld}",
+          (long long)uid);
+    expect_free(0, "notfound");
+    /* Appends add whole messages to the end of the file. */
+    send_frames(0, "{\"id\":1,\"op\":\"append\",\"name\":\"results.out\"}",
+                "{\"a\":1}\n", 8, true);
+    expect_free(0, "ok");
+    send_frames(0, "{\"id\":2,\"op\":\"append\",\"name\":\"results.out\"}",
+                "{\"b\":2}\n", 8, true);
+    expect_free(0, "ok");
+    path = xasprintf("%s/g/0/results.out", F.dir);
+    got = read_file_str(path, NULL);
+    CHECK_EQ_STR(got, "{\"a\":1}\n{\"b\":2}\n");
+    free(got);
+    free(path);
+    fix_stop();
+}
+
+static void
+t_malformed(void)
+{
+    cJSON *r;
+
+    fix_start(1);
+    hello_all();
+    sendf(0, "this is not json");
+    r = expect(0, "invalid");
+    CHECK_EQ_INT(int_of(r, "id"), 0);
+    CHECK_CONTAINS(error_of(r), "invalid JSON");
+    cJSON_Delete(r);
+    sendf(0, "{\"id\":12,\"op\":\"barrier\",\"state\":\"s\"}");
+    r = expect(0, "invalid");
+    CHECK_EQ_INT(int_of(r, "id"), 12);
+    CHECK_CONTAINS(error_of(r), "missing field \"target\"");
+    cJSON_Delete(r);
+    for (int i = 0; i < 4; i++)
+        zmq_send(F.cli[0], "{}", 2, i < 3 ? ZMQ_SNDMORE : 0);
+    r = expect(0, "invalid");
+    CHECK_CONTAINS(error_of(r), "at most one payload frame");
+    cJSON_Delete(r);
+    /* Still served after all that. */
+    sendf(0, "{\"id\":13,\"op\":\"signal\",\"state\":\"s\"}");
+    expect_free(0, "ok");
+    fix_stop();
+}
+
+static void
+t_events_and_cancel(void)
+{
+    cJSON *r;
+
+    fix_start(2);
+    hello_all();
+    sendf(0, "{\"id\":1,\"op\":\"event\",\"event\":{\"type\":\"stage_start\","
+             "\"name\":\"warmup\"}}");
+    expect_free(0, "ok");
+    CHECK_EQ_INT(F.events, 1);
+    CHECK_EQ_STR(F.last_event, "stage_start");
+    sendf(0, "{\"id\":2,\"op\":\"barrier\",\"state\":\"s\",\"target\":2,"
+             "\"timeout_ms\":60000}");
+    sendf(1, "{\"id\":2,\"op\":\"fetch\",\"topic\":\"t\",\"from\":1,"
+             "\"max\":1,\"timeout_ms\":60000}");
+    for (int i = 0; i < 20; i++)
+        pump(1);
+    syncsvc_cancel_all(F.svc, "the run was canceled (SIGINT)");
+    r = expect(0, "canceled");
+    CHECK_CONTAINS(error_of(r), "SIGINT");
+    cJSON_Delete(r);
+    expect_free(1, "canceled");
+    CHECK_EQ_INT(syncsvc_next_deadline_ms(F.svc), -1);
+    /* Waits still parked at destroy are freed (ASan/valgrind check). */
+    sendf(0, "{\"id\":3,\"op\":\"barrier\",\"state\":\"s\",\"target\":2,"
+             "\"timeout_ms\":60000}");
+    sendf(1, "{\"id\":3,\"op\":\"fetch\",\"topic\":\"t\",\"from\":1,"
+             "\"max\":1,\"timeout_ms\":60000}");
+    for (int i = 0; i < 20; i++)
+        pump(1);
+    CHECK(syncsvc_next_deadline_ms(F.svc) > 0);
+    fix_stop();
+}
+
+static const struct th_case cases[] = {
+    {"hello_checks", t_hello_checks},
+    {"signal_sequence", t_signal_sequence},
+    {"barrier_many", t_barrier_many},
+    {"barrier_timeout", t_barrier_timeout},
+    {"barrier_fails_on_exit", t_barrier_fails_on_exit},
+    {"exit_after_signal_counts", t_exit_after_signal_counts},
+    {"pubsub_cursor", t_pubsub_cursor},
+    {"topic_bounds", t_topic_bounds},
+    {"upload_whole", t_upload_whole},
+    {"upload_absent_when_client_gone", t_upload_absent_when_client_gone},
+    {"upload_rules_and_append", t_upload_rules_and_append},
+    {"malformed", t_malformed},
+    {"events_and_cancel", t_events_and_cancel},
+    {NULL, NULL},
+};
+
+int
+main(int argc, char **argv)
+{
+    return th_main(argc, argv, cases);
+}
