@@ -37,7 +37,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define DK_START_WORKERS 8
+#define DK_START_WORKERS 4
 #define DK_PIDS_LIMIT 4096
 #define DK_LOGS_WAIT_MS 30000
 

@@ -17,27 +17,6 @@ reserved(const char *name)
 }
 
 int
-cmd_validate(int argc, char **argv)
-{
-    (void)argc;
-    return reserved(argv[0]);
-}
-
-int
-cmd_describe(int argc, char **argv)
-{
-    (void)argc;
-    return reserved(argv[0]);
-}
-
-int
-cmd_run(int argc, char **argv)
-{
-    (void)argc;
-    return reserved(argv[0]);
-}
-
-int
 cmd_report(int argc, char **argv)
 {
     (void)argc;
@@ -46,27 +25,6 @@ cmd_report(int argc, char **argv)
 
 int
 cmd_compare(int argc, char **argv)
-{
-    (void)argc;
-    return reserved(argv[0]);
-}
-
-int
-cmd_collect(int argc, char **argv)
-{
-    (void)argc;
-    return reserved(argv[0]);
-}
-
-int
-cmd_clean(int argc, char **argv)
-{
-    (void)argc;
-    return reserved(argv[0]);
-}
-
-int
-cmd_doctor(int argc, char **argv)
 {
     (void)argc;
     return reserved(argv[0]);

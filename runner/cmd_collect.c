@@ -1,0 +1,179 @@
+/*
+ * cmd_collect.c — `testyard collect RUN_DIR [-o FILE]`: pack a run folder
+ * into a .tgz laid out as Testground's collect lays it out,
+ * <run-id>/<group>/<index>/..., so scripts written for Testground's
+ * archives read ours.
+ *
+ * The archive streams through the tar writer (gzip through zlib) into a
+ * temporary file next to the output, which is renamed into place once
+ * complete: a failed or interrupted collect leaves no half archive.
+ */
+#include "cmd.h"
+#include "tar.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void
+usage(FILE *out)
+{
+    fprintf(out,
+            "usage: testyard collect RUN_DIR [-o FILE]\n\n"
+            "Pack a run folder into a gzipped tar whose paths are\n"
+            "<run-id>/<group>/<index>/..., as Testground's collect writes.\n\n"
+            "  -o FILE    where to write it (default: <run-id>.tgz here)\n\n"
+            "Exit status: 0 written, 64 usage, 66 no such run folder,\n"
+            "73 cannot create the output, 74 read or write error.\n");
+}
+
+static int
+parse_args(int argc, char **argv, const char **dir, const char **out)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
+            *out = argv[++i];
+        } else if (argv[i][0] != '-' && *dir == NULL) {
+            *dir = argv[i];
+        } else {
+            fprintf(stderr, "testyard collect: unexpected argument '%s'\n",
+                    argv[i]);
+            usage(stderr);
+            return EXIT_USAGE;
+        }
+    }
+    if (*dir == NULL) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    return -1;
+}
+
+/* The run folder's real path and its last component, the run id. */
+static int
+resolve_run(const char *dir, char **real, const char **id, struct err *err)
+{
+    char buf[PATH_MAX];
+
+    if (realpath(dir, buf) == NULL) {
+        err_sys(err, errno, "%s", dir);
+        return err_status(err, EXIT_NOINPUT);
+    }
+    if (!path_is_dir(buf)) {
+        err_set(err, ENOTDIR, "%s: not a folder", dir);
+        return err_status(err, EXIT_NOINPUT);
+    }
+    *real = xstrdup(buf);
+    *id = strrchr(*real, '/') + 1;
+    if (**id == '\0') {
+        err_set(err, EINVAL, "%s: not a run folder", dir);
+        return err_status(err, EXIT_USAGE);
+    }
+    return 0;
+}
+
+/* Refuse an output inside the folder being packed: it would pack itself. */
+static int
+check_outside(const char *run, const char *out, struct err *err)
+{
+    cleanup_free char *odir = path_dirname(out);
+    char buf[PATH_MAX];
+    size_t n = strlen(run);
+
+    if (realpath(odir, buf) == NULL) {
+        err_sys(err, errno, "%s", odir);
+        return err_status(err, EXIT_CANTCREAT);
+    }
+    if (strncmp(buf, run, n) == 0 && (buf[n] == '\0' || buf[n] == '/')) {
+        err_set(err, EINVAL,
+                "%s is inside the run folder; choose another "
+                "place with -o",
+                out);
+        return err_status(err, EXIT_USAGE);
+    }
+    return 0;
+}
+
+static int
+pack(const char *run, const char *id, int fd, uint64_t *entries,
+     struct err *err)
+{
+    struct tar *t = tar_new_fd(fd, true);
+    int rc = 0;
+
+    if (tar_add_tree(t, id, run, err) < 0 || tar_finish(t, err) < 0)
+        rc = err_status(err, EXIT_IOERR);
+    *entries = tar_entries(t);
+    tar_destroy(&t);
+    if (rc == 0 && fsync(fd) < 0) {
+        err_sys(err, errno, "fsync");
+        rc = err_status(err, EXIT_IOERR);
+    }
+    return rc;
+}
+
+/* Write the archive to a temporary file and rename it over out. */
+static int
+collect(const char *run, const char *id, const char *out, uint64_t *entries,
+        struct err *err)
+{
+    cleanup_free char *tmp = xasprintf("%s.tmp.XXXXXX", out);
+    mode_t mask = umask(0);
+    int fd, rc;
+
+    umask(mask);
+    if ((fd = mkstemp(tmp)) < 0) {
+        err_sys(err, errno, "%s", out);
+        return err_status(err, EXIT_CANTCREAT);
+    }
+    fchmod(fd, 0666 & ~mask);
+    rc = pack(run, id, fd, entries, err);
+    if (close(fd) < 0 && rc == 0) {
+        err_sys(err, errno, "%s", out);
+        rc = err_status(err, EXIT_IOERR);
+    }
+    if (rc == 0 && rename(tmp, out) < 0) {
+        err_sys(err, errno, "%s", out);
+        rc = err_status(err, EXIT_CANTCREAT);
+    }
+    if (rc < 0)
+        unlink(tmp);
+    return rc;
+}
+
+int
+cmd_collect(int argc, char **argv)
+{
+    const char *dir = NULL, *out = NULL, *id = NULL;
+    cleanup_free char *run = NULL;
+    cleanup_free char *def = NULL;
+    struct err err = {0};
+    uint64_t entries = 0;
+    struct stat st;
+    int rc = parse_args(argc, argv, &dir, &out);
+
+    if (rc >= 0)
+        return rc;
+    if (resolve_run(dir, &run, &id, &err) == 0) {
+        if (out == NULL)
+            out = def = xasprintf("%s.tgz", id);
+        if (check_outside(run, out, &err) == 0 &&
+            collect(run, id, out, &entries, &err) == 0) {
+            stat(out, &st);
+            printf("wrote %s: %llu entries, %lld bytes\n", out,
+                   (unsigned long long)entries, (long long)st.st_size);
+            return 0;
+        }
+    }
+    fprintf(stderr, "testyard collect: %s\n", err.msg);
+    return err.status ? err.status : EXIT_IOERR;
+}
