@@ -73,6 +73,7 @@ struct dk_backend {
     size_t qhead, qlen, qcap;
     int notify[2];
     size_t next_start;
+    size_t next_remove;
     bool stopping;               /* destroy(): no more starts */
     size_t logs_pending;
 
@@ -661,29 +662,65 @@ wait_logs(struct dk_backend *k)
     pthread_mutex_unlock(&k->lock);
 }
 
+/* Kill what still runs, copy its logs, and remove the container. */
+static void
+finish_container(struct dk_backend *k, struct dk_inst *di, bool keep)
+{
+    struct err e = {0};
+    bool need_logs;
+
+    if (di->id == NULL)
+        return;
+    pthread_mutex_lock(&k->lock);
+    need_logs = !di->dead && !di->logs_done;
+    if (need_logs) {
+        di->logs_done = true;
+        k->logs_pending++;
+    }
+    pthread_mutex_unlock(&k->lock);
+    if (need_logs) {
+        docker_container_kill(k->d, di->id, "SIGKILL", NULL);
+        copy_logs(k, di);
+    }
+    if (!keep && docker_container_remove(k->d, di->id, true, &e) < 0)
+        log_warnx("%s: remove: %s", di->name, e.msg);
+}
+
+static void *
+remover_main(void *arg)
+{
+    struct dk_backend *k = arg;
+    bool keep = k->cfg.comp->keep_containers;
+
+    for (;;) {
+        size_t i;
+
+        pthread_mutex_lock(&k->lock);
+        i = k->next_remove++;
+        pthread_mutex_unlock(&k->lock);
+        if (i >= k->n)
+            return NULL;
+        finish_container(k, &k->insts[i], keep);
+    }
+}
+
+/* The engine removes one container in 0.1-0.25 s; a few callers at once
+ * keep a run of hundreds from taking minutes to clean up. */
 static void
 remove_containers(struct dk_backend *k)
 {
-    bool keep = k->cfg.comp->keep_containers;
+    pthread_t t[DK_START_WORKERS];
+    int nt = 0;
 
-    for (size_t i = 0; i < k->n; i++) {
-        struct dk_inst *di = &k->insts[i];
-        struct err e = {0};
-
-        if (di->id == NULL)
-            continue;
-        if (!di->dead) {
-            docker_container_kill(k->d, di->id, "SIGKILL", NULL);
-            if (!di->logs_done) {
-                di->logs_done = true;
-                k->logs_pending++;
-                copy_logs(k, di);
-            }
-        }
-        if (!keep && docker_container_remove(k->d, di->id, true, &e) < 0)
-            log_warnx("%s: remove: %s", di->name, e.msg);
-    }
-    if (k->network_id != NULL && !keep &&
+    k->next_remove = 0;
+    for (int w = 0; w < DK_START_WORKERS && (size_t)w < k->n; w++)
+        if (pthread_create(&t[nt], NULL, remover_main, k) == 0)
+            nt++;
+    if (nt == 0)
+        remover_main(k);
+    for (int w = 0; w < nt; w++)
+        pthread_join(t[w], NULL);
+    if (k->network_id != NULL && !k->cfg.comp->keep_containers &&
         docker_network_remove(k->d, k->network_id, NULL) < 0)
         log_warnx("could not remove network %s", k->network);
 }
