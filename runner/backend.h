@@ -83,6 +83,8 @@ struct backend {
     /* The address the sync service listens on and instances connect to,
      * set by prepare(): 127.0.0.1, or a bridge network's gateway. */
     char sync_host[64];
+    /* The image the plan's containers run ("" when none), for result.json. */
+    char image[256];
 };
 
 /* Settings every backend gets from the orchestrator. */

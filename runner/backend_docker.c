@@ -490,6 +490,7 @@ build_image(struct dk_backend *k, struct err *err)
     log_debug("image %s%s", res.tag, res.built ? "" : " (already built)");
     k->image = res.tag;
     res.tag = NULL;
+    snprintf(k->base.image, sizeof(k->base.image), "%s", k->image);
     imagebuild_result_release(&res);
     return 0;
 }

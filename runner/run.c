@@ -205,6 +205,7 @@ start_backend(struct run *r, struct err *err)
         return -1;
     if (r->be->warning != NULL && !r->opts.quiet)
         log_warnx("%s", r->be->warning);
+    snprintf(r->image, sizeof(r->image), "%s", r->be->image);
     return 0;
 }
 

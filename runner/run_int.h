@@ -63,6 +63,7 @@ struct run {
     char *run_id;
     char *run_dir;
     char *binary;
+    char image[256];            /* the plan's image on local:docker */
     struct syncsvc *svc;
     struct backend *be;
     struct monitor *mon;

@@ -157,6 +157,11 @@ run_write_result(const struct run *r, struct err *err)
     cJSON_AddStringToObject(o, "plan", r->comp->plan);
     cJSON_AddStringToObject(o, "case", r->comp->case_name);
     cJSON_AddStringToObject(o, "runner", r->comp->runner);
+    cJSON_AddStringToObject(o, "binary", r->binary ? r->binary : "");
+    if (r->image[0] != '\0')
+        cJSON_AddStringToObject(o, "image", r->image);
+    else
+        cJSON_AddNullToObject(o, "image");
     add_time(o, "started", r->start_wall_ns);
     add_time(o, "ended", r->end_wall_ns);
     cJSON_AddNumberToObject(o, "duration_s",

@@ -29,6 +29,20 @@ check "ping.yaml: round trip times in results.out" \
     grep -q rtt_seconds "$RUNS/ping/west/1/results.out"
 [ "$rc" = 0 ] || show_log ping
 
+tag=$(result placebo .image)
+image_exists() { docker_api "/images/$1/json" >/dev/null; }
+check "result.json names the plan's image ($tag)" image_exists "$tag"
+f=$(composition artifact <<EOF2
+global: {plan: placebo, case: ok, runner: local:docker}
+groups: [{id: ready, instances: {count: 2}, run: {artifact: "$tag"}}]
+EOF2
+)
+rc=$(run_comp artifact "$f")
+check_eq "a group naming a ready image ($tag) runs it" "$rc" 0
+check_eq "run.artifact: the containers used that image" \
+    "$(jq -r '.groups[0].artifact' "$RUNS/artifact/composition.json")" "$tag"
+[ "$rc" = 0 ] || show_log artifact
+
 f=$(composition crash <<'EOF2'
 global: {plan: placebo, case: barrier, runner: local:docker,
          run: {test_params: {rounds: 4, crash_at_round: 2, crash_instance: 1}},
