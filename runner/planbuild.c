@@ -299,6 +299,7 @@ compile(const struct planbuild_spec *s, struct args *a, const char *bin,
             err_set(err, EINVAL,
                     "plan %s failed to compile%s%s; full output in %s",
                     s->name, first[0] ? ": " : "", first, log_path);
+            err_status(err, EXIT_DATAERR);
         }
         strbuf_release(&out);
         return -1;
