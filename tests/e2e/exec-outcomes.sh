@@ -67,4 +67,24 @@ else
     skip "oom under a 64Mi limit" "no memory cgroup can be created here (needs root)"
 fi
 
+mkdir -p "$RUNS/plans/broken" "$RUNS/broken-runs"
+cat >"$RUNS/plans/broken/manifest.yaml" <<'EOF2'
+name: broken
+build: {sources: [main.c]}
+cases: [{name: ok, instances: {min: 1, max: 1}}]
+EOF2
+echo 'int main(void) { return undeclared; }' >"$RUNS/plans/broken/main.c"
+f=$(composition broken <<'EOF2'
+global: {plan: broken, case: ok, runner: local:exec}
+groups: [{id: g, instances: {count: 1}}]
+EOF2
+)
+TESTYARD_CACHE="$RUNS/cache" "$TY" run --plans "$RUNS/plans" \
+    --runs "$RUNS/broken-runs" "$f" >"$RUNS/broken.log" 2>&1
+rc=$?
+check_eq "a plan that does not compile: exit status 65" "$rc" 65
+check "its error names the compiler's complaint and the log" \
+    grep -q "plan broken failed to compile: .*undeclared.*full output in .*build.log" "$RUNS/broken.log"
+check_eq "and no run folder is left" "$(ls "$RUNS/broken-runs" | wc -l)" 0
+
 finish
