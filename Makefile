@@ -70,6 +70,7 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 SDKTEST_SRC := $(wildcard tests/sdk/test_*.c)
 TESTHELP_SRC := $(wildcard tests/helpers/*.c)
 BENCH_SRC := $(wildcard bench/*.c)
+BENCH_RUNNER := barrier pubsub tcpcopy mkrun
 
 obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
 
@@ -116,7 +117,13 @@ $(SDK_SO): $(SDK_LIB_OBJ)
 $(HEAP_SO): $(PRELOAD_OBJ) $(SDK_LIB_OBJ)
 	$(CC) $(ALL_LDFLAGS) -shared -o $@ $^ $(LIBS)
 
-$(PC): Makefile
+# Objects and files that embed PREFIX are rebuilt when it changes.
+PREFIX_STAMP := $(BUILD)/.prefix$(subst /,_,$(PREFIX))
+$(PREFIX_STAMP):
+	@mkdir -p $(BUILD) && rm -f $(BUILD)/.prefix_* && touch $@
+$(RUNNER_LIB_OBJ): $(PREFIX_STAMP)
+
+$(PC): Makefile $(PREFIX_STAMP)
 	@mkdir -p $(dir $@)
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' \
 	  'includedir=$${prefix}/include' '' 'Name: testyard' \
@@ -134,6 +141,16 @@ $(BUILD)/tests/sdk_test_%: $(BUILD)/tests/sdk/test_%.o $(TESTHELP_OBJ) $(SDK_A)
 
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(SDK_A)
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(SDK_A) $(LIBS)
+
+# The benchmarks that drive the runner's own modules (the sync service in a
+# child process, the wire encoding) link like tests/unit, with the shared
+# helpers in bench/lib; the others link like plans, with libtestyard.a.
+BENCH_LIB_OBJ := $(call obj,$(wildcard bench/lib/*.c))
+BENCH_RUNNER_BIN := $(filter $(addprefix $(BUILD)/bench/,$(BENCH_RUNNER)), \
+	$(BENCH_BIN))
+$(BENCH_RUNNER_BIN): $(BUILD)/bench/%: $(BUILD)/bench/%.o $(BENCH_LIB_OBJ) \
+		$(BUILD)/librunner.a $(SDK_CORE_OBJ)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
 setup:
 	@scripts/setup build
@@ -166,7 +183,7 @@ demo:
 bench:
 	@scripts/setup bench
 	@$(MAKE) --no-print-directory all $(BENCH_BIN)
-	@bench/run
+	@bench/run $(BUILD)
 
 lint:
 	@scripts/setup lint
