@@ -1,10 +1,17 @@
 /*
  * sha256.c — SHA-256 as FIPS 180-4 specifies it: 64-byte blocks, a
- * message schedule of 64 words, big-endian length padding. Written for
- * clarity; it hashes a few megabytes per image build, far from a hot path.
+ * message schedule of 64 words, big-endian length padding.
+ *
+ * It is on a hot path: plans address every block they move by its hash
+ * (memory-stress hashes every byte twice per round), so the compression
+ * uses the CPU's SHA instructions when it has them (x86 SHA extensions,
+ * checked once at run time) and an unrolled portable version otherwise.
+ * TESTYARD_SHA256_PORTABLE in the environment forces the portable one, so
+ * tests can check both against the same vectors.
  */
 #include "sha256.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static const uint32_t k[64] = {
@@ -21,48 +28,161 @@ static const uint32_t k[64] = {
     0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
 };
 
-static uint32_t
+static inline uint32_t
 ror(uint32_t x, unsigned n)
 {
     return (x >> n) | (x << (32 - n));
 }
 
-static void
-schedule(const uint8_t *p, uint32_t w[64])
+static inline uint32_t
+load_be32(const uint8_t *p)
 {
-    for (int i = 0; i < 16; i++)
-        w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
-               (uint32_t)p[4 * i + 2] << 8 | (uint32_t)p[4 * i + 3];
-    for (int i = 16; i < 64; i++) {
-        uint32_t s0 = ror(w[i - 15], 7) ^ ror(w[i - 15], 18) ^
-                      (w[i - 15] >> 3);
-        uint32_t s1 = ror(w[i - 2], 17) ^ ror(w[i - 2], 19) ^
-                      (w[i - 2] >> 10);
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 |
+           (uint32_t)p[3];
+}
 
-        w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+/* One round with the working variables named rather than shifted through
+ * an array: the eight names rotate from one round to the next, so after
+ * eight rounds they are back in place and nothing was copied. */
+#define ROUND(a, b, c, d, e, f, g, h, i)                                   \
+    do {                                                                   \
+        uint32_t t1 = h + (ror(e, 6) ^ ror(e, 11) ^ ror(e, 25)) +          \
+                      ((e & f) ^ (~e & g)) + k[i] + w[i];                  \
+        uint32_t t2 = (ror(a, 2) ^ ror(a, 13) ^ ror(a, 22)) +              \
+                      ((a & b) ^ (a & c) ^ (b & c));                       \
+        d += t1;                                                           \
+        h = t1 + t2;                                                       \
+    } while (0)
+
+static void
+compress_portable(uint32_t h[8], const uint8_t *p, size_t nblocks)
+{
+    for (; nblocks > 0; nblocks--, p += 64) {
+        uint32_t w[64];
+        uint32_t a = h[0], b = h[1], c = h[2], d = h[3];
+        uint32_t e = h[4], f = h[5], g = h[6], hh = h[7];
+
+        for (int i = 0; i < 16; i++)
+            w[i] = load_be32(p + 4 * i);
+        for (int i = 16; i < 64; i++)
+            w[i] = w[i - 16] + w[i - 7] +
+                   (ror(w[i - 15], 7) ^ ror(w[i - 15], 18) ^
+                    (w[i - 15] >> 3)) +
+                   (ror(w[i - 2], 17) ^ ror(w[i - 2], 19) ^ (w[i - 2] >> 10));
+        for (int i = 0; i < 64; i += 8) {
+            ROUND(a, b, c, d, e, f, g, hh, i);
+            ROUND(hh, a, b, c, d, e, f, g, i + 1);
+            ROUND(g, hh, a, b, c, d, e, f, i + 2);
+            ROUND(f, g, hh, a, b, c, d, e, i + 3);
+            ROUND(e, f, g, hh, a, b, c, d, i + 4);
+            ROUND(d, e, f, g, hh, a, b, c, i + 5);
+            ROUND(c, d, e, f, g, hh, a, b, i + 6);
+            ROUND(b, c, d, e, f, g, hh, a, i + 7);
+        }
+        h[0] += a;
+        h[1] += b;
+        h[2] += c;
+        h[3] += d;
+        h[4] += e;
+        h[5] += f;
+        h[6] += g;
+        h[7] += hh;
     }
 }
 
-static void
-compress(struct sha256 *s, const uint8_t *p)
+#if defined(__x86_64__) && !defined(TY_SANITIZE)
+#include <immintrin.h>
+
+#define SHA_NI __attribute__((target("sha,sse4.1,ssse3")))
+
+/* The x86 SHA extensions keep the state as two vectors, ABEF and CDGH;
+ * each sha256rnds2 does two rounds, and sha256msg1/msg2 compute the
+ * message schedule four words at a time. Round group j (rounds 4j..4j+3)
+ * uses m[j % 4]; while it runs, the words of groups j+1 and j+3 are being
+ * prepared. */
+static SHA_NI void
+compress_shani(uint32_t h[8], const uint8_t *p, size_t nblocks)
 {
-    uint32_t w[64], v[8];
+    const __m128i bswap =
+        _mm_set_epi64x(0x0c0d0e0f08090a0bLL, 0x0405060700010203LL);
+    __m128i t = _mm_loadu_si128((const __m128i *)&h[0]);
+    __m128i s1 = _mm_loadu_si128((const __m128i *)&h[4]);
+    __m128i s0;
 
-    schedule(p, w);
-    memcpy(v, s->h, sizeof(v));
-    for (int i = 0; i < 64; i++) {
-        uint32_t s1 = ror(v[4], 6) ^ ror(v[4], 11) ^ ror(v[4], 25);
-        uint32_t ch = (v[4] & v[5]) ^ (~v[4] & v[6]);
-        uint32_t t1 = v[7] + s1 + ch + k[i] + w[i];
-        uint32_t s0 = ror(v[0], 2) ^ ror(v[0], 13) ^ ror(v[0], 22);
-        uint32_t maj = (v[0] & v[1]) ^ (v[0] & v[2]) ^ (v[1] & v[2]);
+    t = _mm_shuffle_epi32(t, 0xb1);
+    s1 = _mm_shuffle_epi32(s1, 0x1b);
+    s0 = _mm_alignr_epi8(t, s1, 8);
+    s1 = _mm_blend_epi16(s1, t, 0xf0);
+    for (; nblocks > 0; nblocks--, p += 64) {
+        __m128i save0 = s0, save1 = s1, m[4], msg;
 
-        memmove(v + 1, v, 7 * sizeof(v[0]));
-        v[4] += t1;
-        v[0] = t1 + s0 + maj;
+        for (int j = 0; j < 4; j++)
+            m[j] = _mm_shuffle_epi8(
+                _mm_loadu_si128((const __m128i *)(p + 16 * j)), bswap);
+        /* Fully unrolled, m[] indexes are constants and stay in registers. */
+#pragma GCC unroll 16
+        for (int j = 0; j < 16; j++) {
+            msg = _mm_add_epi32(m[j & 3],
+                                _mm_loadu_si128((const __m128i *)&k[4 * j]));
+            s1 = _mm_sha256rnds2_epu32(s1, s0, msg);
+            if (j >= 3 && j <= 14) {
+                t = _mm_alignr_epi8(m[j & 3], m[(j + 3) & 3], 4);
+                m[(j + 1) & 3] = _mm_add_epi32(m[(j + 1) & 3], t);
+                m[(j + 1) & 3] = _mm_sha256msg2_epu32(m[(j + 1) & 3], m[j & 3]);
+            }
+            msg = _mm_shuffle_epi32(msg, 0x0e);
+            s0 = _mm_sha256rnds2_epu32(s0, s1, msg);
+            if (j >= 1 && j <= 12)
+                m[(j + 3) & 3] = _mm_sha256msg1_epu32(m[(j + 3) & 3], m[j & 3]);
+        }
+        s0 = _mm_add_epi32(s0, save0);
+        s1 = _mm_add_epi32(s1, save1);
     }
-    for (int i = 0; i < 8; i++)
-        s->h[i] += v[i];
+    t = _mm_shuffle_epi32(s0, 0x1b);
+    s1 = _mm_shuffle_epi32(s1, 0xb1);
+    s0 = _mm_blend_epi16(t, s1, 0xf0);
+    s1 = _mm_alignr_epi8(s1, t, 8);
+    _mm_storeu_si128((__m128i *)&h[0], s0);
+    _mm_storeu_si128((__m128i *)&h[4], s1);
+}
+
+static int cached = -1;
+
+static int
+have_shani(void)
+{
+    if (cached < 0) {
+        __builtin_cpu_init();
+        cached = __builtin_cpu_supports("sha") &&
+                 __builtin_cpu_supports("sse4.1") &&
+                 __builtin_cpu_supports("ssse3");
+        if (getenv("TESTYARD_SHA256_PORTABLE") != NULL)
+            cached = 0;
+    }
+    return cached;
+}
+#endif
+
+void
+sha256_force_portable(int on)
+{
+#if defined(__x86_64__) && !defined(TY_SANITIZE)
+    cached = on ? 0 : -1;
+#else
+    (void)on;
+#endif
+}
+
+static void
+compress(struct sha256 *s, const uint8_t *p, size_t nblocks)
+{
+#if defined(__x86_64__) && !defined(TY_SANITIZE)
+    if (have_shani()) {
+        compress_shani(s->h, p, nblocks);
+        return;
+    }
+#endif
+    compress_portable(s->h, p, nblocks);
 }
 
 void
@@ -87,9 +207,11 @@ sha256_update(struct sha256 *s, const void *data, size_t len)
         size_t n = sizeof(s->block) - s->fill;
 
         if (s->fill == 0 && len >= sizeof(s->block)) {
-            compress(s, p);
-            p += sizeof(s->block);
-            len -= sizeof(s->block);
+            size_t blocks = len / sizeof(s->block);
+
+            compress(s, p, blocks);
+            p += blocks * sizeof(s->block);
+            len -= blocks * sizeof(s->block);
             continue;
         }
         if (n > len)
@@ -99,7 +221,7 @@ sha256_update(struct sha256 *s, const void *data, size_t len)
         p += n;
         len -= n;
         if (s->fill == sizeof(s->block)) {
-            compress(s, s->block);
+            compress(s, s->block, 1);
             s->fill = 0;
         }
     }
@@ -113,13 +235,13 @@ sha256_final(struct sha256 *s, uint8_t out[SHA256_LEN])
     s->block[s->fill++] = 0x80;
     if (s->fill > 56) {
         memset(s->block + s->fill, 0, sizeof(s->block) - s->fill);
-        compress(s, s->block);
+        compress(s, s->block, 1);
         s->fill = 0;
     }
     memset(s->block + s->fill, 0, 56 - s->fill);
     for (int i = 0; i < 8; i++)
         s->block[56 + i] = (uint8_t)(bits >> (56 - 8 * i));
-    compress(s, s->block);
+    compress(s, s->block, 1);
     for (int i = 0; i < 8; i++) {
         out[4 * i] = (uint8_t)(s->h[i] >> 24);
         out[4 * i + 1] = (uint8_t)(s->h[i] >> 16);

@@ -27,6 +27,9 @@ void sha256_final(struct sha256 *s, uint8_t out[SHA256_LEN]);
 /* Digest of one buffer. */
 void sha256_buf(const void *data, size_t len, uint8_t out[SHA256_LEN]);
 /* Lower-case hex of a digest into out (SHA256_HEX_LEN bytes). */
+/* Use the portable compression even where the CPU has SHA instructions
+ * (on = 1), or go back to choosing (on = 0). For tests. */
+void sha256_force_portable(int on);
 void sha256_hex(const uint8_t digest[SHA256_LEN], char out[SHA256_HEX_LEN]);
 
 #endif

@@ -110,11 +110,51 @@ t_padding_edges(void)
     }
 }
 
+/* The same checks through the portable compression, which is not the
+ * one chosen on a CPU with SHA instructions. */
+static void
+t_portable(void)
+{
+    int before = th_failures();
+
+    sha256_force_portable(1);
+    t_vectors();
+    t_million_a();
+    t_streaming();
+    t_padding_edges();
+    sha256_force_portable(0);
+    CHECK_EQ_INT(th_failures(), before);
+}
+
+/* Both compressions agree on many lengths of pseudo-random data. */
+static void
+t_paths_agree(void)
+{
+    static uint8_t buf[4096 + 70];
+    uint32_t x = 12345;
+
+    for (size_t i = 0; i < sizeof(buf); i++) {
+        x = x * 1103515245 + 12345;
+        buf[i] = (uint8_t)(x >> 16);
+    }
+    for (size_t len = 0; len < sizeof(buf); len += 61) {
+        uint8_t a[SHA256_LEN], b[SHA256_LEN];
+
+        sha256_force_portable(1);
+        sha256_buf(buf, len, a);
+        sha256_force_portable(0);
+        sha256_buf(buf, len, b);
+        CHECK_MSG(memcmp(a, b, sizeof(a)) == 0, "length %zu differs", len);
+    }
+}
+
 static const struct th_case cases[] = {
     {"vectors", t_vectors},
     {"million_a", t_million_a},
     {"streaming", t_streaming},
     {"padding_edges", t_padding_edges},
+    {"portable", t_portable},
+    {"paths_agree", t_paths_agree},
     {NULL, NULL},
 };
 
