@@ -70,7 +70,7 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 SDKTEST_SRC := $(wildcard tests/sdk/test_*.c)
 TESTHELP_SRC := $(wildcard tests/helpers/*.c)
 BENCH_SRC := $(wildcard bench/*.c)
-BENCH_RUNNER := barrier pubsub tcpcopy mkrun
+BENCH_RUNNER := barrier pubsub tcpcopy mkrun freeport
 
 obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
 
@@ -177,7 +177,6 @@ test-browser: all
 demo:
 	@scripts/setup demo
 	@$(MAKE) --no-print-directory all
-	@scripts/docker-up
 	@scripts/demo
 
 bench:
