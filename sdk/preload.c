@@ -1,0 +1,341 @@
+/*
+ * preload.c — the heap profiler for programs that do not use the SDK:
+ *
+ *     LD_PRELOAD=/usr/local/lib/libtestyard-heap.so ./server
+ *
+ * The library carries the same interposer and sampler as the SDK. It takes
+ * a snapshot when the process exits normally (exit() or a return from main,
+ * not _exit() or a fatal signal) and whenever it receives SIGUSR2, and, if
+ * asked, every TESTYARD_HEAP_PROFILE_INTERVAL. Files are named
+ * heap-<program>-<pid>-<what>.pb.gz and .json (what: exit, signal-<k>,
+ * periodic-<k>) so that the processes of a pipeline or a forking server do
+ * not overwrite each other, and are written whole or not at all into
+ * TESTYARD_HEAP_DIR, else TEST_OUTPUTS_PATH, else the working directory.
+ *
+ * A signal handler may not build a profile (that allocates), so the handler
+ * writes a byte to a pipe and a thread of the library's own, with every
+ * signal blocked, takes the snapshot. SIGUSR2 is only claimed when the
+ * program has not set a handler for it by the time the library starts;
+ * TESTYARD_HEAP_SIGNAL picks another (USR1, RTMIN+3, a number) or none.
+ * After fork the child gets a thread and a pipe of its own.
+ */
+#include "ty_heap.h"
+#include "ty_units.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NAME_MAX_PROG 40
+
+static struct {
+    int sig; /* 0: none */
+    bool at_exit;
+    int64_t interval_ns; /* 0: no periodic snapshots */
+    const char *dir;
+    char prog[NAME_MAX_PROG + 1];
+    int pipe[2];
+    pthread_t thread;
+    bool running;
+    int signals, periodic;
+} P = {.pipe = {-1, -1}};
+
+/* ------------------------------------------------------------------------
+ * Files
+ */
+
+static int
+write_whole(const char *name, const void *data, size_t len)
+{
+    char path[PATH_MAX], tmp[PATH_MAX + 32];
+    const char *p = data;
+    int fd;
+
+    snprintf(path, sizeof(path), "%s/%s", P.dir, name);
+    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -errno;
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            int e = n < 0 ? errno : EIO;
+
+            close(fd);
+            unlink(tmp);
+            return -e;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    if (close(fd) < 0 || rename(tmp, path) < 0) {
+        int e = errno;
+
+        unlink(tmp);
+        return -e;
+    }
+    return 0;
+}
+
+static void
+snapshot(const char *what)
+{
+    struct ty__heap_files f;
+    char label[128], name[160];
+    int r;
+
+    snprintf(label, sizeof(label), "%s-%ld-%s", P.prog, (long)getpid(), what);
+    r = ty__heap_files_build(label, -1, &f);
+    if (r == 0) {
+        snprintf(name, sizeof(name), "heap-%s.pb.gz", label);
+        r = write_whole(name, f.pb, f.pb_len);
+    }
+    if (r == 0) {
+        snprintf(name, sizeof(name), "heap-%s.json", label);
+        r = write_whole(name, f.json, f.json_len);
+    }
+    if (r < 0)
+        fprintf(stderr, "testyard-heap: snapshot %s in %s: %s\n", label, P.dir,
+                strerror(-r));
+    ty__heap_files_release(&f);
+}
+
+/* ------------------------------------------------------------------------
+ * The snapshot thread
+ */
+
+static void
+on_signal(int sig)
+{
+    int e = errno;
+    char c = 's';
+
+    (void)sig;
+    if (write(P.pipe[1], &c, 1) < 0) {
+        /* pipe full: snapshots already pending */
+    }
+    errno = e;
+}
+
+static int
+poll_timeout(const struct timespec *next)
+{
+    struct timespec now;
+    int64_t ms;
+
+    if (P.interval_ns <= 0)
+        return -1;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    ms = (next->tv_sec - now.tv_sec) * 1000 +
+         (next->tv_nsec - now.tv_nsec) / 1000000;
+    return ms < 0 ? 0 : ms > INT_MAX ? INT_MAX : (int)ms;
+}
+
+static void
+advance(struct timespec *t, int64_t ns)
+{
+    ns += t->tv_nsec;
+    t->tv_sec += (time_t)(ns / 1000000000);
+    t->tv_nsec = (long)(ns % 1000000000);
+}
+
+/* Returns false when asked to stop. */
+static bool
+drain(void)
+{
+    char buf[64], what[32];
+    ssize_t n = read(P.pipe[0], buf, sizeof(buf));
+
+    for (ssize_t i = 0; i < n; i++) {
+        if (buf[i] == 'q')
+            return false;
+        snprintf(what, sizeof(what), "signal-%d", ++P.signals);
+        snapshot(what);
+    }
+    return true;
+}
+
+static void *
+worker(void *arg)
+{
+    struct pollfd pfd = {.fd = P.pipe[0], .events = POLLIN};
+    struct timespec next;
+    char what[32];
+
+    (void)arg;
+    clock_gettime(CLOCK_MONOTONIC, &next);
+    advance(&next, P.interval_ns);
+    for (;;) {
+        int r = poll(&pfd, 1, poll_timeout(&next));
+
+        if (r > 0 && !drain())
+            return NULL;
+        if (P.interval_ns > 0 && poll_timeout(&next) == 0) {
+            snprintf(what, sizeof(what), "periodic-%d", ++P.periodic);
+            snapshot(what);
+            advance(&next, P.interval_ns);
+        }
+    }
+}
+
+static void
+start_worker(void)
+{
+    sigset_t all, old;
+
+    if (P.sig == 0 && P.interval_ns <= 0)
+        return;
+    if (pipe2(P.pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+        return;
+    /* Created with every signal blocked, so the program's threads get them. */
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    P.running = pthread_create(&P.thread, NULL, worker, NULL) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static void
+after_fork_child(void)
+{
+    if (P.pipe[0] >= 0) {
+        close(P.pipe[0]);
+        close(P.pipe[1]);
+        P.pipe[0] = P.pipe[1] = -1;
+    }
+    P.running = false;
+    P.signals = P.periodic = 0;
+    start_worker();
+}
+
+/* ------------------------------------------------------------------------
+ * Configuration
+ */
+
+static int
+parse_signal(const char *s)
+{
+    char *end;
+    long n;
+
+    if (s == NULL || *s == '\0')
+        return SIGUSR2;
+    if (strcmp(s, "none") == 0 || strcmp(s, "0") == 0)
+        return 0;
+    if (strncmp(s, "SIG", 3) == 0)
+        s += 3;
+    if (strcmp(s, "USR1") == 0)
+        return SIGUSR1;
+    if (strcmp(s, "USR2") == 0)
+        return SIGUSR2;
+    if (strncmp(s, "RTMIN+", 6) == 0) {
+        n = strtol(s + 6, &end, 10);
+        return *end == '\0' && n >= 0 && SIGRTMIN + n <= SIGRTMAX
+                   ? SIGRTMIN + (int)n
+                   : -1;
+    }
+    n = strtol(s, &end, 10);
+    return *end == '\0' && n > 0 && n < NSIG ? (int)n : -1;
+}
+
+/* The program's name as a label part: [A-Za-z0-9_-], at most 40. */
+static void
+program_name(void)
+{
+    extern char *program_invocation_short_name;
+    const char *s = program_invocation_short_name;
+    size_t n = 0;
+
+    for (; s != NULL && s[n] != '\0' && n < NAME_MAX_PROG; n++)
+        P.prog[n] = isalnum((unsigned char)s[n]) || s[n] == '-' ? s[n] : '_';
+    P.prog[n] = '\0';
+    if (n == 0)
+        snprintf(P.prog, sizeof(P.prog), "prog");
+}
+
+static void
+configure(void)
+{
+    const char *s;
+    char why[128];
+
+    P.dir = getenv("TESTYARD_HEAP_DIR");
+    if (P.dir == NULL || *P.dir == '\0')
+        P.dir = getenv("TEST_OUTPUTS_PATH");
+    if (P.dir == NULL || *P.dir == '\0')
+        P.dir = ".";
+    s = getenv("TESTYARD_HEAP_AT_EXIT");
+    P.at_exit = s == NULL || strcmp(s, "0") != 0;
+    P.sig = parse_signal(getenv("TESTYARD_HEAP_SIGNAL"));
+    if (P.sig < 0) {
+        fprintf(stderr,
+                "testyard-heap: TESTYARD_HEAP_SIGNAL=%s: expected "
+                "USR1, USR2, RTMIN+n, a number or none; using USR2\n",
+                getenv("TESTYARD_HEAP_SIGNAL"));
+        P.sig = SIGUSR2;
+    }
+    s = getenv("TESTYARD_HEAP_PROFILE_INTERVAL");
+    if (s != NULL && *s != '\0' &&
+        ty__parse_duration(s, &P.interval_ns, why, sizeof(why)) < 0) {
+        fprintf(stderr,
+                "testyard-heap: TESTYARD_HEAP_PROFILE_INTERVAL=%s: "
+                "%s\n",
+                s, why);
+        P.interval_ns = 0;
+    }
+    program_name();
+}
+
+static void
+claim_signal(void)
+{
+    struct sigaction sa, old;
+
+    if (P.sig == 0 || sigaction(P.sig, NULL, &old) < 0 ||
+        old.sa_handler != SIG_DFL) {
+        P.sig = 0;
+        return;
+    }
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(P.sig, &sa, NULL);
+}
+
+__attribute__((constructor)) static void
+preload_start(void)
+{
+    int was;
+
+    ty__heap_start();
+    was = ty__heap_quiet_begin();
+    configure();
+    claim_signal();
+    start_worker();
+    pthread_atfork(NULL, NULL, after_fork_child);
+    ty__heap_quiet_end(was);
+}
+
+__attribute__((destructor)) static void
+preload_stop(void)
+{
+    char q = 'q';
+
+    if (P.running && write(P.pipe[1], &q, 1) == 1)
+        pthread_join(P.thread, NULL);
+    P.running = false;
+    if (P.at_exit)
+        snapshot("exit");
+}
