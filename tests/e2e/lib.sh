@@ -113,3 +113,8 @@ networks_of_run() {
     docker_api "/networks?filters=%7B%22label%22%3A%5B%22testyard.run%3D$1%22%5D%7D" |
         jq length
 }
+
+# json_true FILE FILTER — the filter holds on the JSON file.
+json_true() {
+    jq -e "$2" "$1" >/dev/null 2>&1
+}
