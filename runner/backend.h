@@ -28,32 +28,32 @@ struct composition;
 
 /* What an instance needs to start. */
 struct backend_instance {
-    int index;               /* 0-based in the run */
+    int index; /* 0-based in the run */
     const char *group;
     int group_index;
-    const char *outdir;      /* host folder for its outputs */
-    const char *tempdir;     /* host scratch folder */
-    char **env;              /* NULL-terminated "K=V", as seen on the host */
-    uint64_t memory;         /* bytes, 0 = no limit */
-    int64_t millicpu;        /* 0 = no limit */
-    const char *artifact;    /* group's ready artifact or NULL */
+    const char *outdir;   /* host folder for its outputs */
+    const char *tempdir;  /* host scratch folder */
+    char **env;           /* NULL-terminated "K=V", as seen on the host */
+    uint64_t memory;      /* bytes, 0 = no limit */
+    int64_t millicpu;     /* 0 = no limit */
+    const char *artifact; /* group's ready artifact or NULL */
 };
 
 enum backend_event_type {
-    BACKEND_STARTED,         /* the instance is running */
-    BACKEND_START_FAILED,    /* it never ran; message says why */
-    BACKEND_EXITED,          /* it ended; status/signal/oom say how */
+    BACKEND_STARTED,      /* the instance is running */
+    BACKEND_START_FAILED, /* it never ran; message says why */
+    BACKEND_EXITED,       /* it ended; status/signal/oom say how */
 };
 
 struct backend_event {
     enum backend_event_type type;
     int index;
-    int status;              /* exit code when it exited, else -1 */
-    int signal;              /* terminating signal, else 0 */
-    bool oom;                /* killed by the OOM killer */
-    int64_t peak_bytes;      /* peak memory the backend saw last, -1 */
-    int64_t wall_ns;         /* when it happened */
-    char message[512];       /* START_FAILED reason */
+    int status;         /* exit code when it exited, else -1 */
+    int signal;         /* terminating signal, else 0 */
+    bool oom;           /* killed by the OOM killer */
+    int64_t peak_bytes; /* peak memory the backend saw last, -1 */
+    int64_t wall_ns;    /* when it happened */
+    char message[512];  /* START_FAILED reason */
 };
 
 struct backend;
@@ -72,14 +72,13 @@ struct backend_ops {
     void (*stop)(struct backend *b, int index, bool force);
     /* The instance's memory cgroup directory, for the monitor; NULL when
      * unknown. Caller frees. */
-    char *(*memory_cgroup)(struct backend *b, int index,
-                           enum ty__cgver *ver);
+    char *(*memory_cgroup)(struct backend *b, int index, enum ty__cgver *ver);
     void (*destroy)(struct backend *b);
 };
 
 struct backend {
     const struct backend_ops *ops;
-    const char *warning;     /* one-time warning for the user, or NULL */
+    const char *warning; /* one-time warning for the user, or NULL */
     /* The address the sync service listens on and instances connect to,
      * set by prepare(): 127.0.0.1, or a bridge network's gateway. */
     char sync_host[64];
@@ -92,7 +91,7 @@ struct backend_config {
     const struct composition *comp;
     const char *run_id;
     const char *run_dir;
-    const char *binary;      /* the plan's compiled binary (host path) */
+    const char *binary; /* the plan's compiled binary (host path) */
     const char *plan_name;
 };
 

@@ -46,35 +46,35 @@ struct dk_inst {
     char *id;
     char *name;
     int pid;
-    bool started;       /* running as far as we know */
-    bool stop_asked;    /* stop() before it started: don't start it */
-    bool dead;          /* `die` seen and reported */
-    bool oom;           /* `oom` seen */
+    bool started;    /* running as far as we know */
+    bool stop_asked; /* stop() before it started: don't start it */
+    bool dead;       /* `die` seen and reported */
+    bool oom;        /* `oom` seen */
     bool logs_done;
-    char *cgdir;        /* memory cgroup, from the pid at start */
+    char *cgdir; /* memory cgroup, from the pid at start */
     enum ty__cgver cgver;
-    int64_t peak;       /* highest usage read by this backend, -1 */
+    int64_t peak; /* highest usage read by this backend, -1 */
 };
 
 struct dk_backend {
     struct backend base;
     struct backend_config cfg;
     struct docker *d;
-    char *image;                 /* the plan's image tag */
-    char *network;               /* network name when bridge, else NULL */
+    char *image;   /* the plan's image tag */
+    char *network; /* network name when bridge, else NULL */
     char *network_id;
     struct backend_instance *bis; /* copy of the array given to start_all */
     struct dk_inst *insts;
     size_t n;
 
-    pthread_mutex_t lock;        /* guards everything below and insts[] */
+    pthread_mutex_t lock; /* guards everything below and insts[] */
     pthread_cond_t cond;
     struct backend_event *queue;
     size_t qhead, qlen, qcap;
     int notify[2];
     size_t next_start;
     size_t next_remove;
-    bool stopping;               /* destroy(): no more starts */
+    bool stopping; /* destroy(): no more starts */
     size_t logs_pending;
 
     pthread_t workers[DK_START_WORKERS];
@@ -256,8 +256,12 @@ events_main(void *arg)
 
     while (!docker_cancel_fired(k->events_cancel)) {
         struct docker_events_opts o = {
-            .labels = labels, .types = types, .events = events,
-            .since = since, .ready = events_ready, .cancel = k->events_cancel,
+            .labels = labels,
+            .types = types,
+            .events = events,
+            .since = since,
+            .ready = events_ready,
+            .cancel = k->events_cancel,
         };
         struct err e = {0};
 
@@ -279,8 +283,8 @@ events_main(void *arg)
 static const char *
 env_override(const char *kv)
 {
-    static const char *const keys[] = {"TEST_OUTPUTS_PATH=", "TEST_TEMP_PATH=",
-                                       "HOME=", "PATH="};
+    static const char *const keys[] = {
+        "TEST_OUTPUTS_PATH=", "TEST_TEMP_PATH=", "HOME=", "PATH="};
 
     for (size_t i = 0; i < ARRAY_LEN(keys); i++)
         if (strncmp(kv, keys[i], strlen(keys[i])) == 0)
@@ -437,8 +441,8 @@ worker_main(void *arg)
 }
 
 static int
-dk_start_all(struct backend *b, const struct backend_instance *insts,
-             size_t n, struct err *err)
+dk_start_all(struct backend *b, const struct backend_instance *insts, size_t n,
+             struct err *err)
 {
     struct dk_backend *k = (struct dk_backend *)b;
 
@@ -504,14 +508,13 @@ make_network(struct dk_backend *k, struct err *err)
     cJSON *list;
 
     k->network = xasprintf("testyard-%s", k->cfg.run_id);
-    if (docker_network_create(k->d, k->network, labels, &k->network_id,
-                              err) < 0)
+    if (docker_network_create(k->d, k->network, labels, &k->network_id, err) <
+        0)
         return err_prefix(err, "creating network %s", k->network);
     list = docker_network_list(k->d, labels, err);
     if (list == NULL)
         return -1;
-    cJSON_ArrayForEach(net, list)
-    {
+    cJSON_ArrayForEach (net, list) {
         const cJSON *ipam = cJSON_GetObjectItemCaseSensitive(net, "IPAM");
         const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(ipam, "Config");
 
@@ -548,8 +551,9 @@ start_events(struct dk_backend *k, struct err *err)
     rc = k->events_ready;
     pthread_mutex_unlock(&k->lock);
     if (!rc)
-        return err_set(err, ETIMEDOUT, "the engine did not accept an events "
-                                       "subscription within 10 s");
+        return err_set(err, ETIMEDOUT,
+                       "the engine did not accept an events "
+                       "subscription within 10 s");
     return 0;
 }
 

@@ -34,9 +34,9 @@
 #define EXEC_PIDS_MAX 4096
 
 struct exec_inst {
-    pid_t pid;           /* 0 before start, -1 after reaped */
-    struct cgroup *cg;   /* NULL without cgroups */
-    int64_t oom_before;  /* the cgroup's OOM count at start */
+    pid_t pid;          /* 0 before start, -1 after reaped */
+    struct cgroup *cg;  /* NULL without cgroups */
+    int64_t oom_before; /* the cgroup's OOM count at start */
 };
 
 struct exec_backend {
@@ -139,8 +139,8 @@ make_cgroup(struct exec_backend *x, const struct backend_instance *in,
     if (!cgroup_sys_usable(x->cgs))
         return NULL;
     rel = xasprintf("%s/%s-%d", x->cfg.run_id, in->group, in->group_index);
-    return cgroup_create(x->cgs, rel, in->memory, in->millicpu,
-                         EXEC_PIDS_MAX, err);
+    return cgroup_create(x->cgs, rel, in->memory, in->millicpu, EXEC_PIDS_MAX,
+                         err);
 }
 
 static int

@@ -78,8 +78,7 @@ make_items(const cJSON *containers, const cJSON *networks, size_t *n)
     const cJSON *c;
     size_t i = 0;
 
-    cJSON_ArrayForEach(c, containers)
-    {
+    cJSON_ArrayForEach (c, containers) {
         const cJSON *names = cJSON_GetObjectItemCaseSensitive(c, "Names");
         const cJSON *first = cJSON_GetArrayItem(names, 0);
         const char *state = str_of(c, "State");
@@ -93,8 +92,7 @@ make_items(const cJSON *containers, const cJSON *networks, size_t *n)
                            strcmp(state, "restarting") == 0;
         i++;
     }
-    cJSON_ArrayForEach(c, networks)
-    {
+    cJSON_ArrayForEach (c, networks) {
         items[i].id = str_of(c, "Id");
         snprintf(items[i].name, sizeof(items[i].name), "%s", str_of(c, "Name"));
         items[i].run = label_of(c, "Labels", "testyard.run");

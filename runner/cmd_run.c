@@ -62,20 +62,37 @@ parse_args(int argc, char **argv, struct run_args *a)
     a->opts.progress = isatty(STDOUT_FILENO);
     while ((c = getopt_long(argc, argv, "qh", longopts, NULL)) != -1) {
         switch (c) {
-        case 'p': a->plans = optarg; break;
-        case 'r': a->opts.runs_dir = optarg; break;
-        case 'i': a->opts.run_id = optarg; break;
-        case 'R': a->runner = optarg; break;
-        case 'n': a->opts.progress = false; break;
-        case 'q': a->opts.quiet = true; break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return EXIT_USAGE;
+        case 'p':
+            a->plans = optarg;
+            break;
+        case 'r':
+            a->opts.runs_dir = optarg;
+            break;
+        case 'i':
+            a->opts.run_id = optarg;
+            break;
+        case 'R':
+            a->runner = optarg;
+            break;
+        case 'n':
+            a->opts.progress = false;
+            break;
+        case 'q':
+            a->opts.quiet = true;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return EXIT_USAGE;
         }
     }
     if (a->runner != NULL && strcmp(a->runner, "local:exec") != 0 &&
         strcmp(a->runner, "local:docker") != 0) {
-        fprintf(stderr, "testyard: --runner: expected local:exec or "
-                        "local:docker, got \"%s\"\n",
+        fprintf(stderr,
+                "testyard: --runner: expected local:exec or "
+                "local:docker, got \"%s\"\n",
                 a->runner);
         return EXIT_USAGE;
     }

@@ -99,8 +99,7 @@ docker_container_create(struct docker *d, const char *name, const cJSON *config,
         return err_set(err, EPROTO, "Docker engine: create gave no Id");
     }
     warnings = cJSON_GetObjectItemCaseSensitive(j, "Warnings");
-    cJSON_ArrayForEach(warn, warnings)
-    {
+    cJSON_ArrayForEach (warn, warnings) {
         if (cJSON_IsString(warn))
             log_debug("docker: create %s: %s", name ? name : id,
                       warn->valuestring);

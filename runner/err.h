@@ -17,10 +17,10 @@
 enum {
     EXIT_PLAN_FAILED = 1,
     EXIT_USAGE = 64,
-    EXIT_DATAERR = 65,   /* bad composition or manifest */
-    EXIT_NOINPUT = 66,   /* a file named on the command line is missing */
+    EXIT_DATAERR = 65,     /* bad composition or manifest */
+    EXIT_NOINPUT = 66,     /* a file named on the command line is missing */
     EXIT_UNAVAILABLE = 69, /* Docker or another needed service */
-    EXIT_SOFTWARE = 70,  /* internal error */
+    EXIT_SOFTWARE = 70,    /* internal error */
     EXIT_OSERR = 71,
     EXIT_CANTCREAT = 73,
     EXIT_IOERR = 74,
@@ -30,8 +30,8 @@ enum {
 #define ERR_MSG_MAX 1024
 
 struct err {
-    int code;            /* errno-style code, 0 when unset */
-    int status;          /* exit status the CLI should use, 0 = pick default */
+    int code;   /* errno-style code, 0 when unset */
+    int status; /* exit status the CLI should use, 0 = pick default */
     char msg[ERR_MSG_MAX];
 };
 

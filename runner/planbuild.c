@@ -23,8 +23,8 @@
 #include <unistd.h>
 
 struct sdk_paths {
-    char *include;   /* folder holding testyard.h */
-    char *lib;       /* path of libtestyard.a */
+    char *include; /* folder holding testyard.h */
+    char *lib;     /* path of libtestyard.a */
 };
 
 static bool
@@ -120,8 +120,8 @@ args_release(struct args *a)
 }
 
 static int
-pkg_config(const char *what, char *const *pkgs, size_t npkgs,
-           struct args *a, struct err *err)
+pkg_config(const char *what, char *const *pkgs, size_t npkgs, struct args *a,
+           struct err *err)
 {
     struct args pc = {0};
     struct strbuf out;
@@ -297,8 +297,8 @@ compile(const struct planbuild_spec *s, struct args *a, const char *bin,
         if (rc > 0) {
             first_error(out.buf, first, sizeof(first));
             err_set(err, EINVAL,
-                    "plan %s failed to compile%s%s; full output in %s",
-                    s->name, first[0] ? ": " : "", first, log_path);
+                    "plan %s failed to compile%s%s; full output in %s", s->name,
+                    first[0] ? ": " : "", first, log_path);
             err_status(err, EXIT_DATAERR);
         }
         strbuf_release(&out);

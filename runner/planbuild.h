@@ -15,13 +15,13 @@
 #include <stddef.h>
 
 struct planbuild_spec {
-    const char *name;                /* plan name */
-    const char *dir;                 /* plan folder */
-    char *const *sources;            /* relative to dir */
+    const char *name;     /* plan name */
+    const char *dir;      /* plan folder */
+    char *const *sources; /* relative to dir */
     size_t nsources;
     char *const *cflags;
     size_t ncflags;
-    char *const *pkg_config;         /* extra pkg-config packages */
+    char *const *pkg_config; /* extra pkg-config packages */
     size_t npkg_config;
     char *const *ldlibs;
     size_t nldlibs;

@@ -249,9 +249,9 @@ stop_all(struct run *r, enum stop_reason why, bool force)
         r->be->ops->stop(r->be, (int)i, force);
     }
     if (!force)
-        r->kill_at_ms = now_ms() + (r->opts.grace_ms > 0
-                                        ? r->opts.grace_ms
-                                        : RUN_DEFAULT_GRACE_MS);
+        r->kill_at_ms =
+            now_ms() +
+            (r->opts.grace_ms > 0 ? r->opts.grace_ms : RUN_DEFAULT_GRACE_MS);
 }
 
 static void
@@ -465,8 +465,7 @@ setup(struct run *r, struct err *err)
     r->deadline_ms = r->start_mono_ms + r->comp->timeout_ns / 1000000;
     for (size_t i = 0; i < r->n; i++)
         r->insts[i].env = run_inst_env(r, &r->insts[i]);
-    r->mon = monitor_new(r->comp->memory_sample_ns / 1000000,
-                         r->start_mono_ms);
+    r->mon = monitor_new(r->comp->memory_sample_ns / 1000000, r->start_mono_ms);
     return 0;
 }
 

@@ -24,11 +24,11 @@
 struct composition;
 
 struct run_opts {
-    const char *runs_dir;   /* parent of run folders; default "runs" */
-    const char *run_id;     /* NULL = generate one */
-    bool progress;          /* redraw progress lines (stdout is a tty) */
-    bool quiet;             /* no progress and no summary */
-    int64_t grace_ms;       /* SIGTERM → SIGKILL delay on stop; 0 = 5 s */
+    const char *runs_dir; /* parent of run folders; default "runs" */
+    const char *run_id;   /* NULL = generate one */
+    bool progress;        /* redraw progress lines (stdout is a tty) */
+    bool quiet;           /* no progress and no summary */
+    int64_t grace_ms;     /* SIGTERM → SIGKILL delay on stop; 0 = 5 s */
 };
 
 /* Outcome of one instance, from worst to best for the summary's order. */
@@ -51,7 +51,7 @@ struct run_summary {
     char run_dir[4096];
     bool canceled;
     bool success;
-    int exit_status;        /* 0, 1 (plan failed) or 130 (canceled) */
+    int exit_status; /* 0, 1 (plan failed) or 130 (canceled) */
 };
 
 /* Run the composition. Returns 0 when the run happened (whatever its

@@ -57,10 +57,10 @@ run_insts_init(struct run *r)
             in->group_index = (int)j;
             in->status = -1;
             in->label = xasprintf("%s/%d", c->groups[g].id, (int)j);
-            in->outdir = xasprintf("%s/%s/%d", r->run_dir, c->groups[g].id,
-                                   (int)j);
-            in->tempdir = xasprintf("%s/.tmp/%s/%d", r->run_dir,
-                                    c->groups[g].id, (int)j);
+            in->outdir =
+                xasprintf("%s/%s/%d", r->run_dir, c->groups[g].id, (int)j);
+            in->tempdir =
+                xasprintf("%s/.tmp/%s/%d", r->run_dir, c->groups[g].id, (int)j);
         }
     }
 }
@@ -87,8 +87,7 @@ struct envb {
     size_t n, cap;
 };
 
-static void
-env_add(struct envb *e, const char *key, const char *fmt, ...)
+static void env_add(struct envb *e, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 static void
@@ -115,8 +114,7 @@ params_testground(const cJSON *params)
     const cJSON *p;
 
     strbuf_init(&sb);
-    cJSON_ArrayForEach(p, params)
-    {
+    cJSON_ArrayForEach (p, params) {
         if (sb.len > 0)
             strbuf_addc(&sb, '|');
         if (cJSON_IsString(p)) {
@@ -162,16 +160,15 @@ env_testyard(struct envb *e, const struct run *r, const struct run_inst *in)
     const struct composition *c = r->comp;
     cleanup_free char *params =
         cJSON_PrintUnformatted(c->groups[in->group].params);
-    long long deadline = (long long)(r->start_wall_ns / 1000000 +
-                                     c->timeout_ns / 1000000);
+    long long deadline =
+        (long long)(r->start_wall_ns / 1000000 + c->timeout_ns / 1000000);
 
     env_add(e, "TESTYARD_SYNC_URL", "%s", syncsvc_endpoint(r->svc));
     env_add(e, "TESTYARD_GROUP_INDEX", "%d", in->group_index);
     env_add(e, "TESTYARD_GLOBAL_INDEX", "%d", in->index);
     env_add(e, "TESTYARD_PARAMS", "%s", params ? params : "{}");
     env_add(e, "TESTYARD_DEADLINE_MS", "%lld", deadline);
-    env_add(e, "TESTYARD_HEAP_RATE", "%llu",
-            (unsigned long long)c->heap_rate);
+    env_add(e, "TESTYARD_HEAP_RATE", "%llu", (unsigned long long)c->heap_rate);
     if (c->heap_profile_ns > 0)
         env_add(e, "TESTYARD_HEAP_PROFILE_INTERVAL", "%lldns",
                 (long long)c->heap_profile_ns);
@@ -186,8 +183,9 @@ run_inst_env(const struct run *r, const struct run_inst *in)
 
     env_testground(&e, r, in);
     env_testyard(&e, r, in);
-    env_add(&e, "PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:"
-                        "/sbin:/bin");
+    env_add(&e, "PATH",
+            "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:"
+            "/sbin:/bin");
     env_add(&e, "HOME", "%s", in->tempdir);
     for (size_t i = 0; i < ARRAY_LEN(passthrough); i++) {
         const char *v = getenv(passthrough[i]);
@@ -221,8 +219,8 @@ void
 run_inst_decide(struct run_inst *in)
 {
     if (!in->started)
-        in->outcome = in->stopped == STOP_CANCEL ? OUTCOME_CANCELED
-                                                 : OUTCOME_FAILURE;
+        in->outcome =
+            in->stopped == STOP_CANCEL ? OUTCOME_CANCELED : OUTCOME_FAILURE;
     else if (in->oom)
         in->outcome = OUTCOME_OOM;
     else if (in->stopped == STOP_DEADLINE && !finished_cleanly(in))

@@ -29,23 +29,23 @@ enum stop_reason {
 };
 
 struct run_inst {
-    int index;                  /* in the run */
-    int group;                  /* index into comp->groups */
+    int index; /* in the run */
+    int group; /* index into comp->groups */
     int group_index;
-    char *label;                /* "<group>/<index>" */
+    char *label; /* "<group>/<index>" */
     char *outdir;
     char *tempdir;
-    char **env;                 /* NULL-terminated */
+    char **env; /* NULL-terminated */
 
     bool started;
     bool ended;
-    bool waiting;               /* blocked in a barrier */
-    bool hello;                 /* connected to the sync service */
+    bool waiting; /* blocked in a barrier */
+    bool hello;   /* connected to the sync service */
     bool success_event;
     bool failure_event;
     bool crash_event;
-    char *error;                /* failure message (event or start) */
-    int status;                 /* exit code, -1 when none */
+    char *error; /* failure message (event or start) */
+    int status;  /* exit code, -1 when none */
     int signal;
     bool oom;
     enum stop_reason stopped;
@@ -63,7 +63,7 @@ struct run {
     char *run_id;
     char *run_dir;
     char *binary;
-    char image[256];            /* the plan's image on local:docker */
+    char image[256]; /* the plan's image on local:docker */
     struct syncsvc *svc;
     struct backend *be;
     struct monitor *mon;
@@ -72,16 +72,16 @@ struct run {
     size_t nended;
     size_t nstarted;
 
-    int sigfd;                  /* SIGINT / SIGTERM */
+    int sigfd; /* SIGINT / SIGTERM */
     int64_t start_mono_ms;
     int64_t start_wall_ns;
     int64_t end_wall_ns;
-    int64_t deadline_ms;        /* monotonic */
-    int64_t kill_at_ms;         /* force-stop time after a stop, 0 = none */
+    int64_t deadline_ms; /* monotonic */
+    int64_t kill_at_ms;  /* force-stop time after a stop, 0 = none */
     bool deadline_hit;
     bool canceled;
-    int progress_lines;         /* lines drawn last time */
-    bool announced_start;       /* "all started" said (no tty) */
+    int progress_lines;   /* lines drawn last time */
+    bool announced_start; /* "all started" said (no tty) */
     int64_t progress_at_ms;
 };
 

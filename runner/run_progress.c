@@ -79,8 +79,8 @@ run_progress_draw(struct run *r, bool final)
     if (!r->opts.progress) {
         if (!r->announced_start && r->nstarted == r->n && r->n > 0) {
             r->announced_start = true;
-            printf("testyard: run %s: all %zu instances started\n",
-                   r->run_id, r->n);
+            printf("testyard: run %s: all %zu instances started\n", r->run_id,
+                   r->n);
             fflush(stdout);
         }
         return;

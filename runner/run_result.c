@@ -88,9 +88,9 @@ inst_json(const struct run *r, const struct run_inst *in)
     add_time(o, "started", in->start_wall_ns);
     add_time(o, "ended", in->end_wall_ns);
     if (in->start_wall_ns > 0 && in->end_wall_ns > 0)
-        cJSON_AddNumberToObject(
-            o, "duration_s",
-            (double)(in->end_wall_ns - in->start_wall_ns) / 1e9);
+        cJSON_AddNumberToObject(o, "duration_s",
+                                (double)(in->end_wall_ns - in->start_wall_ns) /
+                                    1e9);
     run_inst_how(in, how, sizeof(how));
     cJSON_AddStringToObject(o, "how", how);
     if (in->error != NULL)
@@ -169,8 +169,9 @@ run_write_result(const struct run *r, struct err *err)
     cJSON_AddStringToObject(o, "outcome", run_outcome(r));
     cJSON_AddBoolToObject(o, "deadline_hit", r->deadline_hit);
     cJSON_AddNumberToObject(o, "exit_status",
-                            r->canceled ? EXIT_CANCELED
-                                        : run_succeeded(r) ? 0 : 1);
+                            r->canceled        ? EXIT_CANCELED
+                            : run_succeeded(r) ? 0
+                                               : 1);
     cJSON_AddItemToObject(o, "groups", groups_json(r));
     insts = cJSON_AddArrayToObject(o, "instances");
     for (size_t i = 0; i < r->n; i++)
@@ -198,8 +199,7 @@ group_peak(const struct run *r, size_t g)
     for (size_t i = 0; i < r->n; i++) {
         const struct run_inst *in = &r->insts[i];
 
-        if ((size_t)in->group == g && in->has_mstats &&
-            in->mstats.peak > peak)
+        if ((size_t)in->group == g && in->has_mstats && in->mstats.peak > peak)
             peak = in->mstats.peak;
     }
     return peak;
@@ -220,10 +220,10 @@ print_groups(const struct run *r)
         fmt_mem(group_peak(r, g), peak, sizeof(peak));
         fmt_mem(cg->memory_bytes ? (int64_t)cg->memory_bytes : -1, limit,
                 sizeof(limit));
-        printf("%-14s %5lld %7zu %7zu %5zu %4zu %7zu %8zu  %-12s %s\n",
-               cg->id, (long long)cg->instances, c[OUTCOME_SUCCESS],
-               c[OUTCOME_FAILURE], c[OUTCOME_CRASH], c[OUTCOME_OOM],
-               c[OUTCOME_TIMEOUT], c[OUTCOME_CANCELED], peak, limit);
+        printf("%-14s %5lld %7zu %7zu %5zu %4zu %7zu %8zu  %-12s %s\n", cg->id,
+               (long long)cg->instances, c[OUTCOME_SUCCESS], c[OUTCOME_FAILURE],
+               c[OUTCOME_CRASH], c[OUTCOME_OOM], c[OUTCOME_TIMEOUT],
+               c[OUTCOME_CANCELED], peak, limit);
     }
 }
 

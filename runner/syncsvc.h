@@ -31,9 +31,9 @@ struct syncsvc;
 
 /* One expected instance of the run. */
 struct syncsvc_instance {
-    const char *group;   /* group id */
-    int group_index;     /* 0-based within the group */
-    const char *outdir;  /* its folder: <runs>/<run-id>/<group>/<index> */
+    const char *group;  /* group id */
+    int group_index;    /* 0-based within the group */
+    const char *outdir; /* its folder: <runs>/<run-id>/<group>/<index> */
 };
 
 /* What the orchestrator hears about, for outcomes and progress lines. All
@@ -53,18 +53,17 @@ struct syncsvc_observer {
 
 struct syncsvc_config {
     const char *run_id;
-    const char *run_dir;          /* barrier log goes to <run_dir>/barriers.jsonl */
-    const char *bind;             /* e.g. "tcp://127.0.0.1:0" (0 = any port) */
+    const char *run_dir; /* barrier log goes to <run_dir>/barriers.jsonl */
+    const char *bind;    /* e.g. "tcp://127.0.0.1:0" (0 = any port) */
     const struct syncsvc_instance *instances;
     size_t ninstances;
-    size_t topic_max_entries;     /* per topic; 0 = default */
-    size_t topic_max_bytes;       /* per topic; 0 = default */
+    size_t topic_max_entries; /* per topic; 0 = default */
+    size_t topic_max_bytes;   /* per topic; 0 = default */
     const struct syncsvc_observer *observer;
     void *observer_arg;
 };
 
-struct syncsvc *syncsvc_new(const struct syncsvc_config *cfg,
-                            struct err *err);
+struct syncsvc *syncsvc_new(const struct syncsvc_config *cfg, struct err *err);
 void syncsvc_destroy(struct syncsvc **svc);
 
 /* The endpoint instances connect to, after binding (port resolved),

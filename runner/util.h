@@ -62,7 +62,8 @@ int64_t now_wall_ns(void);
  * (at least 32 bytes): 2026-11-29T18:45:29.123Z */
 void time_rfc3339(int64_t wall_ns, char *buf, size_t size);
 
-/* A growable NUL-terminated byte buffer. Held by value; strbuf_release frees. */
+/* A growable NUL-terminated byte buffer. Held by value; strbuf_release frees.
+ */
 struct strbuf {
     char *buf;
     size_t len;

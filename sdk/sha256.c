@@ -44,14 +44,14 @@ load_be32(const uint8_t *p)
 /* One round with the working variables named rather than shifted through
  * an array: the eight names rotate from one round to the next, so after
  * eight rounds they are back in place and nothing was copied. */
-#define ROUND(a, b, c, d, e, f, g, h, i)                                   \
-    do {                                                                   \
-        uint32_t t1 = h + (ror(e, 6) ^ ror(e, 11) ^ ror(e, 25)) +          \
-                      ((e & f) ^ (~e & g)) + k[i] + w[i];                  \
-        uint32_t t2 = (ror(a, 2) ^ ror(a, 13) ^ ror(a, 22)) +              \
-                      ((a & b) ^ (a & c) ^ (b & c));                       \
-        d += t1;                                                           \
-        h = t1 + t2;                                                       \
+#define ROUND(a, b, c, d, e, f, g, h, i)                                       \
+    do {                                                                       \
+        uint32_t t1 = h + (ror(e, 6) ^ ror(e, 11) ^ ror(e, 25)) +              \
+                      ((e & f) ^ (~e & g)) + k[i] + w[i];                      \
+        uint32_t t2 = (ror(a, 2) ^ ror(a, 13) ^ ror(a, 22)) +                  \
+                      ((a & b) ^ (a & c) ^ (b & c));                           \
+        d += t1;                                                               \
+        h = t1 + t2;                                                           \
     } while (0)
 
 static void
@@ -66,8 +66,7 @@ compress_portable(uint32_t h[8], const uint8_t *p, size_t nblocks)
             w[i] = load_be32(p + 4 * i);
         for (int i = 16; i < 64; i++)
             w[i] = w[i - 16] + w[i - 7] +
-                   (ror(w[i - 15], 7) ^ ror(w[i - 15], 18) ^
-                    (w[i - 15] >> 3)) +
+                   (ror(w[i - 15], 7) ^ ror(w[i - 15], 18) ^ (w[i - 15] >> 3)) +
                    (ror(w[i - 2], 17) ^ ror(w[i - 2], 19) ^ (w[i - 2] >> 10));
         for (int i = 0; i < 64; i += 8) {
             ROUND(a, b, c, d, e, f, g, hh, i);
@@ -119,7 +118,8 @@ compress_shani(uint32_t h[8], const uint8_t *p, size_t nblocks)
         for (int j = 0; j < 4; j++)
             m[j] = _mm_shuffle_epi8(
                 _mm_loadu_si128((const __m128i *)(p + 16 * j)), bswap);
-        /* Fully unrolled, m[] indexes are constants and stay in registers. */
+            /* Fully unrolled, m[] indexes are constants and stay in registers.
+             */
 #pragma GCC unroll 16
         for (int j = 0; j < 16; j++) {
             msg = _mm_add_epi32(m[j & 3],

@@ -95,16 +95,13 @@ TY_EXPORT int ty_param_int(struct ty *ty, const char *name, int64_t *out);
 TY_EXPORT int ty_param_float(struct ty *ty, const char *name, double *out);
 TY_EXPORT int ty_param_bool(struct ty *ty, const char *name, bool *out);
 TY_EXPORT int ty_param_size(struct ty *ty, const char *name, uint64_t *out);
-TY_EXPORT int ty_param_duration(struct ty *ty, const char *name,
-                                int64_t *out);
+TY_EXPORT int ty_param_duration(struct ty *ty, const char *name, int64_t *out);
 /* An enum parameter's value (one of the manifest's values). */
-TY_EXPORT int ty_param_enum(struct ty *ty, const char *name,
-                            const char **out);
+TY_EXPORT int ty_param_enum(struct ty *ty, const char *name, const char **out);
 /* JSON array parameters: their length, then one element at a time. */
-TY_EXPORT int ty_param_array_len(struct ty *ty, const char *name,
-                                 size_t *len);
-TY_EXPORT int ty_param_array_string(struct ty *ty, const char *name,
-                                    size_t i, const char **out);
+TY_EXPORT int ty_param_array_len(struct ty *ty, const char *name, size_t *len);
+TY_EXPORT int ty_param_array_string(struct ty *ty, const char *name, size_t i,
+                                    const char **out);
 TY_EXPORT int ty_param_array_int(struct ty *ty, const char *name, size_t i,
                                  int64_t *out);
 TY_EXPORT int ty_param_array_float(struct ty *ty, const char *name, size_t i,
@@ -113,8 +110,8 @@ TY_EXPORT int ty_param_array_bool(struct ty *ty, const char *name, size_t i,
                                   bool *out);
 TY_EXPORT int ty_param_array_size(struct ty *ty, const char *name, size_t i,
                                   uint64_t *out);
-TY_EXPORT int ty_param_array_duration(struct ty *ty, const char *name,
-                                      size_t i, int64_t *out);
+TY_EXPORT int ty_param_array_duration(struct ty *ty, const char *name, size_t i,
+                                      int64_t *out);
 
 /* ------------------------------------------------------------------------
  * Sync: states, barriers and topics, namespaced to this run
@@ -161,16 +158,14 @@ TY_EXPORT void ty_stage_end(struct ty *ty, const char *stage);
 
 TY_EXPORT void ty_counter_add(struct ty *ty, const char *name, int64_t n);
 TY_EXPORT void ty_gauge_set(struct ty *ty, const char *name, double v);
-TY_EXPORT void ty_histogram_observe(struct ty *ty, const char *name,
-                                    double v);
+TY_EXPORT void ty_histogram_observe(struct ty *ty, const char *name, double v);
 /* A single measurement; points are written to results.out within a
  * second (and at flush), so they survive the instance being killed. */
 TY_EXPORT void ty_point(struct ty *ty, const char *name, double v);
 /* Timers: ty_timer_start returns a monotonic start time; ty_timer_stop
  * records the elapsed seconds under name and returns them. */
 TY_EXPORT int64_t ty_timer_start(struct ty *ty);
-TY_EXPORT double ty_timer_stop(struct ty *ty, const char *name,
-                               int64_t start);
+TY_EXPORT double ty_timer_stop(struct ty *ty, const char *name, int64_t start);
 /* Write every counter, gauge, histogram and timer to results.out now (also
  * done when the case ends). */
 TY_EXPORT int ty_metrics_flush(struct ty *ty);

@@ -76,8 +76,7 @@ scan_mounts(void)
         char mnt[512], fstype[64], superopts[1024];
         char *dash = strstr(line, " - ");
 
-        if (dash == NULL ||
-            sscanf(line, "%*s %*s %*s %*s %511s", mnt) != 1 ||
+        if (dash == NULL || sscanf(line, "%*s %*s %*s %*s %511s", mnt) != 1 ||
             sscanf(dash + 3, "%63s %*s %1023s", fstype, superopts) != 2)
             continue;
         if (strcmp(fstype, "cgroup") == 0 && mount_v1[0] == '\0' &&

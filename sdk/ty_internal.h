@@ -39,16 +39,16 @@ struct ty {
     int group_instance_count;
     int group_index;
     int global_index;
-    int64_t deadline_ms;   /* run deadline as a CLOCK_MONOTONIC ms, 0 = none */
-    cJSON *params;         /* name -> typed JSON value */
+    int64_t deadline_ms; /* run deadline as a CLOCK_MONOTONIC ms, 0 = none */
+    cJSON *params;       /* name -> typed JSON value */
 
-    char errmsg[512];      /* last failure, see ty_errmsg() */
-    char *fail_reason;     /* set by ty_fail() */
-    pthread_mutex_t lock;  /* guards errmsg and the sync connection */
+    char errmsg[512];     /* last failure, see ty_errmsg() */
+    char *fail_reason;    /* set by ty_fail() */
+    pthread_mutex_t lock; /* guards errmsg and the sync connection */
 
-    struct ty__conn *conn;         /* NULL when no coordinator */
-    struct ty__metrics *metrics;   /* ty_metrics.c */
-    struct ty__heapctl *heapctl;   /* ty_heapctl.c */
+    struct ty__conn *conn;       /* NULL when no coordinator */
+    struct ty__metrics *metrics; /* ty_metrics.c */
+    struct ty__heapctl *heapctl; /* ty_heapctl.c */
 };
 
 /* Build a handle from the environment (for ty_main and for tests).

@@ -215,8 +215,7 @@ ty__parse_duration(const char *s, int64_t *ns, char *why, size_t whylen)
     *ns = (int64_t)total;
     return 0;
 bad:
-    snprintf(why, whylen,
-             "expected a duration like 250ms, 30s, 10m or 1m30s");
+    snprintf(why, whylen, "expected a duration like 250ms, 30s, 10m or 1m30s");
     return -1;
 }
 

@@ -20,8 +20,7 @@
  * message in why (e.g. "expected a size like 512Mi or 512MB"), never both. */
 int ty__parse_size(const char *s, uint64_t *bytes, char *why, size_t whylen);
 int ty__parse_duration(const char *s, int64_t *ns, char *why, size_t whylen);
-int ty__parse_cpu(const char *s, int64_t *millicpus, char *why,
-                  size_t whylen);
+int ty__parse_cpu(const char *s, int64_t *millicpus, char *why, size_t whylen);
 
 /* "SI" or "IEC" or "bytes": what a valid size string's unit means. */
 const char *ty__size_system(const char *s);

@@ -495,8 +495,7 @@ decode_items(const cJSON *root, struct ty_wire_resp *resp, char *why,
         return 0;
     if (!cJSON_IsArray(items))
         return fail(why, whylen, "\"%s\": expected an array", "items");
-    cJSON_ArrayForEach(it, items)
-    {
+    cJSON_ArrayForEach (it, items) {
         if (!cJSON_IsObject(it) ||
             get_int(cJSON_GetObjectItemCaseSensitive(it, "seq"), 1,
                     TY_WIRE_INT_MAX, &seq) < 0 ||

@@ -157,8 +157,8 @@ run_barrier(struct ty *ty)
 }
 
 static const struct ty_case cases[] = {
-    {"ok", run_ok},       {"fail", run_fail},       {"crash", run_crash},
-    {"stall", run_stall}, {"oom", run_oom},         {"barrier", run_barrier},
+    {"ok", run_ok},       {"fail", run_fail}, {"crash", run_crash},
+    {"stall", run_stall}, {"oom", run_oom},   {"barrier", run_barrier},
     {NULL, NULL},
 };
 

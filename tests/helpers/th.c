@@ -57,8 +57,7 @@ th_tmpdir(void)
     if (tmpdir[0] == '\0') {
         const char *base = getenv("TMPDIR");
 
-        snprintf(tmpdir, sizeof(tmpdir), "%s/th.XXXXXX",
-                 base ? base : "/tmp");
+        snprintf(tmpdir, sizeof(tmpdir), "%s/th.XXXXXX", base ? base : "/tmp");
         if (mkdtemp(tmpdir) == NULL) {
             perror("mkdtemp");
             exit(1);

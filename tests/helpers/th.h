@@ -34,40 +34,40 @@ int th_failures(void);
 /* A fresh directory for the current case, removed when it ends. */
 const char *th_tmpdir(void);
 
-#define CHECK(cond)                                                        \
-    do {                                                                   \
-        if (!(cond))                                                       \
-            th_fail(__FILE__, __LINE__, "CHECK(%s)", #cond);               \
+#define CHECK(cond)                                                            \
+    do {                                                                       \
+        if (!(cond))                                                           \
+            th_fail(__FILE__, __LINE__, "CHECK(%s)", #cond);                   \
     } while (0)
 
-#define CHECK_MSG(cond, ...)                                               \
-    do {                                                                   \
-        if (!(cond))                                                       \
-            th_fail(__FILE__, __LINE__, __VA_ARGS__);                      \
+#define CHECK_MSG(cond, ...)                                                   \
+    do {                                                                       \
+        if (!(cond))                                                           \
+            th_fail(__FILE__, __LINE__, __VA_ARGS__);                          \
     } while (0)
 
-#define CHECK_EQ_INT(a, b)                                                 \
-    do {                                                                   \
-        long long th_a_ = (long long)(a), th_b_ = (long long)(b);          \
-        if (th_a_ != th_b_)                                                \
-            th_fail(__FILE__, __LINE__, "%s == %s: %lld != %lld", #a, #b,  \
-                    th_a_, th_b_);                                         \
+#define CHECK_EQ_INT(a, b)                                                     \
+    do {                                                                       \
+        long long th_a_ = (long long)(a), th_b_ = (long long)(b);              \
+        if (th_a_ != th_b_)                                                    \
+            th_fail(__FILE__, __LINE__, "%s == %s: %lld != %lld", #a, #b,      \
+                    th_a_, th_b_);                                             \
     } while (0)
 
-#define CHECK_EQ_STR(a, b)                                                 \
-    do {                                                                   \
-        const char *th_a_ = (a), *th_b_ = (b);                             \
-        if (th_a_ == NULL || th_b_ == NULL || strcmp(th_a_, th_b_) != 0)   \
-            th_fail(__FILE__, __LINE__, "%s == %s: \"%s\" != \"%s\"", #a,  \
-                    #b, th_a_ ? th_a_ : "(null)", th_b_ ? th_b_ : "(null)"); \
+#define CHECK_EQ_STR(a, b)                                                     \
+    do {                                                                       \
+        const char *th_a_ = (a), *th_b_ = (b);                                 \
+        if (th_a_ == NULL || th_b_ == NULL || strcmp(th_a_, th_b_) != 0)       \
+            th_fail(__FILE__, __LINE__, "%s == %s: \"%s\" != \"%s\"", #a, #b,  \
+                    th_a_ ? th_a_ : "(null)", th_b_ ? th_b_ : "(null)");       \
     } while (0)
 
-#define CHECK_CONTAINS(hay, needle)                                        \
-    do {                                                                   \
-        const char *th_h_ = (hay), *th_n_ = (needle);                      \
-        if (th_h_ == NULL || strstr(th_h_, th_n_) == NULL)                 \
-            th_fail(__FILE__, __LINE__, "%s contains \"%s\": got \"%s\"",  \
-                    #hay, th_n_, th_h_ ? th_h_ : "(null)");                \
+#define CHECK_CONTAINS(hay, needle)                                            \
+    do {                                                                       \
+        const char *th_h_ = (hay), *th_n_ = (needle);                          \
+        if (th_h_ == NULL || strstr(th_h_, th_n_) == NULL)                     \
+            th_fail(__FILE__, __LINE__, "%s contains \"%s\": got \"%s\"",      \
+                    #hay, th_n_, th_h_ ? th_h_ : "(null)");                    \
     } while (0)
 
 #endif

@@ -121,16 +121,14 @@ cleanup(struct docker *d, const char *image)
     const char *const labels[] = {"testyard.test=1", label, NULL};
     cJSON *list = docker_container_list(d, labels, true, NULL), *c;
 
-    cJSON_ArrayForEach(c, list)
-    {
+    cJSON_ArrayForEach (c, list) {
         const char *id = cJSON_GetObjectItem(c, "Id")->valuestring;
 
         docker_container_remove(d, id, true, NULL);
     }
     cJSON_Delete(list);
     list = docker_network_list(d, labels, NULL);
-    cJSON_ArrayForEach(c, list)
-    {
+    cJSON_ArrayForEach (c, list) {
         const char *id = cJSON_GetObjectItem(c, "Id")->valuestring;
 
         docker_network_remove(d, id, NULL);

@@ -46,9 +46,20 @@ t_sizes_si(void)
 static void
 t_sizes_bad(void)
 {
-    static const char *bad[] = {"",    "lots", "12 MB", " 12", "1e3", "0x10",
-                                "-5",  "1.",   ".5Mi",  "5Mib", "MB", "1.5.5",
-                                "99999999999999999999", "20000000TiB"};
+    static const char *bad[] = {"",
+                                "lots",
+                                "12 MB",
+                                " 12",
+                                "1e3",
+                                "0x10",
+                                "-5",
+                                "1.",
+                                ".5Mi",
+                                "5Mib",
+                                "MB",
+                                "1.5.5",
+                                "99999999999999999999",
+                                "20000000TiB"};
     char why[256];
     uint64_t v;
 
@@ -135,9 +146,12 @@ t_format(void)
 }
 
 static const struct th_case cases[] = {
-    {"sizes_iec", t_sizes_iec}, {"sizes_si", t_sizes_si},
-    {"sizes_bad", t_sizes_bad}, {"durations", t_durations},
-    {"cpu", t_cpu},             {"format", t_format},
+    {"sizes_iec", t_sizes_iec},
+    {"sizes_si", t_sizes_si},
+    {"sizes_bad", t_sizes_bad},
+    {"durations", t_durations},
+    {"cpu", t_cpu},
+    {"format", t_format},
     {NULL, NULL},
 };
 
