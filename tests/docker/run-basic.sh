@@ -1,7 +1,9 @@
+# shellcheck shell=bash
 # tests/docker/run-basic.sh — compositions on local:docker: the placebo and
 # ping compositions pass, outcomes are told apart as on local:exec, and
 # no container or network of a run is left afterwards.
 cd "$(dirname "$0")/../.." || exit 1
+# shellcheck source=tests/e2e/lib.sh
 . tests/e2e/lib.sh
 
 if ! have_docker; then

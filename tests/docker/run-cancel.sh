@@ -1,7 +1,9 @@
+# shellcheck shell=bash
 # tests/docker/run-cancel.sh — Ctrl-C mid-run removes every container of
 # the run; a coordinator killed outright leaves containers that
 # `testyard clean` then removes.
 cd "$(dirname "$0")/../.." || exit 1
+# shellcheck source=tests/e2e/lib.sh
 . tests/e2e/lib.sh
 
 if ! have_docker; then

@@ -1,8 +1,10 @@
+# shellcheck shell=bash
 # tests/docker/run-limits.sh — resource limits are real on local:docker:
 # an instance that allocates past `memory: 64Mi` is OOM-killed and
 # reported as oom; the container's limits read back as 64 MiB with no swap
 # and the CPU quota asked for.
 cd "$(dirname "$0")/../.." || exit 1
+# shellcheck source=tests/e2e/lib.sh
 . tests/e2e/lib.sh
 
 if ! have_docker; then

@@ -1,7 +1,9 @@
+# shellcheck shell=bash
 # tests/e2e/exec-barriers.sh — barriers through local:exec: many instances
 # through many rounds with nothing lost, and an instance dying mid-barrier
 # makes the others fail at once instead of hanging.
 cd "$(dirname "$0")/../.." || exit 1
+# shellcheck source=tests/e2e/lib.sh
 . tests/e2e/lib.sh
 
 f=$(composition many <<'EOF2'

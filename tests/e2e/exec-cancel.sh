@@ -1,7 +1,9 @@
+# shellcheck shell=bash
 # tests/e2e/exec-cancel.sh — SIGINT and SIGTERM stop a local:exec run:
 # every instance is stopped, nothing is left running, the run is marked
 # canceled and testyard exits 130.
 cd "$(dirname "$0")/../.." || exit 1
+# shellcheck source=tests/e2e/lib.sh
 . tests/e2e/lib.sh
 
 f=$(composition stall <<'EOF2'

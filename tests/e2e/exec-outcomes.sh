@@ -1,6 +1,8 @@
+# shellcheck shell=bash
 # tests/e2e/exec-outcomes.sh — local:exec tells every outcome apart:
 # success, failure, crash, timeout (the run's deadline) and OOM kill.
 cd "$(dirname "$0")/../.." || exit 1
+# shellcheck source=tests/e2e/lib.sh
 . tests/e2e/lib.sh
 
 placebo() { # NAME CASE COUNT [extra global/run_config yaml] [group extra]
@@ -85,6 +87,7 @@ rc=$?
 check_eq "a plan that does not compile: exit status 65" "$rc" 65
 check "its error names the compiler's complaint and the log" \
     grep -q "plan broken failed to compile: .*undeclared.*full output in .*build.log" "$RUNS/broken.log"
-check_eq "and no run folder is left" "$(ls "$RUNS/broken-runs" | wc -l)" 0
+check_eq "and no run folder is left" \
+    "$(find "$RUNS/broken-runs" -mindepth 1 | wc -l)" 0
 
 finish

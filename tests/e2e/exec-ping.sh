@@ -1,6 +1,8 @@
+# shellcheck shell=bash
 # tests/e2e/exec-ping.sh — the ping plan on local:exec: two groups find
 # each other over a topic and exchange messages over TCP every round.
 cd "$(dirname "$0")/../.." || exit 1
+# shellcheck source=tests/e2e/lib.sh
 . tests/e2e/lib.sh
 
 rc=$(run_comp ping compositions/ping.yaml --runner local:exec)

@@ -1,8 +1,10 @@
+# shellcheck shell=bash
 # tests/e2e/install.sh — `make install` gives a working program elsewhere:
 # the installed testyard finds its SDK, plans and templates under PREFIX,
 # compiles the placebo plan against the installed SDK and runs it, and a
 # program built with `pkg-config testyard` links.
 cd "$(dirname "$0")/../.." || exit 1
+# shellcheck source=tests/e2e/lib.sh
 . tests/e2e/lib.sh
 
 prefix="$RUNS/prefix"
@@ -39,9 +41,9 @@ static int run(struct ty *ty) { (void)ty; return 0; }
 static const struct ty_case cases[] = {{"ok", run}, {NULL, NULL}};
 int main(int argc, char **argv) { return ty_main(argc, argv, cases); }
 EOF2
-if PKG_CONFIG_PATH="$prefix/lib/pkgconfig" cc -o "$RUNS/hello" "$RUNS/hello.c" \
-    $(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs testyard) \
-    >"$RUNS/cc.log" 2>&1; then
+read -r -a flags <<<"$(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" \
+    pkg-config --cflags --libs testyard)"
+if cc -o "$RUNS/hello" "$RUNS/hello.c" "${flags[@]}" >"$RUNS/cc.log" 2>&1; then
     ok "a plan links with pkg-config testyard"
     check "and runs standalone" env TEST_CASE=ok LD_LIBRARY_PATH="$prefix/lib" \
         TEST_OUTPUTS_PATH="$RUNS" "$RUNS/hello"

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # tests/e2e/lib.sh — helpers for the end-to-end suites (sourced).
 #
 # Each suite prints TAP lines through ok / not_ok / check / skip and ends
