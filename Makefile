@@ -170,7 +170,7 @@ test-unit: tests
 test-valgrind: tests
 	@tests/run --valgrind --only unit
 
-test-browser: all
+test-browser: tests
 	@scripts/setup browser
 	@tests/browser/run
 

@@ -13,6 +13,7 @@
 
 #include "log.h"
 #include "planbuild.h"
+#include "report.h"
 #include "util.h"
 
 #include <errno.h>
@@ -479,6 +480,18 @@ fill_summary(const struct run *r, struct run_summary *sum)
     sum->exit_status = r->canceled ? EXIT_CANCELED : sum->success ? 0 : 1;
 }
 
+/* The report is a reading of the run folder; failing to write it is worth
+ * a warning, never a different exit status for the run. */
+static void
+write_report(const struct run *r)
+{
+    struct report_opts ro = {.table = r->opts.quiet ? NULL : stdout};
+    struct err e = {0};
+
+    if (report_generate(r->run_dir, &ro, &e) < 0)
+        log_warnx("report: %s", e.msg);
+}
+
 int
 run_execute(struct composition *comp, const struct run_opts *opts,
             struct run_summary *sum, struct err *err)
@@ -511,6 +524,7 @@ run_execute(struct composition *comp, const struct run_opts *opts,
         log_warnx("%s", err->msg);
     if (!r.opts.quiet)
         run_print_summary(&r);
+    write_report(&r);
     fill_summary(&r, sum);
     teardown(&r);
     return 0;

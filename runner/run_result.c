@@ -182,48 +182,19 @@ run_write_result(const struct run *r, struct err *err)
 }
 
 static void
-fmt_mem(int64_t v, char *buf, size_t size)
-{
-    if (v < 0)
-        snprintf(buf, size, "-");
-    else
-        ty__format_bytes((uint64_t)v, buf, size);
-}
-
-/* The highest peak among the group's instances, -1 when unknown. */
-static int64_t
-group_peak(const struct run *r, size_t g)
-{
-    int64_t peak = -1;
-
-    for (size_t i = 0; i < r->n; i++) {
-        const struct run_inst *in = &r->insts[i];
-
-        if ((size_t)in->group == g && in->has_mstats && in->mstats.peak > peak)
-            peak = in->mstats.peak;
-    }
-    return peak;
-}
-
-static void
 print_groups(const struct run *r)
 {
-    printf("%-14s %5s %7s %7s %5s %4s %7s %8s  %-12s %s\n", "group", "inst",
-           "success", "failure", "crash", "oom", "timeout", "canceled",
-           "peak memory", "limit");
+    printf("%-14s %5s %7s %7s %5s %4s %7s %8s\n", "group", "inst", "success",
+           "failure", "crash", "oom", "timeout", "canceled");
     for (size_t g = 0; g < r->comp->ngroups; g++) {
         const struct composition_group *cg = &r->comp->groups[g];
         size_t c[OUTCOME_COUNT];
-        char peak[32], limit[32];
 
         count_outcomes(r, g, c);
-        fmt_mem(group_peak(r, g), peak, sizeof(peak));
-        fmt_mem(cg->memory_bytes ? (int64_t)cg->memory_bytes : -1, limit,
-                sizeof(limit));
-        printf("%-14s %5lld %7zu %7zu %5zu %4zu %7zu %8zu  %-12s %s\n", cg->id,
-               (long long)cg->instances, c[OUTCOME_SUCCESS], c[OUTCOME_FAILURE],
-               c[OUTCOME_CRASH], c[OUTCOME_OOM], c[OUTCOME_TIMEOUT],
-               c[OUTCOME_CANCELED], peak, limit);
+        printf("%-14s %5lld %7zu %7zu %5zu %4zu %7zu %8zu\n", cg->id,
+               (long long)cg->instances, c[OUTCOME_SUCCESS],
+               c[OUTCOME_FAILURE], c[OUTCOME_CRASH], c[OUTCOME_OOM],
+               c[OUTCOME_TIMEOUT], c[OUTCOME_CANCELED]);
     }
 }
 

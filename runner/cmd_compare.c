@@ -1,0 +1,115 @@
+/*
+ * cmd_compare.c — `testyard compare [options] RUN_A RUN_B`: the reports of
+ * two runs side by side (A before, B after) with their differences, as a
+ * table, and optionally as JSON and as an HTML page. Nothing is written
+ * into the run folders.
+ */
+#include "cmd.h"
+#include "report.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct compare_args {
+    const char *run[2];
+    const char *json; /* "-" for stdout */
+    const char *html;
+};
+
+static void
+usage(FILE *out)
+{
+    fprintf(out,
+            "usage: testyard compare [--json FILE] [--html FILE] RUN_A "
+            "RUN_B\n\n"
+            "Compare two runs, A before and B after a change: per group\n"
+            "the peak and final memory, the growth per round and its\n"
+            "verdict, the OOM kills, and the top allocation sites, with\n"
+            "B - A for each.\n\n"
+            "  --json FILE  write the comparison as JSON (- for standard\n"
+            "               output, instead of the table)\n"
+            "  --html FILE  write it as a self-contained HTML page\n\n"
+            "Exit status: 0 compared, 64 usage, 65 a malformed file in a\n"
+            "run folder, 66 no such run folder, 73 cannot write a file.\n");
+}
+
+static int
+parse_args(int argc, char **argv, struct compare_args *a)
+{
+    int nrun = 0;
+
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i];
+
+        if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (strcmp(s, "--json") == 0 && i + 1 < argc) {
+            a->json = argv[++i];
+        } else if (strcmp(s, "--html") == 0 && i + 1 < argc) {
+            a->html = argv[++i];
+        } else if (s[0] != '-' && nrun < 2) {
+            a->run[nrun++] = s;
+        } else {
+            fprintf(stderr, "testyard compare: unexpected argument '%s'\n", s);
+            usage(stderr);
+            return EXIT_USAGE;
+        }
+    }
+    if (nrun == 2)
+        return -1;
+    usage(stderr);
+    return EXIT_USAGE;
+}
+
+/* Write text (which this frees) to path, or to stdout for "-". */
+static int
+output(const char *path, char *text, struct err *err)
+{
+    int rc = 0;
+
+    if (strcmp(path, "-") == 0)
+        fputs(text, stdout);
+    else if ((rc = file_write_atomic(path, text, strlen(text), err)) < 0)
+        err_status(err, EXIT_CANTCREAT);
+    free(text);
+    return rc;
+}
+
+static int
+compare(const struct compare_args *a, struct report *r[2], struct err *err)
+{
+    if (a->json != NULL &&
+        output(a->json, report_compare_json(r[0], r[1]), err) < 0)
+        return -1;
+    if (a->html != NULL &&
+        output(a->html, report_compare_html(r[0], r[1]), err) < 0)
+        return -1;
+    if (a->json == NULL || strcmp(a->json, "-") != 0)
+        report_compare_print(r[0], r[1], stdout);
+    return 0;
+}
+
+int
+cmd_compare(int argc, char **argv)
+{
+    struct compare_args a = {0};
+    struct report *r[2] = {NULL, NULL};
+    struct err err = {0};
+    int rc = parse_args(argc, argv, &a);
+
+    if (rc >= 0)
+        return rc;
+    for (int i = 0; i < 2 && rc < 0; i++)
+        if ((r[i] = report_build(a.run[i], NULL, &err)) == NULL)
+            rc = err.status ? err.status : EXIT_SOFTWARE;
+    if (rc < 0 && compare(&a, r, &err) < 0)
+        rc = err.status ? err.status : EXIT_SOFTWARE;
+    if (rc > 0)
+        fprintf(stderr, "testyard compare: %s\n", err.msg);
+    report_destroy(&r[0]);
+    report_destroy(&r[1]);
+    return rc < 0 ? 0 : rc;
+}

@@ -1,0 +1,247 @@
+/*
+ * test_report.c — `testyard report` and `testyard compare` on synthetic run
+ * folders (test_report_synth.h): a group leaking 16 MiB per round must be
+ * called growing at that rate with the leaking function first among its
+ * allocation sites, and a flat one flat; an OOM kill must show in the
+ * figures, the table and the page; RSS retained over a flat heap is
+ * retention; a comparison with the fixed run shows what changed.
+ *
+ * `test_report --write-run DIR` writes the synthetic runs DIR/leaky and
+ * DIR/oom and exits (the browser test renders their reports).
+ */
+#include "test_report_synth.h"
+
+/* ---- cases --------------------------------------------------------------- */
+
+static void
+t_leaky_run(void)
+{
+    cleanup_free char *dir = make_run("leaky", &leaky);
+    cleanup_free char *table = NULL;
+    struct err err = {0};
+    cJSON *s;
+
+    CHECK_MSG(generate(dir, &table, &err) == 0, "%s", err.msg);
+    s = summary(dir);
+    CHECK_EQ_STR(at_str(s, "groups.#providers.verdict.kind"), "growing");
+    CHECK_EQ_STR(at_str(s, "groups.#providers.verdict.basis"), "heap_inuse");
+    CHECK(fabs(at_num(s, "groups.#providers.verdict.bytes_per_round") -
+               16 * MiB) < 0.5 * MiB);
+    CHECK(at_num(s, "groups.#providers.growth.heap_inuse.r2") > 0.99);
+    CHECK_CONTAINS(at_str(s, "groups.#providers.verdict.text"), "growing: +1");
+    CHECK_EQ_STR(at_str(s, "groups.#requestors.verdict.kind"), "flat");
+    CHECK_EQ_INT(at_num(s, "groups.#requestors.instances"), 2);
+    CHECK_EQ_INT(cJSON_GetArraySize(at(s, "rounds")), 5);
+    CHECK_EQ_INT(at_num(s, "rounds.0.start_ms"), 1000);
+    CHECK_EQ_INT(at_num(s, "rounds.0.end_ms"), 1800);
+    CHECK_EQ_INT(cJSON_GetArraySize(at(s, "groups.#providers.rounds")), 5);
+    CHECK(fabs(at_num(s, "groups.#providers.rounds.4.heap_inuse_post_bytes") -
+               104 * MiB) < 1 * MiB);
+    CHECK(at_num(s, "groups.#providers.rounds.4.heap_inuse_pre_bytes") >
+          at_num(s, "groups.#providers.rounds.4.heap_inuse_post_bytes"));
+    CHECK_EQ_INT(at_num(s, "groups.#providers.memory_limit_bytes"), 512 * MiB);
+    CHECK_EQ_INT(at_num(s, "groups.#providers.oom_kills"), 0);
+    CHECK_EQ_INT(at_num(s, "groups.#requestors.outcomes.success"), 2);
+    CHECK_EQ_STR(at_str(s, "instances.#requestors/1.series"), "memory.csv");
+    CHECK_EQ_INT(at_num(s, "instances.#requestors/1.snapshots"), 10);
+    CHECK_EQ_INT(cJSON_GetArraySize(at(s, "missing")), 0);
+    CHECK_CONTAINS(table, "providers      growing: +1");
+    CHECK_CONTAINS(table, "requestors     flat: ");
+    CHECK_CONTAINS(table, "test_leak_round");
+    CHECK_CONTAINS(table, "report.html");
+    cJSON_Delete(s);
+}
+
+static void
+t_leaky_sites(void)
+{
+    cleanup_free char *dir = make_run("leaky", &leaky);
+    cleanup_free char *table = NULL;
+    struct err err = {0};
+    cJSON *s;
+
+    CHECK_MSG(generate(dir, &table, &err) == 0, "%s", err.msg);
+    s = summary(dir);
+    CHECK_EQ_STR(at_str(s, "groups.#providers.top_sites.sites.0.function"),
+                 "test_leak_round");
+    CHECK_EQ_INT(at_num(s, "groups.#providers.top_sites.sites.0.inuse_bytes"),
+                 80 * MiB);
+    CHECK_EQ_STR(at_str(s, "groups.#providers.top_sites.sites.1.function"),
+                 "test_working_set");
+    CHECK_EQ_STR(at_str(s, "groups.#providers.top_sites.snapshot"),
+                 "round-5-post-trim");
+    CHECK(at_num(s, "groups.#providers.top_sites.sites.0.share") > 0.7);
+    CHECK_EQ_STR(at_str(s, "groups.#requestors.top_sites.sites.0.function"),
+                 "test_working_set");
+    CHECK_EQ_INT(at_num(s, "groups.#requestors.top_sites.instances"), 2);
+    CHECK(strstr(table, "xmalloc") == NULL);
+    cJSON_Delete(s);
+}
+
+static void
+t_leaky_html(void)
+{
+    cleanup_free char *dir = make_run("leaky", &leaky);
+    cleanup_free char *table = NULL;
+    cleanup_free char *html = NULL;
+    struct err err = {0};
+
+    CHECK_MSG(generate(dir, &table, &err) == 0, "%s", err.msg);
+    html = slurp(dir, "report.html");
+    CHECK(html != NULL);
+    CHECK_CONTAINS(html, "<!DOCTYPE html>");
+    CHECK_CONTAINS(html, "<svg class=\"chart\"");
+    CHECK_CONTAINS(html, "aria-label=\"memory usage of every instance");
+    CHECK_CONTAINS(html, "aria-label=\"heap in use and RSS per round");
+    CHECK_CONTAINS(html, "<polyline stroke=\"#2563eb\" points=\"");
+    CHECK_CONTAINS(html, "<polyline stroke=\"#ea580c\" points=\"");
+    CHECK_CONTAINS(html, ">R1</text>");
+    CHECK_CONTAINS(html, ">R5</text>");
+    CHECK_CONTAINS(html, "providers limit 512.0 MiB");
+    CHECK_CONTAINS(html, "test_leak_round");
+    CHECK_CONTAINS(html, "least-squares line");
+    CHECK_CONTAINS(html, "barrier ready released");
+    CHECK(strstr(html, "<script") == NULL);
+    CHECK(strstr(html, "http://") == NULL || strstr(html, "http://www.w3.org"));
+    CHECK(strstr(html, "https://") == NULL);
+}
+
+static void
+t_oom_run(void)
+{
+    cleanup_free char *dir = make_run("oom", &oom);
+    cleanup_free char *table = NULL;
+    cleanup_free char *html = NULL;
+    struct err err = {0};
+    cJSON *s;
+
+    CHECK_MSG(generate(dir, &table, &err) == 0, "%s", err.msg);
+    s = summary(dir);
+    CHECK_EQ_STR(at_str(s, "outcome"), "failure");
+    CHECK_EQ_STR(at_str(s, "instances.#providers/0.outcome"), "oom");
+    CHECK(cJSON_IsTrue(at(s, "instances.#providers/0.oom_kill")));
+    CHECK_EQ_INT(at_num(s, "instances.#providers/0.oom_at_ms"), 3400);
+    CHECK(at_num(s, "instances.#providers/0.usage_before_oom_bytes") >
+          80 * MiB);
+    CHECK_EQ_INT(at_num(s, "groups.#providers.oom_kills"), 1);
+    CHECK_EQ_INT(at_num(s, "groups.#providers.peak_bytes"), 96 * MiB);
+    CHECK_EQ_STR(at_str(s, "groups.#providers.verdict.kind"),
+                 "not enough rounds");
+    CHECK_CONTAINS(at_str(s, "groups.#providers.verdict.text"),
+                   "(2 rounds; needs 3)");
+    CHECK_EQ_STR(at_str(s, "barriers.6.result"), "failed");
+    CHECK_EQ_STR(at_str(s, "groups.#providers.top_sites.snapshot"),
+                 "round-2-post-trim");
+    CHECK_CONTAINS(table, "OOM kills:");
+    CHECK_CONTAINS(table, "providers/0      killed at 3.4 s");
+    html = slurp(dir, "report.html");
+    CHECK_CONTAINS(html, "OOM providers/0</text>");
+    CHECK_CONTAINS(html, "barrier finish-3 failed");
+    cJSON_Delete(s);
+}
+
+static void
+t_retention_run(void)
+{
+    cleanup_free char *dir = make_run("retain", &retain);
+    cleanup_free char *table = NULL;
+    struct err err = {0};
+    cJSON *s;
+
+    CHECK_MSG(generate(dir, &table, &err) == 0, "%s", err.msg);
+    s = summary(dir);
+    CHECK_EQ_STR(at_str(s, "groups.#providers.verdict.kind"), "retention");
+    CHECK_EQ_STR(at_str(s, "groups.#providers.growth.heap_inuse.trend"),
+                 "flat");
+    CHECK_EQ_STR(at_str(s, "groups.#providers.growth.rss.trend"), "growing");
+    CHECK_CONTAINS(table, "retention or fragmentation");
+    cJSON_Delete(s);
+}
+
+/* Reports are replaced whole: a second run gives the same summary. */
+static void
+t_regenerate(void)
+{
+    cleanup_free char *dir = make_run("again", &leaky);
+    cleanup_free char *t1 = NULL, *t2 = NULL, *a = NULL, *b = NULL;
+    struct err err = {0};
+
+    CHECK_EQ_INT(generate(dir, &t1, &err), 0);
+    a = slurp(dir, "summary.json");
+    CHECK_EQ_INT(generate(dir, &t2, &err), 0);
+    b = slurp(dir, "summary.json");
+    CHECK(a && b && strcmp(a, b) == 0);
+    CHECK_EQ_STR(t1, t2);
+}
+
+static void
+t_compare(void)
+{
+    cleanup_free char *da = make_run("before", &leaky);
+    cleanup_free char *db = make_run("after", &fixed);
+    struct err err = {0};
+    struct report *a = report_build(da, NULL, &err);
+    struct report *b = report_build(db, NULL, &err);
+    cleanup_free char *json = NULL, *html = NULL, *text = NULL;
+    FILE *f = tmpfile();
+    cJSON *j;
+    long n;
+
+    CHECK_MSG(a && b, "%s", err.msg);
+    if (a == NULL || b == NULL)
+        goto out;
+    json = report_compare_json(a, b);
+    j = cJSON_Parse(json);
+    CHECK_EQ_STR(at_str(j, "groups.#providers.verdict_a"), "growing");
+    CHECK_EQ_STR(at_str(j, "groups.#providers.verdict_b"), "flat");
+    CHECK(fabs(at_num(j, "groups.#providers.heap_bytes_per_round.diff") +
+               16 * MiB) < 0.6 * MiB);
+    CHECK(at_num(j, "groups.#providers.peak_bytes.diff") < -60 * MiB);
+    CHECK_EQ_STR(at_str(j, "groups.#providers.sites.0.function"),
+                 "test_leak_round");
+    CHECK_EQ_INT(at_num(j, "groups.#providers.sites.0.a_bytes"), 80 * MiB);
+    CHECK_EQ_INT(at_num(j, "groups.#providers.sites.0.b_bytes"), 0);
+    CHECK(cJSON_IsTrue(at(j, "groups.#requestors.in_b")));
+    cJSON_Delete(j);
+    html = report_compare_html(a, b);
+    CHECK_CONTAINS(html, "Comparison of two runs");
+    CHECK_CONTAINS(html, "class=\"n down\">-80.0 MiB");
+    report_compare_print(a, b, f);
+    n = ftell(f);
+    rewind(f);
+    text = xcalloc(1, (size_t)n + 1);
+    CHECK_EQ_INT(fread(text, 1, (size_t)n, f), n);
+    CHECK_CONTAINS(text, "B - A");
+    CHECK_CONTAINS(text, "heap in use growth");
+    CHECK_CONTAINS(text, "verdict                       growing");
+out:
+    fclose(f);
+    report_destroy(&a);
+    report_destroy(&b);
+    CHECK(a == NULL && b == NULL);
+}
+
+static const struct th_case cases[] = {
+    {"leaky_run", t_leaky_run},
+    {"leaky_sites", t_leaky_sites},
+    {"leaky_html", t_leaky_html},
+    {"oom_run", t_oom_run},
+    {"retention_run", t_retention_run},
+    {"regenerate", t_regenerate},
+    {"compare", t_compare},
+    {NULL, NULL},
+};
+
+int
+main(int argc, char **argv)
+{
+    if (argc == 3 && strcmp(argv[1], "--write-run") == 0) {
+        cleanup_free char *a = path_join(argv[2], "leaky");
+        cleanup_free char *b = path_join(argv[2], "oom");
+
+        synth_write(a, &leaky);
+        synth_write(b, &oom);
+        return th_failures() ? 1 : 0;
+    }
+    return th_main(argc, argv, cases);
+}

@@ -1,0 +1,330 @@
+/*
+ * test_report_input.c — the report on run folders with pieces missing or
+ * malformed (test_report_synth.h builds them): no result.json, no
+ * barriers.jsonl, an instance that never started, no heap snapshots, a
+ * memory.csv cut short or left .partial, an empty or absent folder — each
+ * still gets a report that says what is missing (or a clear status 66) —
+ * and malformed files, each an error naming the file and line with status
+ * 65 and no report written.
+ */
+#include "test_report_synth.h"
+
+static void
+rm_heap_files(const char *idir)
+{
+    for (int r = 1; r <= 6; r++)
+        for (int k = 0; k < 4; k++) {
+            cleanup_free char *p =
+                xasprintf("%s/heap-round-%d-%s-trim.%s", idir, r,
+                          k & 1 ? "pre" : "post", k & 2 ? "json" : "pb.gz");
+
+            unlink(p);
+        }
+}
+
+/* No result.json and no barriers.jsonl: groups from composition.json,
+ * instances from the folders, and notes saying what is missing. */
+static void
+t_missing_result(void)
+{
+    cleanup_free char *dir = make_run("nores", &leaky);
+    cleanup_free char *table = NULL;
+    cleanup_free char *p1 = path_join(dir, "result.json");
+    cleanup_free char *p2 = path_join(dir, "barriers.jsonl");
+    struct err err = {0};
+    cJSON *s;
+
+    unlink(p1);
+    unlink(p2);
+    put_text(dir, "composition.json",
+             "{\"plan\": \"memory-stress\", \"case\": \"stress\", "
+             "\"runner\": \"local:exec\", \"groups\": [{\"id\": "
+             "\"providers\", \"instances\": 1, \"resources\": "
+             "{\"memory_bytes\": 536870912}}]}");
+    CHECK_MSG(generate(dir, &table, &err) == 0, "%s", err.msg);
+    s = summary(dir);
+    CHECK(cJSON_IsFalse(at(s, "finished")));
+    CHECK_EQ_STR(at_str(s, "outcome"), "unknown");
+    CHECK_EQ_STR(at_str(s, "plan"), "memory-stress");
+    CHECK_EQ_INT(cJSON_GetArraySize(at(s, "instances")), 3);
+    CHECK_EQ_STR(at_str(s, "instances.#requestors/1.outcome"), "unknown");
+    CHECK_EQ_INT(at_num(s, "groups.#providers.memory_limit_bytes"), 512 * MiB);
+    CHECK(at_num(s, "instances.#providers/0.peak_bytes") > 100 * MiB);
+    CHECK_EQ_STR(at_str(s, "groups.#providers.verdict.kind"), "growing");
+    CHECK(has_note(s, "result.json is missing"));
+    CHECK(has_note(s, "barriers.jsonl is missing"));
+    CHECK_EQ_INT(cJSON_GetArraySize(at(s, "rounds")), 0);
+    CHECK_CONTAINS(table, "missing or incomplete:");
+    cJSON_Delete(s);
+}
+
+/* An instance that never started, one without heap files, one whose
+ * series is a .partial file, and a memory.csv cut in the middle of its
+ * last line. */
+static void
+t_missing_pieces(void)
+{
+    cleanup_free char *dir = make_run("holes", &oom);
+    cleanup_free char *res = slurp(dir, "result.json");
+    cleanup_free char *csv = path_join(dir, "providers/0/memory.csv");
+    cleanup_free char *r0 = path_join(dir, "requestors/0");
+    cleanup_free char *part = path_join(dir, "requestors/0/memory.csv.part"
+                                             "ial");
+    cleanup_free char *table = NULL;
+    cleanup_free char *text = NULL;
+    char *end = strstr(res, "\t}]\n}");
+    struct err err = {0};
+    size_t len;
+    cJSON *s;
+
+    CHECK(end != NULL);
+    if (end == NULL)
+        return;
+    *end = '\0';
+    text = xasprintf("%s\t}, {\"group\": \"requestors\", \"index\": 1, "
+                     "\"outcome\": \"failure\", \"started\": null, \"error\":"
+                     " \"failed to start: exec format error\", \"memory\": "
+                     "null}]\n}\n",
+                     res);
+    put_text(dir, "result.json", text);
+    free(text);
+    rm_heap_files(r0);
+    text = file_read(csv, 1 << 20, &len, NULL);
+    put(dir, "providers/0/memory.csv", text, len - 20);
+    free(text);
+    text = path_join(r0, "memory.csv");
+    CHECK_EQ_INT(rename(text, part), 0);
+    CHECK_MSG(generate(dir, &table, &err) == 0, "%s", err.msg);
+    s = summary(dir);
+    CHECK(has_note(s, "requestors/1 never started: failed to start: exec"));
+    CHECK(has_note(s, "providers/0/memory.csv:36: the last line is cut "
+                      "short"));
+    CHECK(has_note(s, "requestors/0: only memory.csv.partial"));
+    CHECK_EQ_STR(at_str(s, "instances.#requestors/0.series"),
+                 "memory.csv.partial");
+    CHECK(cJSON_IsFalse(at(s, "instances.#requestors/1.started")));
+    CHECK(cJSON_IsNull(at(s, "instances.#requestors/1.peak_bytes")));
+    CHECK_EQ_INT(at_num(s, "groups.#requestors.outcomes.failure"), 1);
+    /* Round 3 ended when its barrier failed: the live requestor has
+     * three rounds of cgroup usage. */
+    CHECK_CONTAINS(at_str(s, "groups.#requestors.verdict.text"),
+                   "(cgroup usage; no heap snapshots)");
+    CHECK_EQ_INT(at_num(s, "groups.#requestors.growth.cgroup.rounds"), 3);
+    CHECK(cJSON_IsTrue(at(s, "rounds.2.failed")));
+    CHECK_EQ_INT(at_num(s, "groups.#requestors.top_sites.instances"), 0);
+    CHECK_EQ_STR(at_str(s, "instances.#providers/0.outcome"), "oom");
+    cJSON_Delete(s);
+}
+
+/* No heap snapshots anywhere: the verdict rests on cgroup usage at the
+ * rounds' ends, and the page says there are no profiles. */
+static void
+t_no_heap(void)
+{
+    cleanup_free char *dir = make_run("noheap", &leaky);
+    cleanup_free char *table = NULL;
+    cleanup_free char *html = NULL;
+    struct err err = {0};
+    cJSON *s;
+
+    for (int i = 0; i < 3; i++) {
+        cleanup_free char *idir = xasprintf(
+            "%s/%s/%d", dir, i ? "requestors" : "providers", i ? i - 1 : 0);
+
+        rm_heap_files(idir);
+    }
+    CHECK_MSG(generate(dir, &table, &err) == 0, "%s", err.msg);
+    s = summary(dir);
+    CHECK_EQ_STR(at_str(s, "groups.#providers.verdict.kind"), "growing");
+    CHECK_EQ_STR(at_str(s, "groups.#providers.verdict.basis"), "cgroup");
+    CHECK(fabs(at_num(s, "groups.#providers.verdict.bytes_per_round") -
+               16.5 * MiB) < 0.5 * MiB);
+    CHECK_CONTAINS(at_str(s, "groups.#providers.verdict.text"),
+                   "cgroup usage; no heap snapshots");
+    CHECK_EQ_STR(at_str(s, "groups.#requestors.verdict.kind"), "flat");
+    CHECK_EQ_INT(at_num(s, "groups.#providers.growth.heap_inuse.rounds"), 0);
+    CHECK_EQ_INT(at_num(s, "groups.#providers.growth.cgroup.rounds"), 5);
+    CHECK(has_note(s, "no heap snapshots"));
+    html = slurp(dir, "report.html");
+    CHECK_CONTAINS(html, "No heap profiles");
+    CHECK_CONTAINS(html, "class=\"rl cg\"");
+    cJSON_Delete(s);
+}
+
+/* Sidecars of a profiler that never sampled (a plan without the malloc
+ * interposer): their zero heap is unknown, not flat, and cgroup usage
+ * decides. */
+static void
+t_empty_profiles(void)
+{
+    cleanup_free char *dir = make_run("empty-prof", &leaky);
+    cleanup_free char *table = NULL;
+    struct err err = {0};
+    cJSON *s;
+
+    for (int r = 1; r <= 5; r++)
+        for (int k = 0; k < 2; k++) {
+            cleanup_free char *rel =
+                xasprintf("providers/0/heap-round-%d-%s-trim.json", r,
+                          k ? "pre" : "post");
+            cleanup_free char *json = xasprintf(
+                "{\"round\": %d, \"rss_bytes\": %lld, \"profile\": "
+                "{\"inuse_bytes\": 0, \"alloc_objects\": 0, \"samples\": "
+                "0}}",
+                r, (long long)(40 * MiB + r * 16 * MiB));
+
+            put_text(dir, rel, json);
+        }
+    CHECK_MSG(generate(dir, &table, &err) == 0, "%s", err.msg);
+    s = summary(dir);
+    CHECK(has_note(s, "providers/0: 10 heap profiles sampled no allocation"));
+    CHECK_EQ_INT(at_num(s, "groups.#providers.growth.heap_inuse.rounds"), 0);
+    CHECK_EQ_STR(at_str(s, "groups.#providers.verdict.basis"), "cgroup");
+    CHECK_CONTAINS(at_str(s, "groups.#providers.verdict.text"),
+                   "growing: +16.5 MiB/round");
+    CHECK_CONTAINS(at_str(s, "groups.#providers.verdict.text"),
+                   "(cgroup usage; the heap profiles are empty)");
+    CHECK_EQ_STR(at_str(s, "groups.#requestors.verdict.basis"), "heap_inuse");
+    cJSON_Delete(s);
+}
+
+/* RSS that grows only by the heap profiler's own tables (profiler_bytes
+ * in the sidecars) is not the plan's retention. */
+static void
+t_profiler_bytes(void)
+{
+    cleanup_free char *dir = make_run("own", &retain);
+    cleanup_free char *table = NULL;
+    struct err err = {0};
+    cJSON *s;
+
+    for (int r = 1; r <= 6; r++)
+        for (int k = 0; k < 2; k++) {
+            cleanup_free char *rel =
+                xasprintf("providers/0/heap-round-%d-%s-trim.json", r,
+                          k ? "pre" : "post");
+            cleanup_free char *text = slurp(dir, rel);
+            char *at = text ? strstr(text, "\"samples\": 3}") : NULL;
+            cleanup_free char *json = NULL;
+
+            CHECK(at != NULL);
+            if (at == NULL)
+                return;
+            at[strlen("\"samples\": 3")] = '\0';
+            json = xasprintf("%s, \"profiler_bytes\": %lld}%s", text,
+                             (long long)(r * 8 * MiB), at + 13);
+            put_text(dir, rel, json);
+        }
+    CHECK_MSG(generate(dir, &table, &err) == 0, "%s", err.msg);
+    s = summary(dir);
+    CHECK_EQ_STR(at_str(s, "groups.#providers.verdict.kind"), "flat");
+    CHECK_EQ_STR(at_str(s, "groups.#providers.growth.rss.trend"), "flat");
+    /* 40 MiB + 8 MiB in round 1, less the profiler's 8 MiB. */
+    CHECK(fabs(at_num(s, "groups.#providers.rounds.0.rss_post_bytes") -
+               40 * MiB) < 1 * MiB);
+    cJSON_Delete(s);
+}
+
+static void
+t_empty_and_absent(void)
+{
+    cleanup_free char *empty = path_join(th_tmpdir(), "empty");
+    cleanup_free char *absent = path_join(th_tmpdir(), "absent");
+    cleanup_free char *table = NULL;
+    cleanup_free char *html = NULL;
+    struct err err = {0};
+    cJSON *s;
+
+    CHECK_EQ_INT(mkdir_p(empty, &err), 0);
+    CHECK_MSG(generate(empty, &table, &err) == 0, "%s", err.msg);
+    s = summary(empty);
+    CHECK(has_note(s, "no groups and no instance folders"));
+    CHECK_EQ_INT(cJSON_GetArraySize(at(s, "groups")), 0);
+    cJSON_Delete(s);
+    html = slurp(empty, "report.html");
+    CHECK_CONTAINS(html, "No memory samples");
+    CHECK(strstr(html, "<svg") == NULL);
+    free(table);
+    CHECK_EQ_INT(generate(absent, &table, &err), -1);
+    CHECK_EQ_INT(err.status, EXIT_NOINPUT);
+    CHECK_CONTAINS(err.msg, "absent: no such run folder");
+}
+
+/* Each malformed file: an error naming the file (and line), status 65,
+ * and no summary.json or report.html. */
+static void
+t_malformed(void)
+{
+    static const struct {
+        const char *file, *text, *want;
+    } cases[] = {
+        {"result.json", "{\"run_id\": \"x\",\n \"plan\": }",
+         "result.json:2:10: not valid JSON"},
+        {"result.json",
+         "{\"instances\": [{\"group\": \"providers\", "
+         "\"index\": 0, \"memory\": {\"peak_bytes\": \"1\"}}]}",
+         "result.json: instances[0].memory.peak_bytes: expected a number, "
+         "got a string"},
+        {"result.json",
+         "{\"instances\": [{\"group\": \"../x\", \"index\": 0}]}",
+         "result.json: instances[0]: expected a group id and an index"},
+        {"providers/0/memory.csv", "time,t_ms\n1,2\n",
+         "providers/0/memory.csv:1: expected a header with t_ms and "
+         "usage_bytes"},
+        {"providers/0/memory.csv", "t_ms,usage_bytes\n0,abc\n100,5\n",
+         "providers/0/memory.csv:2: usage_bytes: expected a whole number of "
+         "bytes, got \"abc\""},
+        {"providers/0/memory.csv", "t_ms,usage_bytes\n0,1\n100\n200,3\n",
+         "providers/0/memory.csv:3: expected 2 fields, got 1"},
+        {"barriers.jsonl",
+         "{\"state\":\"a\",\"result\":\"released\","
+         "\"t_ns\":1}\n{nope\n",
+         "barriers.jsonl:2: not valid JSON"},
+        {"barriers.jsonl", "{\"state\": 5, \"result\": \"released\"}\n",
+         "barriers.jsonl:1: state: expected a string, got a number"},
+        {"barriers.jsonl", "{\"result\": \"released\", \"t_ns\": 9}\n",
+         "barriers.jsonl:1: expected \"state\""},
+        {"providers/0/heap-round-2-post-trim.json", "[1, 2",
+         "heap-round-2-post-trim.json:1:5: not valid JSON"},
+        {"providers/0/heap-round-2-post-trim.json", "{\"round\": \"two\"}",
+         "heap-round-2-post-trim.json: round: expected a number"},
+        {"providers/0/heap-round-5-post-trim.pb.gz", "\x1f\x8bjunk",
+         "heap-round-5-post-trim.pb.gz: not valid gzip"},
+    };
+
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        cleanup_free char *name = xasprintf("bad%zu", i);
+        cleanup_free char *dir = make_run(name, &leaky);
+        cleanup_free char *table = NULL;
+        cleanup_free char *sum = path_join(dir, "summary.json");
+        cleanup_free char *html = path_join(dir, "report.html");
+        struct err err = {0};
+
+        put_text(dir, cases[i].file, cases[i].text);
+        CHECK_MSG(generate(dir, &table, &err) == -1, "case %zu: no error", i);
+        CHECK_MSG(strstr(err.msg, cases[i].want) != NULL,
+                  "case %zu: \"%s\" does not say \"%s\"", i, err.msg,
+                  cases[i].want);
+        CHECK_MSG(err.status == EXIT_DATAERR, "case %zu: status %d", i,
+                  err.status);
+        CHECK_MSG(!path_exists(sum) && !path_exists(html),
+                  "case %zu: a report was written", i);
+    }
+}
+
+static const struct th_case cases[] = {
+    {"missing_result", t_missing_result},
+    {"missing_pieces", t_missing_pieces},
+    {"no_heap", t_no_heap},
+    {"empty_profiles", t_empty_profiles},
+    {"profiler_bytes", t_profiler_bytes},
+    {"empty_and_absent", t_empty_and_absent},
+    {"malformed", t_malformed},
+    {NULL, NULL},
+};
+
+int
+main(int argc, char **argv)
+{
+    return th_main(argc, argv, cases);
+}
