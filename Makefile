@@ -168,7 +168,7 @@ test-unit: tests
 	@tests/run --only unit
 
 test-valgrind: tests
-	@tests/run --valgrind --only unit
+	@tests/run --valgrind --only unit --only sdk
 
 test-browser: tests
 	@scripts/setup browser

@@ -192,9 +192,9 @@ print_groups(const struct run *r)
 
         count_outcomes(r, g, c);
         printf("%-14s %5lld %7zu %7zu %5zu %4zu %7zu %8zu\n", cg->id,
-               (long long)cg->instances, c[OUTCOME_SUCCESS],
-               c[OUTCOME_FAILURE], c[OUTCOME_CRASH], c[OUTCOME_OOM],
-               c[OUTCOME_TIMEOUT], c[OUTCOME_CANCELED]);
+               (long long)cg->instances, c[OUTCOME_SUCCESS], c[OUTCOME_FAILURE],
+               c[OUTCOME_CRASH], c[OUTCOME_OOM], c[OUTCOME_TIMEOUT],
+               c[OUTCOME_CANCELED]);
     }
 }
 
