@@ -1,0 +1,260 @@
+/*
+ * resp.c — a small Redis protocol client for the benchmarks (see resp.h).
+ *
+ * Commands are written as arrays of bulk strings, the form every Redis
+ * accepts. Input is parsed from a growable buffer: a reply that has not
+ * fully arrived is left for the next read, so the parser never blocks and
+ * one connection can carry many pipelined replies.
+ */
+#include "resp.h"
+
+#include "bench.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+struct buf {
+    char *p;
+    size_t len, cap, off;
+};
+
+struct resp_conn {
+    int fd;
+    struct buf in, out;
+};
+
+static void
+buf_reserve(struct buf *b, size_t more)
+{
+    if (b->len + more <= b->cap)
+        return;
+    if (b->off > 0) {
+        memmove(b->p, b->p + b->off, b->len - b->off);
+        b->len -= b->off;
+        b->off = 0;
+        if (b->len + more <= b->cap)
+            return;
+    }
+    while (b->cap < b->len + more)
+        b->cap = b->cap ? b->cap * 2 : 16384;
+    b->p = realloc(b->p, b->cap);
+    if (b->p == NULL)
+        bench_die("out of memory");
+}
+
+static void
+buf_add(struct buf *b, const void *data, size_t len)
+{
+    buf_reserve(b, len);
+    memcpy(b->p + b->len, data, len);
+    b->len += len;
+}
+
+struct resp_conn *
+resp_open(int port)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET,
+                             .sin_port = htons((uint16_t)port)};
+    struct resp_conn *c = bench_xcalloc(1, sizeof(*c));
+    int one = 1;
+
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    c->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (c->fd < 0)
+        bench_die("socket: %s", strerror(errno));
+    if (connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+        bench_die("connect to redis on port %d: %s", port, strerror(errno));
+    setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    fcntl(c->fd, F_SETFL, fcntl(c->fd, F_GETFL) | O_NONBLOCK);
+    return c;
+}
+
+void
+resp_close(struct resp_conn **pc)
+{
+    struct resp_conn *c = *pc;
+
+    if (c == NULL)
+        return;
+    close(c->fd);
+    free(c->in.p);
+    free(c->out.p);
+    free(c);
+    *pc = NULL;
+}
+
+int
+resp_fd(const struct resp_conn *c)
+{
+    return c->fd;
+}
+
+void
+resp_cmd(struct resp_conn *c, int argc, const char *const *argv)
+{
+    char head[32];
+    int n = snprintf(head, sizeof(head), "*%d\r\n", argc);
+
+    buf_add(&c->out, head, (size_t)n);
+    for (int i = 0; i < argc; i++) {
+        size_t len = strlen(argv[i]);
+
+        n = snprintf(head, sizeof(head), "$%zu\r\n", len);
+        buf_add(&c->out, head, (size_t)n);
+        buf_add(&c->out, argv[i], len);
+        buf_add(&c->out, "\r\n", 2);
+    }
+}
+
+int
+resp_flush(struct resp_conn *c)
+{
+    struct buf *b = &c->out;
+
+    while (b->off < b->len) {
+        ssize_t n = write(c->fd, b->p + b->off, b->len - b->off);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN)
+            return 1;
+        if (n <= 0)
+            return -1;
+        b->off += (size_t)n;
+    }
+    b->off = b->len = 0;
+    return 0;
+}
+
+/* ---- parsing ------------------------------------------------------------ */
+
+/* One line "<type><text>\r\n" at *pos; returns its text length or -1 when
+ * the line is not complete. */
+static long
+line_at(const struct buf *b, size_t pos, const char **text)
+{
+    const char *s = b->p + pos, *end = b->p + b->len;
+    const char *cr = memchr(s, '\r', (size_t)(end - s));
+
+    if (cr == NULL || cr + 1 >= end)
+        return -1;
+    *text = s + 1;
+    return (long)(cr - s - 1);
+}
+
+/* Parse a scalar reply at *pos into r; advances *pos. Returns 1 when
+ * parsed, 0 when incomplete. */
+static int
+parse_scalar(const struct buf *b, size_t *pos, struct resp_reply *r)
+{
+    const char *text;
+    long len = line_at(b, *pos, &text);
+    size_t after;
+
+    if (len < 0)
+        return 0;
+    after = *pos + (size_t)len + 3;
+    memset(r, 0, sizeof(*r));
+    switch (b->p[*pos]) {
+    case ':':
+        r->type = RESP_INT;
+        r->integer = strtoll(text, NULL, 10);
+        break;
+    case '+':
+    case '-':
+        r->type = b->p[*pos] == '+' ? RESP_STATUS : RESP_ERROR;
+        r->str.p = text;
+        r->str.len = (size_t)len;
+        break;
+    case '$': {
+        long blen = strtol(text, NULL, 10);
+
+        r->type = RESP_BULK;
+        if (blen < 0)
+            break;
+        if (after + (size_t)blen + 2 > b->len)
+            return 0;
+        r->str.p = b->p + after;
+        r->str.len = (size_t)blen;
+        after += (size_t)blen + 2;
+        break;
+    }
+    default:
+        bench_die("redis: unexpected reply byte 0x%02x",
+                  (unsigned char)b->p[*pos]);
+    }
+    *pos = after;
+    return 1;
+}
+
+static int
+parse_reply(const struct buf *b, size_t *pos, struct resp_reply *r,
+            struct resp_reply *elems)
+{
+    const char *text;
+    size_t p = *pos;
+    long len, n;
+
+    if (b->p[p] != '*')
+        return parse_scalar(b, pos, r);
+    len = line_at(b, p, &text);
+    if (len < 0)
+        return 0;
+    n = strtol(text, NULL, 10);
+    if (n > RESP_MAX_ELEMS)
+        bench_die("redis: array of %ld elements is more than expected", n);
+    p += (size_t)len + 3;
+    memset(r, 0, sizeof(*r));
+    r->type = RESP_ARRAY;
+    for (long i = 0; i < n; i++) {
+        if (p >= b->len || !parse_scalar(b, &p, &elems[i]))
+            return 0;
+        r->elem[i] = &elems[i];
+    }
+    r->nelem = n > 0 ? (int)n : 0;
+    *pos = p;
+    return 1;
+}
+
+int
+resp_read(struct resp_conn *c,
+          void (*fn)(void *arg, const struct resp_reply *r), void *arg)
+{
+    struct buf *b = &c->in;
+    int count = 0;
+
+    for (;;) {
+        ssize_t n;
+
+        buf_reserve(b, 65536);
+        n = read(c->fd, b->p + b->len, b->cap - b->len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN)
+            break;
+        if (n <= 0)
+            return -1;
+        b->len += (size_t)n;
+        for (;;) {
+            struct resp_reply r, elems[RESP_MAX_ELEMS];
+            size_t pos = b->off;
+
+            if (pos >= b->len || !parse_reply(b, &pos, &r, elems))
+                break;
+            b->off = pos;
+            fn(arg, &r);
+            count++;
+        }
+        if (b->off == b->len)
+            b->off = b->len = 0;
+    }
+    return count;
+}

@@ -1,0 +1,35 @@
+/*
+ * svcproc.h — a ZeroMQ server in a child process, for the client-side
+ * benchmarks: testyard's own sync service (runner/syncsvc.c, driven by the
+ * same poll loop shape as the coordinator's) or a trivial ROUTER that
+ * echoes every message back (the floor: one ZeroMQ round trip, no logic).
+ *
+ * A separate process keeps the server's memory and CPU time apart from the
+ * thousands of client sockets, so both can be read from /proc. Call
+ * svcproc_start before creating any ZeroMQ context in the parent.
+ *
+ * Ownership: the struct is held by value by the caller; svcproc_stop ends
+ * the child and frees what svcproc_start made.
+ */
+#ifndef TY_BENCH_SVCPROC_H
+#define TY_BENCH_SVCPROC_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+enum svcproc_kind { SVCPROC_SYNC, SVCPROC_ECHO };
+
+struct svcproc {
+    pid_t pid;
+    int ctl; /* write end of the control pipe; closing it stops */
+    char endpoint[256];
+    char run_dir[64]; /* the sync service's run folder, removed at stop */
+};
+
+/* Start a server for ninstances instances of run `run_id`, all in group
+ * "g" (group_index = global index). */
+void svcproc_start(struct svcproc *sp, enum svcproc_kind kind,
+                   const char *run_id, size_t ninstances);
+void svcproc_stop(struct svcproc *sp);
+
+#endif
