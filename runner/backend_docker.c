@@ -22,6 +22,7 @@
  */
 #include "backend.h"
 
+#include "backend_queue.h"
 #include "composition.h"
 #include "docker.h"
 #include "imagebuild.h"
@@ -69,8 +70,7 @@ struct dk_backend {
 
     pthread_mutex_t lock; /* guards everything below and insts[] */
     pthread_cond_t cond;
-    struct backend_event *queue;
-    size_t qhead, qlen, qcap;
+    struct backend_queue queue;
     int notify[2];
     size_t next_start;
     size_t next_remove;
@@ -90,12 +90,7 @@ push_event(struct dk_backend *k, const struct backend_event *ev)
 {
     char one = 1;
 
-    pthread_mutex_lock(&k->lock);
-    if (k->qhead > 0 && k->qhead == k->qlen)
-        k->qhead = k->qlen = 0;
-    xgrow(&k->queue, &k->qcap, k->qlen + 1, sizeof(*ev));
-    k->queue[k->qlen++] = *ev;
-    pthread_mutex_unlock(&k->lock);
+    backend_queue_push(&k->queue, ev);
     if (write(k->notify[1], &one, 1) < 0 && errno != EAGAIN)
         log_warn("docker backend: notify");
 }
@@ -104,12 +99,9 @@ static void
 push_simple(struct dk_backend *k, enum backend_event_type type, int index,
             const char *msg)
 {
-    struct backend_event ev = {
-        .type = type, .index = index, .status = -1, .peak_bytes = -1};
+    struct backend_event ev;
 
-    ev.wall_ns = now_wall_ns();
-    if (msg != NULL)
-        snprintf(ev.message, sizeof(ev.message), "%.500s", msg);
+    backend_event_init(&ev, type, index, msg);
     push_event(k, &ev);
 }
 
@@ -185,7 +177,7 @@ static void
 on_die(struct dk_backend *k, int index)
 {
     struct dk_inst *di = &k->insts[index];
-    struct backend_event ev = {.type = BACKEND_EXITED, .index = index};
+    struct backend_event ev;
     struct docker_state st;
     int64_t peak;
     struct err e = {0};
@@ -202,6 +194,7 @@ on_die(struct dk_backend *k, int index)
     pthread_mutex_unlock(&k->lock);
     read_peak(di);
     peak = di->peak;
+    backend_event_init(&ev, BACKEND_EXITED, index, NULL);
     if (docker_container_state(k->d, di->id, &st, &e) < 0) {
         log_warnx("%s: %s", di->name, e.msg);
         memset(&st, 0, sizeof(st));
@@ -590,17 +583,10 @@ dk_next_event(struct backend *b, struct backend_event *ev)
 {
     struct dk_backend *k = (struct dk_backend *)b;
     char buf[256];
-    int got = 0;
 
     while (read(k->notify[0], buf, sizeof(buf)) > 0)
         ;
-    pthread_mutex_lock(&k->lock);
-    if (k->qhead < k->qlen) {
-        *ev = k->queue[k->qhead++];
-        got = 1;
-    }
-    pthread_mutex_unlock(&k->lock);
-    return got;
+    return backend_queue_pop(&k->queue, ev) ? 1 : 0;
 }
 
 static void
@@ -756,7 +742,7 @@ dk_destroy(struct backend *b)
     pthread_cond_destroy(&k->cond);
     free(k->insts);
     free(k->bis);
-    free(k->queue);
+    backend_queue_release(&k->queue);
     free(k->image);
     free(k->network);
     free(k->network_id);
@@ -788,5 +774,6 @@ backend_docker_new(const struct backend_config *cfg, struct err *err)
     k->cfg = *cfg;
     pthread_mutex_init(&k->lock, NULL);
     pthread_cond_init(&k->cond, NULL);
+    backend_queue_init(&k->queue);
     return &k->base;
 }

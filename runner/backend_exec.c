@@ -16,6 +16,7 @@
  */
 #include "backend.h"
 
+#include "backend_queue.h"
 #include "cgroup.h"
 #include "composition.h"
 #include "log.h"
@@ -46,32 +47,17 @@ struct exec_backend {
     int sigfd;
     struct exec_inst *insts;
     size_t n;
-    struct backend_event *queue; /* events not yet handed out */
-    size_t qhead, qlen, qcap;
+    struct backend_queue queue; /* events not yet handed out */
 };
-
-static void
-queue_push(struct exec_backend *x, const struct backend_event *ev)
-{
-    if (x->qhead > 0 && x->qhead == x->qlen) {
-        x->qhead = 0;
-        x->qlen = 0;
-    }
-    xgrow(&x->queue, &x->qcap, x->qlen + 1, sizeof(*ev));
-    x->queue[x->qlen++] = *ev;
-}
 
 static void
 push_simple(struct exec_backend *x, enum backend_event_type type, int index,
             const char *msg)
 {
-    struct backend_event ev = {
-        .type = type, .index = index, .status = -1, .peak_bytes = -1};
+    struct backend_event ev;
 
-    ev.wall_ns = now_wall_ns();
-    if (msg != NULL)
-        snprintf(ev.message, sizeof(ev.message), "%.500s", msg);
-    queue_push(x, &ev);
+    backend_event_init(&ev, type, index, msg);
+    backend_queue_push(&x->queue, &ev);
 }
 
 static int
@@ -216,16 +202,15 @@ static void
 reaped(struct exec_backend *x, int index, int status)
 {
     struct exec_inst *ei = &x->insts[index];
-    struct backend_event ev = {
-        .type = BACKEND_EXITED, .index = index, .peak_bytes = -1};
+    struct backend_event ev;
 
-    ev.wall_ns = now_wall_ns();
+    backend_event_init(&ev, BACKEND_EXITED, index, NULL);
     ev.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     ev.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
     if (ei->cg != NULL && ev.signal == SIGKILL)
         ev.oom = cgroup_oom_kills(ei->cg) > ei->oom_before;
     ei->pid = -1;
-    queue_push(x, &ev);
+    backend_queue_push(&x->queue, &ev);
 }
 
 static void
@@ -250,12 +235,9 @@ exec_next_event(struct backend *b, struct backend_event *ev)
 {
     struct exec_backend *x = (struct exec_backend *)b;
 
-    if (x->qhead == x->qlen)
+    if (backend_queue_empty(&x->queue))
         reap_children(x);
-    if (x->qhead == x->qlen)
-        return 0;
-    *ev = x->queue[x->qhead++];
-    return 1;
+    return backend_queue_pop(&x->queue, ev) ? 1 : 0;
 }
 
 static void
@@ -305,7 +287,7 @@ exec_destroy(struct backend *b)
     if (x->sigfd >= 0)
         close(x->sigfd);
     free(x->insts);
-    free(x->queue);
+    backend_queue_release(&x->queue);
     free(x);
 }
 
@@ -330,6 +312,7 @@ backend_exec_new(const struct backend_config *cfg, struct err *err)
     snprintf(x->base.sync_host, sizeof(x->base.sync_host), "127.0.0.1");
     x->cfg = *cfg;
     x->sigfd = -1;
+    backend_queue_init(&x->queue);
     return &x->base;
 }
 
