@@ -119,3 +119,8 @@ networks_of_run() {
 json_true() {
     jq -e "$2" "$1" >/dev/null 2>&1
 }
+
+# not_grep PATTERN FILE — the pattern does not occur in the file.
+not_grep() {
+    ! grep -q "$1" "$2"
+}
