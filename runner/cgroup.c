@@ -132,14 +132,15 @@ relpath_ok(const char *rel)
 static int
 enable_subtree(const char *dir, unsigned want, struct err *err)
 {
-    cleanup_free char *cur =
-        cgroup__read_ctl(dir, "cgroup.subtree_control", 4096);
+    char cur[4096];
+    bool have = ty__cgroup_read_file(dir, "cgroup.subtree_control", cur,
+                                     sizeof(cur)) >= 0;
     char ops[64] = "";
     size_t len = 0;
 
     for (int i = 0; i < NCTL; i++)
         if ((want & (1u << i)) &&
-            (cur == NULL || !cgroup__has_word(cur, cgroup__ctl_names[i], ' ')))
+            (!have || !ty__cgroup_has_word(cur, cgroup__ctl_names[i], ' ')))
             len += (size_t)snprintf(ops + len, sizeof(ops) - len, "%s+%s",
                                     len ? " " : "", cgroup__ctl_names[i]);
     if (len == 0)
@@ -411,19 +412,8 @@ cgroup_read(const struct cgroup *cg, struct ty__cgmem *out, struct err *err)
 int64_t
 cgroup_oom_kills(const struct cgroup *cg)
 {
-    const char *name =
-        cg->ver == TY_CG_V2 ? "memory.events" : "memory.oom_control";
-    cleanup_free char *buf = cgroup__read_ctl(cg->dir[0], name, 65536);
-    const char *p = buf;
-
-    while (p != NULL && *p != '\0') {
-        if (strncmp(p, "oom_kill ", 9) == 0)
-            return strtoll(p + 9, NULL, 10);
-        p = strchr(p, '\n');
-        if (p != NULL)
-            p++;
-    }
-    return -1;
+    return ty__cgroup_read_keyed(
+        cg->dir[0], ty__cgroup_file(cg->ver, TY_CGF_EVENTS), "oom_kill");
 }
 
 /* SIGKILL each pid listed in procs; returns how many were listed, or

@@ -3,6 +3,9 @@
  *
  *   cgroup_sys.c  detection: hierarchies, controllers, the warning line
  *   cgroup.c      creating, attaching, reading, killing, removing
+ *
+ * Mounts are scanned, control files read and word lists searched with the
+ * SDK's helpers (sdk/ty_cgroup.h), so the runner and plans agree.
  */
 #ifndef TY_RUNNER_CGROUP_INT_H
 #define TY_RUNNER_CGROUP_INT_H
@@ -25,13 +28,7 @@ struct cgroup_sys {
     char warning[512];
 };
 
-/* Whether word is in a list separated by sep (a trailing newline or space
- * on an item is ignored). */
-bool cgroup__has_word(const char *list, const char *word, char sep);
 /* Whether dir/name exists. */
 bool cgroup__file_in(const char *dir, const char *name);
-/* dir/name read whole (at most max bytes); NULL when it cannot be read.
- * Caller frees. */
-char *cgroup__read_ctl(const char *dir, const char *name, size_t max);
 
 #endif

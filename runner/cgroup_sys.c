@@ -2,12 +2,13 @@
  * cgroup_sys.c — what this machine allows for per-instance cgroups (see
  * cgroup.h), found once per run.
  *
- * /proc/self/mountinfo gives the hierarchies: the v1 memory hierarchy wins
- * when it is mounted (as in ty_cgroup.c, so the runner and the SDK agree),
- * else a cgroup2 mount whose cgroup.controllers lists memory. Each
- * controller is then usable when its hierarchy's root accepts new
- * directories (and, on v2, controller changes). Whatever is missing is said
- * in one warning line for the caller to print.
+ * /proc/self/mountinfo gives the hierarchies, scanned by the SDK's
+ * ty__cgroup_each_mount: the v1 memory hierarchy wins when it is mounted
+ * (as in ty_cgroup.c, so the runner and the SDK agree), else a cgroup2
+ * mount whose cgroup.controllers lists memory. Each controller is then
+ * usable when its hierarchy's root accepts new directories (and, on v2,
+ * controller changes). Whatever is missing is said in one warning line for
+ * the caller to print.
  */
 #include "cgroup.h"
 #include "cgroup_int.h"
@@ -24,25 +25,6 @@
 const char *const cgroup__ctl_names[NCTL] = {"memory", "cpu", "pids"};
 
 bool
-cgroup__has_word(const char *list, const char *word, char sep)
-{
-    size_t wl = strlen(word);
-    const char *p = list;
-
-    while (p != NULL && *p != '\0') {
-        const char *end = strchr(p, sep);
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-
-        while (len > 0 && (p[len - 1] == '\n' || p[len - 1] == ' '))
-            len--;
-        if (len == wl && strncmp(p, word, wl) == 0)
-            return true;
-        p = end ? end + 1 : NULL;
-    }
-    return false;
-}
-
-bool
 cgroup__file_in(const char *dir, const char *name)
 {
     cleanup_free char *path = path_join(dir, name);
@@ -50,41 +32,25 @@ cgroup__file_in(const char *dir, const char *name)
     return path_exists(path);
 }
 
-/* Read a small control file whole; NULL when it cannot be read. */
-char *
-cgroup__read_ctl(const char *dir, const char *name, size_t max)
-{
-    cleanup_free char *path = path_join(dir, name);
+/* The first cgroup2 mount, and each v1 controller's first mount. */
+struct mounts {
+    char *v1[NCTL];
+    char *v2;
+};
 
-    return file_read(path, max, NULL, NULL);
-}
-
-/* mountinfo: id parent maj:min root mountpoint opts ... - fstype src super */
 static void
-scan_mounts(char *v1[NCTL], char **v2)
+add_mount(const char *mnt, const char *fstype, const char *super, void *arg)
 {
-    FILE *f = fopen("/proc/self/mountinfo", "re");
-    char line[4096];
+    struct mounts *m = arg;
 
-    if (f == NULL)
+    if (strcmp(fstype, "cgroup2") == 0 && m->v2 == NULL)
+        m->v2 = xstrdup(mnt);
+    if (strcmp(fstype, "cgroup") != 0)
         return;
-    while (fgets(line, sizeof(line), f) != NULL) {
-        char mnt[1024], fstype[64], super[1024];
-        char *dash = strstr(line, " - ");
-
-        if (dash == NULL || sscanf(line, "%*s %*s %*s %*s %1023s", mnt) != 1 ||
-            sscanf(dash + 3, "%63s %*s %1023s", fstype, super) != 2)
-            continue;
-        if (strcmp(fstype, "cgroup2") == 0 && *v2 == NULL)
-            *v2 = xstrdup(mnt);
-        if (strcmp(fstype, "cgroup") != 0)
-            continue;
-        for (int i = 0; i < NCTL; i++)
-            if (v1[i] == NULL &&
-                cgroup__has_word(super, cgroup__ctl_names[i], ','))
-                v1[i] = xstrdup(mnt);
-    }
-    fclose(f);
+    for (int i = 0; i < NCTL; i++)
+        if (m->v1[i] == NULL &&
+            ty__cgroup_has_word(super, cgroup__ctl_names[i], ','))
+            m->v1[i] = xstrdup(mnt);
 }
 
 static bool
@@ -183,13 +149,14 @@ probe_v1(struct cgroup_sys *sys)
 static void
 probe_v2(struct cgroup_sys *sys)
 {
-    cleanup_free char *ctls =
-        cgroup__read_ctl(sys->root[0], "cgroup.controllers", 4096);
+    char ctls[4096];
+    bool have = ty__cgroup_read_file(sys->root[0], "cgroup.controllers", ctls,
+                                     sizeof(ctls)) >= 0;
     unsigned found = 0;
     int e;
 
     for (int i = 0; i < NCTL; i++)
-        if (ctls != NULL && cgroup__has_word(ctls, cgroup__ctl_names[i], ' '))
+        if (have && ty__cgroup_has_word(ctls, cgroup__ctl_names[i], ' '))
             found |= 1u << i;
     if (!(found & CGROUP_MEMORY))
         return;
@@ -210,23 +177,22 @@ struct cgroup_sys *
 cgroup_sys_new(void)
 {
     struct cgroup_sys *sys = xcalloc(1, sizeof(*sys));
-    char *v1[NCTL] = {NULL, NULL, NULL};
-    char *v2 = NULL;
+    struct mounts m = {{NULL, NULL, NULL}, NULL};
 
     sys->swap_on = swap_configured();
-    scan_mounts(v1, &v2);
-    if (v1[0] != NULL) {
+    ty__cgroup_each_mount(add_mount, &m);
+    if (m.v1[0] != NULL) {
         sys->ver = TY_CG_V1;
-        memcpy(sys->root, v1, sizeof(v1));
-        free(v2);
+        memcpy(sys->root, m.v1, sizeof(m.v1));
+        free(m.v2);
         probe_v1(sys);
         return sys;
     }
     for (int i = 0; i < NCTL; i++)
-        free(v1[i]);
-    sys->root[0] = v2;
+        free(m.v1[i]);
+    sys->root[0] = m.v2;
     sys->ver = TY_CG_V2;
-    if (v2 != NULL)
+    if (m.v2 != NULL)
         probe_v2(sys);
     if (!cgroup_sys_usable(sys) && sys->warning[0] == '\0')
         warn_add(sys, "%s", no_memory_warning);

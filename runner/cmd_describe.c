@@ -215,39 +215,6 @@ usage(FILE *out)
             "arguments\n");
 }
 
-static int
-parse_args(int argc, char **argv, const char **plans)
-{
-    static const struct option longopts[] = {
-        {"plans", required_argument, NULL, 'p'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    int ch;
-
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":p:h", longopts, NULL)) != -1) {
-        if (ch == 'p') {
-            *plans = optarg;
-        } else if (ch == 'h') {
-            usage(stdout);
-            return -1;
-        } else {
-            fprintf(stderr, "testyard describe: %s %s\n",
-                    ch == ':' ? "missing argument for" : "unknown option",
-                    argv[optind - 1]);
-            usage(stderr);
-            return EXIT_USAGE;
-        }
-    }
-    if (argc - optind == 1)
-        return 0;
-    fprintf(stderr, "testyard describe: expected one PLAN\n");
-    usage(stderr);
-    return EXIT_USAGE;
-}
-
 /* The name of the folder dir (which exists); caller owns it. */
 static char *
 folder_name(const char *dir)
@@ -287,12 +254,13 @@ find_manifest(const char *plan, const char *plans, char **expect,
 int
 cmd_describe(int argc, char **argv)
 {
+    static const struct cmd_usage u = {"describe", "PLAN", usage};
     const char *plans = NULL;
     struct err err = {0};
     cleanup_free char *expect = NULL;
     cleanup_free char *path = NULL;
     struct manifest *m;
-    int rc = parse_args(argc, argv, &plans);
+    int rc = cmd_args_plans(argc, argv, &u, &plans);
 
     if (rc != 0)
         return rc < 0 ? 0 : rc;

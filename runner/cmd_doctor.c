@@ -211,20 +211,30 @@ runs(char *const argv[])
     return proc_run(argv, NULL, &err) == 0;
 }
 
+/* Something plans need and the Debian package that provides it. */
+struct need {
+    const char *name, *package;
+};
+
+/* Each need is there when `name --version` runs or, for pkg_config,
+ * `pkg-config --exists name` succeeds; the missing ones make the fix. */
 static enum verdict
-check_tools(struct doctor *dr)
+check_needs(struct doctor *dr, const struct need *needs, size_t n,
+            bool pkg_config, const char *found)
 {
-    static const struct {
-        const char *tool, *package;
-    } tools[] = {{"cc", "gcc"}, {"pkg-config", "pkg-config"}, {"make", "make"}};
     struct strbuf missing;
 
     strbuf_init(&missing);
-    for (size_t i = 0; i < ARRAY_LEN(tools); i++)
-        if (!runs((char *const[]){(char *)tools[i].tool, "--version", NULL}))
-            strbuf_addf(&missing, " %s", tools[i].package);
+    for (size_t i = 0; i < n; i++) {
+        char *name = (char *)needs[i].name;
+        char *module[] = {"pkg-config", "--exists", name, NULL};
+        char *tool[] = {name, "--version", NULL};
+
+        if (!runs(pkg_config ? module : tool))
+            strbuf_addf(&missing, " %s", needs[i].package);
+    }
     if (missing.len == 0) {
-        strbuf_adds(&dr->detail, "cc, pkg-config and make run");
+        strbuf_adds(&dr->detail, found);
         return OK;
     }
     strbuf_addf(&dr->detail, "missing:%s", missing.buf);
@@ -234,31 +244,27 @@ check_tools(struct doctor *dr)
 }
 
 static enum verdict
+check_tools(struct doctor *dr)
+{
+    static const struct need tools[] = {
+        {"cc", "gcc"}, {"pkg-config", "pkg-config"}, {"make", "make"}};
+
+    return check_needs(dr, tools, ARRAY_LEN(tools), false,
+                       "cc, pkg-config and make run");
+}
+
+static enum verdict
 check_libraries(struct doctor *dr)
 {
-    static const struct {
-        const char *module, *package;
-    } libs[] = {{"libzmq", "libzmq3-dev"},
-                {"libcjson", "libcjson-dev"},
-                {"yaml-0.1", "libyaml-dev"},
-                {"zlib", "zlib1g-dev"},
-                {"libcurl", "libcurl4-openssl-dev"}};
-    struct strbuf missing;
+    static const struct need libs[] = {{"libzmq", "libzmq3-dev"},
+                                       {"libcjson", "libcjson-dev"},
+                                       {"yaml-0.1", "libyaml-dev"},
+                                       {"zlib", "zlib1g-dev"},
+                                       {"libcurl", "libcurl4-openssl-dev"}};
 
-    strbuf_init(&missing);
-    for (size_t i = 0; i < ARRAY_LEN(libs); i++)
-        if (!runs((char *const[]){"pkg-config", "--exists",
-                                  (char *)libs[i].module, NULL}))
-            strbuf_addf(&missing, " %s", libs[i].package);
-    if (missing.len == 0) {
-        strbuf_adds(&dr->detail, "libzmq, libcjson, yaml-0.1, zlib and "
-                                 "libcurl found by pkg-config");
-        return OK;
-    }
-    strbuf_addf(&dr->detail, "missing:%s", missing.buf);
-    strbuf_addf(&dr->fix, "apt-get install%s", missing.buf);
-    strbuf_release(&missing);
-    return FAIL;
+    return check_needs(dr, libs, ARRAY_LEN(libs), true,
+                       "libzmq, libcjson, yaml-0.1, zlib and libcurl found "
+                       "by pkg-config");
 }
 
 static enum verdict

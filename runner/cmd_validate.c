@@ -38,37 +38,6 @@ usage(FILE *out)
                  "unreadable, 64 bad arguments\n");
 }
 
-/* Shared by validate and describe: getopt_long over a command's
- * arguments. Returns 0 to go on, or an exit status (+1 for --help). */
-static int
-parse_args(int argc, char **argv, const char **plans)
-{
-    static const struct option longopts[] = {
-        {"plans", required_argument, NULL, 'p'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    int ch;
-
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":p:h", longopts, NULL)) != -1) {
-        if (ch == 'p') {
-            *plans = optarg;
-        } else if (ch == 'h') {
-            usage(stdout);
-            return -1;
-        } else {
-            fprintf(stderr, "testyard validate: %s %s\n",
-                    ch == ':' ? "missing argument for" : "unknown option",
-                    argv[optind - 1]);
-            usage(stderr);
-            return EXIT_USAGE;
-        }
-    }
-    return 0;
-}
-
 static int
 print_json(const struct composition *c)
 {
@@ -88,18 +57,14 @@ print_json(const struct composition *c)
 int
 cmd_validate(int argc, char **argv)
 {
+    static const struct cmd_usage u = {"validate", "FILE", usage};
     struct composition_opts opts = {0};
     struct err err = {0};
     struct composition *c;
-    int rc = parse_args(argc, argv, &opts.plans_dir);
+    int rc = cmd_args_plans(argc, argv, &u, &opts.plans_dir);
 
     if (rc != 0)
         return rc < 0 ? 0 : rc;
-    if (argc - optind != 1) {
-        fprintf(stderr, "testyard validate: expected one FILE\n");
-        usage(stderr);
-        return EXIT_USAGE;
-    }
     c = composition_load(argv[optind], &opts, &err);
     if (c == NULL) {
         fprintf(stderr, "testyard: %s\n", err.msg);

@@ -84,18 +84,6 @@ section(const struct ynode *map, const char *path, const char *key,
     return s;
 }
 
-static int
-opt_string(const struct ynode *map, const char *path, const char *key,
-           char **out, struct err *err)
-{
-    char kpath[YAMLTREE_PATH_MAX];
-    const struct ynode *v = yamltree_get(map, key);
-
-    if (v == NULL)
-        return 0;
-    return yamltree_string(v, yamltree_path_key(kpath, path, key), out, err);
-}
-
 static char *
 name_from_path(const char *path)
 {
@@ -117,9 +105,9 @@ parse_metadata(struct comp_load *l, struct err *err)
     const struct ynode *md =
         section(l->root, "", "metadata", metadata_keys, path, err, &bad);
 
-    if (bad || opt_string(md, path, "name", &c->name, err) < 0 ||
-        opt_string(md, path, "author", &c->author, err) < 0 ||
-        opt_string(md, path, "description", &c->description, err) < 0)
+    if (bad || yamltree_opt_string(md, path, "name", &c->name, err) < 0 ||
+        yamltree_opt_string(md, path, "author", &c->author, err) < 0 ||
+        yamltree_opt_string(md, path, "description", &c->description, err) < 0)
         return -1;
     if (c->name == NULL)
         c->name = name_from_path(c->path);
@@ -361,8 +349,10 @@ set_defaults(struct composition *c, const char *path)
 }
 
 static int
-load(struct comp_load *l, const struct yamltree *t, struct err *err)
+load(const struct yamltree *t, void *arg, struct err *err)
 {
+    struct comp_load *l = arg;
+
     l->root = t->root;
     if (yamltree_want_root_map(t, "a composition (global and groups)", err) <
             0 ||
@@ -379,19 +369,13 @@ struct composition *
 composition_load(const char *path, const struct composition_opts *opts,
                  struct err *err)
 {
-    struct comp_load l = {.opts = opts};
-    struct yamltree *t = yamltree_load(path, err);
-    struct composition *c;
+    struct composition *c = xcalloc(1, sizeof(*c));
+    struct comp_load l = {.c = c, .opts = opts};
     int rc;
 
-    if (t == NULL)
-        return NULL;
-    c = xcalloc(1, sizeof(*c));
     set_defaults(c, path);
-    l.c = c;
-    rc = load(&l, t, err);
+    rc = yamltree_load_with(path, load, &l, err);
     free(l.src);
-    yamltree_destroy(&t);
     if (rc < 0)
         composition_destroy(&c);
     return c;

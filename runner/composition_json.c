@@ -10,6 +10,8 @@
  */
 #include "composition.h"
 
+#include "ty_json.h"
+
 #include <cjson/cJSON.h>
 #include <stdio.h>
 
@@ -22,15 +24,6 @@ add_int(cJSON *o, const char *key, long long v)
 
     snprintf(buf, sizeof(buf), "%lld", v);
     cJSON_AddRawToObject(o, key, buf);
-}
-
-static void
-add_string_or_null(cJSON *o, const char *key, const char *value)
-{
-    if (value != NULL)
-        cJSON_AddStringToObject(o, key, value);
-    else
-        cJSON_AddNullToObject(o, key);
 }
 
 static cJSON *
@@ -68,7 +61,7 @@ group_json(const struct composition_group *g)
     add_int(r, "millicpus", (long long)g->millicpu);
     cJSON_AddNumberToObject(r, "cpus", (double)g->millicpu / 1000.0);
     cJSON_AddItemToObject(o, "resources", r);
-    add_string_or_null(o, "artifact", g->artifact);
+    ty__json_string(o, "artifact", g->artifact);
     cJSON_AddItemToObject(o, "params", cJSON_Duplicate(g->params, 1));
     return o;
 }
@@ -81,8 +74,8 @@ composition_to_json(const struct composition *c)
 
     cJSON_AddStringToObject(o, "composition", c->path);
     cJSON_AddStringToObject(o, "name", c->name);
-    add_string_or_null(o, "author", c->author);
-    add_string_or_null(o, "description", c->description);
+    ty__json_string(o, "author", c->author);
+    ty__json_string(o, "description", c->description);
     cJSON_AddStringToObject(o, "plan", c->plan);
     cJSON_AddStringToObject(o, "plan_dir", c->plan_dir);
     cJSON_AddStringToObject(o, "manifest", c->manifest->path);

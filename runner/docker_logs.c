@@ -118,18 +118,9 @@ static int
 write_fd(void *arg, int stream, const char *data, size_t len, struct err *err)
 {
     const struct fds *f = arg;
-    int fd = stream == 2 ? f->err : f->out;
 
-    while (len > 0) {
-        ssize_t n = write(fd, data, len);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return err_sys(err, errno, "writing logs");
-        data += n;
-        len -= (size_t)n;
-    }
+    if (fd_write_all(stream == 2 ? f->err : f->out, data, len) < 0)
+        return err_sys(err, errno, "writing logs");
     return 0;
 }
 

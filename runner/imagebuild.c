@@ -3,11 +3,11 @@
  * imagebuild.h for the layout of the image).
  *
  * Libraries are resolved by running the binary's own dynamic loader in
- * list mode (`/lib64/ld-linux-x86-64.so.2 --list BINARY`, fork and exec,
- * no shell). The loader is the one authority on what it will load: it
- * applies RPATH and RUNPATH with $ORIGIN, LD_LIBRARY_PATH, ld.so.cache,
- * the glibc-hwcaps subfolders and the default folders, in its own order,
- * which re-implementing from DT_NEEDED and the cache would only
+ * list mode (`/lib64/ld-linux-x86-64.so.2 --list BINARY`, through
+ * proc_run_opts, no shell). The loader is the one authority on what it
+ * will load: it applies RPATH and RUNPATH with $ORIGIN, LD_LIBRARY_PATH,
+ * ld.so.cache, the glibc-hwcaps subfolders and the default folders, in its
+ * own order, which re-implementing from DT_NEEDED and the cache would only
  * approximate. In list mode it maps and relocates the objects but never
  * runs the program. A static executable (no PT_INTERP) needs nothing and
  * is not given to the loader, which would crash on it.
@@ -20,6 +20,7 @@
  */
 #include "imagebuild.h"
 
+#include "proc.h"
 #include "sha256.h"
 #include "tar.h"
 #include "util.h"
@@ -31,7 +32,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -160,53 +160,18 @@ loader_env(void)
     return strv_detach(&env);
 }
 
-static int
-read_all(int fd, struct strbuf *out)
-{
-    char buf[4096];
-
-    for (;;) {
-        ssize_t n = read(fd, buf, sizeof(buf));
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return n < 0 ? -1 : 0;
-        if (out->len + (size_t)n <= LIST_MAX)
-            strbuf_add(out, buf, (size_t)n);
-    }
-}
-
-/* Run `loader --list path`, its stdout and stderr into out. */
+/* Run `loader --list path` in loader_env(); its stdout and stderr into
+ * out. Returns its exit status, or -1 when it could not be run. */
 static int
 run_loader(const char *loader, const char *path, struct strbuf *out,
-           int *status, struct err *err)
+           struct err *err)
 {
     char *argv[] = {(char *)loader, "--list", (char *)path, NULL};
     char **env = loader_env();
-    int p[2], rc = 0;
-    pid_t pid;
+    struct proc_opts o = {.env = env, .max_out = LIST_MAX};
+    int rc = proc_run_opts(argv, &o, out, err);
 
-    if (pipe2(p, O_CLOEXEC) < 0) {
-        imagebuild_strv_free(&env);
-        return err_sys(err, errno, "pipe");
-    }
-    pid = fork();
-    if (pid == 0) {
-        dup2(p[1], STDOUT_FILENO);
-        dup2(p[1], STDERR_FILENO);
-        execve(loader, argv, env);
-        _exit(127);
-    }
-    close(p[1]);
     imagebuild_strv_free(&env);
-    if (pid < 0)
-        rc = err_sys(err, errno, "fork");
-    else if (read_all(p[0], out) < 0)
-        rc = err_sys(err, errno, "reading %s --list", loader);
-    close(p[0]);
-    while (pid > 0 && waitpid(pid, status, 0) < 0 && errno == EINTR)
-        ;
     return rc;
 }
 
@@ -285,7 +250,7 @@ resolve_into(const char *path, const char *loader, struct strv *paths,
 {
     char interp[256];
     struct strbuf out;
-    int status = 0, rc;
+    int rc;
 
     if (elf_interp(path, interp, sizeof(interp), err) < 0)
         return -1;
@@ -295,9 +260,9 @@ resolve_into(const char *path, const char *loader, struct strv *paths,
         loader = interp;
     strbuf_init(&out);
     strbuf_adds(&out, "");
-    rc = run_loader(loader, path, &out, &status, err);
-    if (rc == 0 && (!WIFEXITED(status) || WEXITSTATUS(status) != 0))
-        rc = loader_failed(loader, path, status, out.buf, err);
+    rc = run_loader(loader, path, &out, err);
+    if (rc > 0)
+        rc = loader_failed(loader, path, rc, out.buf, err);
     if (rc == 0)
         rc = parse_listing(path, out.buf, paths, err);
     strbuf_release(&out);
@@ -573,19 +538,10 @@ static int
 tee_write(void *arg, const void *data, size_t len, struct err *err)
 {
     struct tee *t = arg;
-    const char *p = data;
 
     sha256_update(&t->h, data, len);
-    while (len > 0) {
-        ssize_t n = write(t->fd, p, len);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return err_sys(err, errno, "writing the build context");
-        p += n;
-        len -= (size_t)n;
-    }
+    if (fd_write_all(t->fd, data, len) < 0)
+        return err_sys(err, errno, "writing the build context");
     return 0;
 }
 

@@ -58,18 +58,6 @@ read_name(const struct ynode *n, const char *path, char **out, struct err *err)
                          got);
 }
 
-static int
-read_text(const struct ynode *map, const char *path, const char *key,
-          char **out, struct err *err)
-{
-    char kpath[YAMLTREE_PATH_MAX];
-    const struct ynode *v = yamltree_get(map, key);
-
-    if (v == NULL)
-        return 0;
-    return yamltree_string(v, yamltree_path_key(kpath, path, key), out, err);
-}
-
 /* An optional list of strings; absent gives an empty list. */
 static int
 read_list(const struct ynode *map, const char *path, const char *key,
@@ -236,7 +224,8 @@ parse_case(struct manifest *m, struct manifest_case *c, const struct ynode *cn,
     if (manifest_case(m, c->name) != c)
         return yamltree_fail(name, npath, err, "duplicate case name \"%s\"",
                              c->name);
-    if (read_text(cn, path, "description", &c->description, err) < 0 ||
+    if (yamltree_opt_string(cn, path, "description", &c->description, err) <
+            0 ||
         parse_bounds(c, cn, path, err) < 0 ||
         parse_groups(c, cn, path, err) < 0)
         return -1;
@@ -283,18 +272,26 @@ parse_plan_name(struct manifest *m, const struct ynode *root,
     return 0;
 }
 
+/* What parse_root fills, and the name the manifest must carry (or NULL). */
+struct root_arg {
+    struct manifest *m;
+    const char *expect;
+};
+
 static int
-parse_root(struct manifest *m, const struct yamltree *t, const char *expect,
-           struct err *err)
+parse_root(const struct yamltree *t, void *arg, struct err *err)
 {
+    const struct root_arg *a = arg;
+    struct manifest *m = a->m;
     const struct ynode *root = t->root;
     const struct ynode *params;
 
     if (yamltree_want_root_map(t, "a manifest (name, build, params, cases)",
                                err) < 0 ||
         yamltree_check_keys(root, "", top_keys, err) < 0 ||
-        parse_plan_name(m, root, expect, err) < 0 ||
-        read_text(root, "", "description", &m->description, err) < 0 ||
+        parse_plan_name(m, root, a->expect, err) < 0 ||
+        yamltree_opt_string(root, "", "description", &m->description, err) <
+            0 ||
         parse_build(m, root, err) < 0)
         return -1;
     params = yamltree_get(root, "params");
@@ -306,19 +303,13 @@ parse_root(struct manifest *m, const struct yamltree *t, const char *expect,
 struct manifest *
 manifest_load(const char *path, const char *expect_name, struct err *err)
 {
-    struct yamltree *t = yamltree_load(path, err);
-    struct manifest *m;
-    int rc;
+    struct manifest *m = xcalloc(1, sizeof(*m));
+    struct root_arg a = {m, expect_name};
 
-    if (t == NULL)
-        return NULL;
-    m = xcalloc(1, sizeof(*m));
     m->path = xstrdup(path);
     m->dir = path_dirname(path);
     params_init(&m->params);
-    rc = parse_root(m, t, expect_name, err);
-    yamltree_destroy(&t);
-    if (rc < 0)
+    if (yamltree_load_with(path, parse_root, &a, err) < 0)
         manifest_destroy(&m);
     return m;
 }

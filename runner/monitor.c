@@ -4,7 +4,8 @@
  * Sampling a thousand cgroups four times a second has to be cheap, so each
  * instance keeps its cgroup's files open and re-reads them with pread(2) at
  * offset 0, which makes the kernel produce fresh contents: five preads and
- * no path lookups per instance and sample. When file descriptors run out
+ * no path lookups per instance and sample, parsed by ty__cgroup_read_from
+ * exactly as the SDK parses what it reads. When file descriptors run out
  * (EMFILE) an instance falls back to reading by path through
  * ty__cgroup_read_memory, the same reader the SDK uses.
  *
@@ -25,17 +26,6 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { F_USAGE, F_PEAK, F_LIMIT, F_STAT, F_OOM, NFILE };
-
-/* The files of each version, in the order of the enum above, and the keys
- * of memory.stat that hold anonymous memory and page cache. */
-static const char *const files_v1[NFILE] = {
-    "memory.usage_in_bytes", "memory.max_usage_in_bytes",
-    "memory.limit_in_bytes", "memory.stat", "memory.oom_control"};
-static const char *const files_v2[NFILE] = {"memory.current", "memory.peak",
-                                            "memory.max", "memory.stat",
-                                            "memory.events"};
-
 static const char csv_header[] = "time,t_ms,usage_bytes,anon_bytes,"
                                  "file_bytes,peak_bytes,limit_bytes,"
                                  "oom_kills\n";
@@ -44,7 +34,7 @@ struct monitor_inst {
     char *label;
     char *dir;
     enum ty__cgver ver;
-    int fd[NFILE]; /* -1 when not open; all -1 in by-path mode */
+    int fd[TY_CGF_COUNT]; /* -1 when not open; all -1 in by-path mode */
     bool by_path;
     char *csv_path;
     char *partial_path;
@@ -79,33 +69,6 @@ monitor_new(int64_t interval_ms, int64_t start_ms)
 
 /* ---- reading ----------------------------------------------------------- */
 
-static int64_t
-parse_value(const char *buf)
-{
-    char *end;
-    long long v;
-
-    if (strncmp(buf, "max", 3) == 0)
-        return -1;
-    v = strtoll(buf, &end, 10);
-    return end == buf ? -1 : v;
-}
-
-static int64_t
-parse_keyed(const char *buf, const char *key)
-{
-    size_t kl = strlen(key);
-
-    for (const char *p = buf; p != NULL && *p != '\0';) {
-        if (strncmp(p, key, kl) == 0 && p[kl] == ' ')
-            return strtoll(p + kl + 1, NULL, 10);
-        p = strchr(p, '\n');
-        if (p != NULL)
-            p++;
-    }
-    return -1;
-}
-
 /* pread from offset 0; returns the length or -errno. */
 static ssize_t
 pread_all(int fd, char *buf, size_t size)
@@ -121,40 +84,13 @@ pread_all(int fd, char *buf, size_t size)
     return n;
 }
 
-static int64_t
-read_fd_value(int fd)
-{
-    char buf[64];
-
-    if (fd < 0 || pread_all(fd, buf, sizeof(buf)) < 0)
-        return -1;
-    return parse_value(buf);
-}
-
+/* ty__cgroup_read_from's reader: the instance's open descriptors. */
 static int
-read_by_fds(const struct monitor_inst *in, struct ty__cgmem *m)
+read_fd(const void *arg, enum ty__cgfile f, char *buf, size_t size)
 {
-    bool v1 = in->ver == TY_CG_V1;
-    char buf[8192];
-    ssize_t n = pread_all(in->fd[F_USAGE], buf, sizeof(buf));
+    const struct monitor_inst *in = arg;
 
-    if (n < 0)
-        return (int)n;
-    m->usage = parse_value(buf);
-    m->peak = read_fd_value(in->fd[F_PEAK]);
-    m->limit = read_fd_value(in->fd[F_LIMIT]);
-    /* v1 reports "unlimited" as a page-rounded LONG_MAX. */
-    if (v1 && m->limit >= (int64_t)1 << 60)
-        m->limit = -1;
-    m->anon = m->file = m->oom_kills = -1;
-    if (in->fd[F_STAT] >= 0 &&
-        pread_all(in->fd[F_STAT], buf, sizeof(buf)) > 0) {
-        m->anon = parse_keyed(buf, v1 ? "total_rss" : "anon");
-        m->file = parse_keyed(buf, v1 ? "total_cache" : "file");
-    }
-    if (in->fd[F_OOM] >= 0 && pread_all(in->fd[F_OOM], buf, sizeof(buf)) > 0)
-        m->oom_kills = parse_keyed(buf, "oom_kill");
-    return 0;
+    return in->fd[f] < 0 ? -EBADF : (int)pread_all(in->fd[f], buf, size);
 }
 
 static int
@@ -162,13 +98,13 @@ read_inst(const struct monitor_inst *in, struct ty__cgmem *m)
 {
     if (in->by_path)
         return ty__cgroup_read_memory(in->dir, in->ver, m);
-    return read_by_fds(in, m);
+    return ty__cgroup_read_from(in->ver, read_fd, in, m);
 }
 
 static void
 close_fds(struct monitor_inst *in)
 {
-    for (int i = 0; i < NFILE; i++) {
+    for (int i = 0; i < TY_CGF_COUNT; i++) {
         if (in->fd[i] >= 0)
             close(in->fd[i]);
         in->fd[i] = -1;
@@ -180,10 +116,9 @@ close_fds(struct monitor_inst *in)
 static int
 open_fds(struct monitor_inst *in, struct err *err)
 {
-    const char *const *names = in->ver == TY_CG_V1 ? files_v1 : files_v2;
-
-    for (int i = 0; i < NFILE; i++) {
-        cleanup_free char *path = path_join(in->dir, names[i]);
+    for (int i = 0; i < TY_CGF_COUNT; i++) {
+        cleanup_free char *path =
+            path_join(in->dir, ty__cgroup_file(in->ver, (enum ty__cgfile)i));
 
         in->fd[i] = open(path, O_RDONLY | O_CLOEXEC);
         if (in->fd[i] >= 0 || (errno != EMFILE && errno != ENFILE))
@@ -192,7 +127,7 @@ open_fds(struct monitor_inst *in, struct err *err)
         in->by_path = true;
         return 0;
     }
-    if (in->fd[F_USAGE] < 0)
+    if (in->fd[TY_CGF_USAGE] < 0)
         return err_sys(err, errno, "%s: cannot read memory usage", in->dir);
     return 0;
 }
@@ -379,7 +314,7 @@ inst_new(const char *label, const char *dir, enum ty__cgver ver,
     in->partial_path = xasprintf("%s.partial", csv_path);
     in->csv_fd = -1;
     in->last_ms = -1;
-    for (int i = 0; i < NFILE; i++)
+    for (int i = 0; i < TY_CGF_COUNT; i++)
         in->fd[i] = -1;
     stats_init(&in->st);
     return in;

@@ -266,18 +266,6 @@ parse_type(struct param *p, const struct ynode *decl, const char *path,
 }
 
 static int
-parse_text(const struct ynode *decl, const char *path, const char *key,
-           char **out, struct err *err)
-{
-    char kpath[YAMLTREE_PATH_MAX];
-    const struct ynode *v = yamltree_get(decl, key);
-
-    if (v == NULL)
-        return 0;
-    return yamltree_string(v, yamltree_path_key(kpath, path, key), out, err);
-}
-
-static int
 parse_decl(struct param *p, const struct ynode *decl, const char *path,
            struct err *err)
 {
@@ -288,8 +276,9 @@ parse_decl(struct param *p, const struct ynode *decl, const char *path,
         yamltree_check_keys(decl, path, decl_keys, err) < 0 ||
         parse_type(p, decl, path, err) < 0 ||
         parse_values(p, decl, path, err) < 0 ||
-        parse_text(decl, path, "unit", &p->unit, err) < 0 ||
-        parse_text(decl, path, "description", &p->description, err) < 0)
+        yamltree_opt_string(decl, path, "unit", &p->unit, err) < 0 ||
+        yamltree_opt_string(decl, path, "description", &p->description, err) <
+            0)
         return -1;
     if (def == NULL)
         return 0;

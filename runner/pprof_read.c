@@ -7,13 +7,16 @@
  * location ids and values) come packed or one per key; both are read.
  * Fields the report does not need (labels, line numbers, drop_frames, ...)
  * are skipped. Every read is bounds-checked, and a malformed profile is an
- * error that names the file and the byte offset, never a crash.
+ * error that names the file and the byte offset, never a crash. Field
+ * numbers come from sdk/ty_proto.h, which the SDK's writer uses too.
  *
  * After decoding, pprof_check.c checks that the parts fit together and
  * names every frame; pprof_sites.c ranks allocation sites.
  */
 #include "pprof_read.h"
+#include "pprof_read_int.h"
 
+#include "ty_proto.h"
 #include "util.h"
 
 #include <errno.h>
@@ -22,34 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
-
-/* profile.proto field numbers */
-enum {
-    PROFILE_SAMPLE_TYPE = 1,
-    PROFILE_SAMPLE = 2,
-    PROFILE_MAPPING = 3,
-    PROFILE_LOCATION = 4,
-    PROFILE_FUNCTION = 5,
-    PROFILE_STRING_TABLE = 6,
-    PROFILE_TIME_NANOS = 9,
-    VALUETYPE_TYPE = 1,
-    SAMPLE_LOCATION_ID = 1,
-    SAMPLE_VALUE = 2,
-    MAPPING_ID = 1,
-    MAPPING_FILENAME = 5,
-    LOCATION_ID = 1,
-    LOCATION_MAPPING_ID = 2,
-    LOCATION_ADDRESS = 3,
-    LOCATION_LINE = 4,
-    LINE_FUNCTION_ID = 1,
-    FUNCTION_ID = 1,
-    FUNCTION_NAME = 2,
-    FUNCTION_SYSTEM_NAME = 3,
-};
-
-enum { WIRE_VARINT = 0, WIRE_I64 = 1, WIRE_LEN = 2, WIRE_I32 = 5 };
-
-#include "pprof_read_int.h"
 
 /* ---- wire format ------------------------------------------------------- */
 

@@ -6,6 +6,7 @@
  */
 #include "pprof_read_int.h"
 
+#include "ty_pprof.h"
 #include "util.h"
 
 #include <stdlib.h>
@@ -108,20 +109,10 @@ struct agg {
     size_t nslot;
 };
 
-static uint64_t
-name_hash(const char *s)
-{
-    uint64_t h = 0xcbf29ce484222325ULL;
-
-    for (; *s != '\0'; s++)
-        h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-    return h;
-}
-
 static size_t
 agg_get(struct agg *a, const char *name)
 {
-    size_t i = (size_t)name_hash(name) & (a->nslot - 1);
+    size_t i = (size_t)ty__str_hash(name) & (a->nslot - 1);
 
     for (; a->slot[i] != 0; i = (i + 1) & (a->nslot - 1))
         if (strcmp(a->sites[a->slot[i] - 1].function, name) == 0)

@@ -11,6 +11,7 @@
 #include "report_int.h"
 
 #include "jsonpretty.h"
+#include "ty_json.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -281,10 +282,7 @@ run_json(const struct report *r)
     cJSON *o = cJSON_CreateObject();
 
     cJSON_AddStringToObject(o, "run_dir", report_run_dir(r));
-    if (r->run_id)
-        cJSON_AddStringToObject(o, "run_id", r->run_id);
-    else
-        cJSON_AddNullToObject(o, "run_id");
+    ty__json_string(o, "run_id", r->run_id);
     cJSON_AddStringToObject(o, "outcome", r->outcome ? r->outcome : "unknown");
     return o;
 }

@@ -353,15 +353,6 @@ groups_table(struct strbuf *sb, const struct report *r)
 /* ---- per round -------------------------------------------------------------
  */
 
-static const struct report_round *
-round_of(const struct report_group *g, int round)
-{
-    for (size_t i = 0; i < g->nrounds; i++)
-        if (g->rounds[i].round == round)
-            return &g->rounds[i];
-    return NULL;
-}
-
 static void
 rounds_head(struct strbuf *sb, const struct report *r)
 {
@@ -400,7 +391,8 @@ rounds_rows(struct strbuf *sb, const struct report *r)
             return;
         strbuf_addf(sb, "<tr><td>R%d</td>", next);
         for (size_t g = 0; g < r->ngroups; g++) {
-            const struct report_round *rd = round_of(&r->groups[g], next);
+            const struct report_round *rd =
+                report_round_of(&r->groups[g], next);
 
             cell_bytes(sb, rd ? rd->heap_pre : -1);
             cell_bytes(sb, rd ? rd->heap_post : -1);

@@ -235,6 +235,9 @@ void report_verdict_of(struct report_growth *g);
 void report_analyse(struct report *r);
 const char *report_trend_name(enum report_trend t);
 const char *report_verdict_name(enum report_verdict_kind k);
+/* Round `round` of group g, or NULL when it has none. Borrowed. */
+const struct report_round *report_round_of(const struct report_group *g,
+                                           int round);
 
 /* report_json.c */
 cJSON *report_json(const struct report *r);

@@ -5,28 +5,12 @@
  */
 #include "report_int.h"
 
+#include "ty_json.h"
+
 #include <math.h>
 #include <string.h>
 
 #define SUMMARY_VERSION 1
-
-static void
-num(cJSON *o, const char *key, int64_t v)
-{
-    if (v < 0)
-        cJSON_AddNullToObject(o, key);
-    else
-        cJSON_AddNumberToObject(o, key, (double)v);
-}
-
-static void
-str(cJSON *o, const char *key, const char *s)
-{
-    if (s == NULL)
-        cJSON_AddNullToObject(o, key);
-    else
-        cJSON_AddStringToObject(o, key, s);
-}
 
 /* Rounded to 4 significant decimals, so the file reads well. */
 static void
@@ -75,7 +59,7 @@ verdict_json(const struct report_verdict *v)
 
     cJSON_AddStringToObject(o, "kind", report_verdict_name(v->kind));
     cJSON_AddStringToObject(o, "text", v->text);
-    str(o, "basis", v->basis);
+    ty__json_string(o, "basis", v->basis);
     if (fitted) {
         cJSON_AddNumberToObject(o, "bytes_per_round", round(v->rate));
         ratio(o, "r2", v->r2);
@@ -96,11 +80,11 @@ rounds_json(const struct report_round *rd, size_t n)
 
         cJSON_AddNumberToObject(o, "round", rd[i].round);
         cJSON_AddNumberToObject(o, "instances", rd[i].ninst);
-        num(o, "heap_inuse_pre_bytes", rd[i].heap_pre);
-        num(o, "heap_inuse_post_bytes", rd[i].heap_post);
-        num(o, "rss_pre_bytes", rd[i].rss_pre);
-        num(o, "rss_post_bytes", rd[i].rss_post);
-        num(o, "cgroup_bytes", rd[i].cgroup);
+        ty__json_count(o, "heap_inuse_pre_bytes", rd[i].heap_pre);
+        ty__json_count(o, "heap_inuse_post_bytes", rd[i].heap_post);
+        ty__json_count(o, "rss_pre_bytes", rd[i].rss_pre);
+        ty__json_count(o, "rss_post_bytes", rd[i].rss_post);
+        ty__json_count(o, "cgroup_bytes", rd[i].cgroup);
         cJSON_AddItemToArray(arr, o);
     }
     return arr;
@@ -111,17 +95,19 @@ sites_json(const struct report_group *g)
 {
     cJSON *o = cJSON_CreateObject(), *arr;
 
-    str(o, "snapshot",
-        g->sites_label && g->sites_label[0] ? g->sites_label : NULL);
+    ty__json_string(o, "snapshot",
+                    g->sites_label && g->sites_label[0] ? g->sites_label
+                                                        : NULL);
     cJSON_AddNumberToObject(o, "instances", (double)g->sites_ninst);
-    num(o, "total_inuse_bytes", g->sites_ninst ? g->sites_total : -1);
+    ty__json_count(o, "total_inuse_bytes",
+                   g->sites_ninst ? g->sites_total : -1);
     arr = cJSON_AddArrayToObject(o, "sites");
     for (size_t i = 0; i < g->nsites; i++) {
         cJSON *s = cJSON_CreateObject();
 
         cJSON_AddStringToObject(s, "function", g->sites[i].function);
-        num(s, "inuse_bytes", g->sites[i].flat);
-        num(s, "cum_bytes", g->sites[i].cum);
+        ty__json_count(s, "inuse_bytes", g->sites[i].flat);
+        ty__json_count(s, "cum_bytes", g->sites[i].cum);
         ratio(s, "share",
               g->sites_total > 0
                   ? (double)g->sites[i].flat / (double)g->sites_total
@@ -158,12 +144,12 @@ group_json(const struct report *r, const struct report_group *g)
 
     cJSON_AddStringToObject(o, "id", g->id);
     cJSON_AddNumberToObject(o, "instances", (double)g->ninst);
-    num(o, "memory_limit_bytes", g->limit);
+    ty__json_count(o, "memory_limit_bytes", g->limit);
     cJSON_AddItemToObject(o, "outcomes", outcomes_json(r, g));
-    num(o, "peak_bytes", g->peak);
-    num(o, "peak_at_ms", g->peak_t_ms);
-    str(o, "peak_instance", g->peak_inst);
-    num(o, "final_bytes", g->final);
+    ty__json_count(o, "peak_bytes", g->peak);
+    ty__json_count(o, "peak_at_ms", g->peak_t_ms);
+    ty__json_string(o, "peak_instance", g->peak_inst);
+    ty__json_count(o, "final_bytes", g->final);
     cJSON_AddNumberToObject(o, "oom_kills", (double)g->noom);
     cJSON_AddItemToObject(o, "rounds", rounds_json(g->rounds, g->nrounds));
     cJSON_AddItemToObject(o, "growth", growth_json(&g->growth));
@@ -180,18 +166,18 @@ inst_json(const struct report_inst *in)
     cJSON_AddStringToObject(o, "label", in->label);
     cJSON_AddStringToObject(o, "group", in->group);
     cJSON_AddNumberToObject(o, "index", in->index);
-    str(o, "outcome", in->outcome ? in->outcome : "unknown");
-    str(o, "how", in->how);
-    str(o, "error", in->error);
+    ty__json_string(o, "outcome", in->outcome ? in->outcome : "unknown");
+    ty__json_string(o, "how", in->how);
+    ty__json_string(o, "error", in->error);
     cJSON_AddBoolToObject(o, "started", in->started);
-    num(o, "memory_limit_bytes", in->limit);
-    num(o, "peak_bytes", in->peak);
-    num(o, "peak_at_ms", in->peak_t_ms);
-    num(o, "final_bytes", in->final);
+    ty__json_count(o, "memory_limit_bytes", in->limit);
+    ty__json_count(o, "peak_bytes", in->peak);
+    ty__json_count(o, "peak_at_ms", in->peak_t_ms);
+    ty__json_count(o, "final_bytes", in->final);
     cJSON_AddBoolToObject(o, "oom_kill", in->oom);
-    num(o, "oom_at_ms", in->oom ? in->oom_t_ms : -1);
-    num(o, "usage_before_oom_bytes", in->oom ? in->before_oom : -1);
-    str(o, "series", in->series);
+    ty__json_count(o, "oom_at_ms", in->oom ? in->oom_t_ms : -1);
+    ty__json_count(o, "usage_before_oom_bytes", in->oom ? in->before_oom : -1);
+    ty__json_string(o, "series", in->series);
     cJSON_AddNumberToObject(o, "samples", (double)in->nsamples);
     cJSON_AddNumberToObject(o, "snapshots", (double)in->nsnaps);
     cJSON_AddItemToObject(o, "rounds", rounds_json(in->rounds, in->nrounds));
@@ -211,12 +197,12 @@ barriers_json(const struct report *r)
         cJSON *o = cJSON_CreateObject();
 
         cJSON_AddStringToObject(o, "state", b->state);
-        num(o, "target", b->target);
+        ty__json_count(o, "target", b->target);
         cJSON_AddNumberToObject(o, "t_ms", (double)b->t_ms);
         cJSON_AddStringToObject(o, "result", b->result);
         cJSON_AddStringToObject(o, "kind", kinds[b->kind]);
-        num(o, "round", b->round);
-        str(o, "error", b->error);
+        ty__json_count(o, "round", b->round);
+        ty__json_string(o, "error", b->error);
         cJSON_AddItemToArray(arr, o);
     }
     return arr;
@@ -238,13 +224,13 @@ static void
 run_json(cJSON *o, const struct report *r)
 {
     cJSON_AddNumberToObject(o, "version", SUMMARY_VERSION);
-    str(o, "run_id", r->run_id);
-    str(o, "plan", r->plan);
-    str(o, "case", r->case_name);
-    str(o, "runner", r->runner);
-    str(o, "outcome", r->outcome ? r->outcome : "unknown");
+    ty__json_string(o, "run_id", r->run_id);
+    ty__json_string(o, "plan", r->plan);
+    ty__json_string(o, "case", r->case_name);
+    ty__json_string(o, "runner", r->runner);
+    ty__json_string(o, "outcome", r->outcome ? r->outcome : "unknown");
     cJSON_AddBoolToObject(o, "finished", r->finished);
-    str(o, "started", r->started);
+    ty__json_string(o, "started", r->started);
     if (r->duration_s >= 0)
         cJSON_AddNumberToObject(o, "duration_s",
                                 round(r->duration_s * 1000) / 1000);
@@ -264,8 +250,8 @@ report_json(const struct report *r)
         cJSON *s = cJSON_CreateObject();
 
         cJSON_AddNumberToObject(s, "round", r->spans[i].round);
-        num(s, "start_ms", r->spans[i].start_ms);
-        num(s, "end_ms", r->spans[i].end_ms);
+        ty__json_count(s, "start_ms", r->spans[i].start_ms);
+        ty__json_count(s, "end_ms", r->spans[i].end_ms);
         cJSON_AddBoolToObject(s, "failed", r->spans[i].failed);
         cJSON_AddItemToArray(a, s);
     }

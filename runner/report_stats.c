@@ -273,6 +273,15 @@ usage_at(const struct report_inst *in, int64_t end_ms)
     return v;
 }
 
+const struct report_round *
+report_round_of(const struct report_group *g, int round)
+{
+    for (size_t i = 0; i < g->nrounds; i++)
+        if (g->rounds[i].round == round)
+            return &g->rounds[i];
+    return NULL;
+}
+
 static const struct report_span *
 span_of(const struct report *r, int round)
 {

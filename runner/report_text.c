@@ -55,15 +55,6 @@ print_verdicts(const struct report *r, FILE *out)
                 r->groups[i].growth.verdict.text);
 }
 
-static const struct report_round *
-round_of(const struct report_group *g, int round)
-{
-    for (size_t i = 0; i < g->nrounds; i++)
-        if (g->rounds[i].round == round)
-            return &g->rounds[i];
-    return NULL;
-}
-
 /* A group's two columns: heap in use and RSS after trim, or cgroup
  * usage at the round's end when it has no snapshots. */
 static bool
@@ -78,7 +69,7 @@ print_round_line(const struct report *r, int round, FILE *out)
     fprintf(out, "  %5d", round);
     for (size_t i = 0; i < r->ngroups; i++) {
         const struct report_group *g = &r->groups[i];
-        const struct report_round *rd = round_of(g, round);
+        const struct report_round *rd = report_round_of(g, round);
         char h[32] = "-", s[32] = "-";
 
         if (rd != NULL && has_heap(g)) {

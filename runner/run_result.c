@@ -10,6 +10,7 @@
  */
 #include "run_int.h"
 
+#include "ty_json.h"
 #include "ty_units.h"
 #include "util.h"
 
@@ -29,28 +30,6 @@ run_succeeded(const struct run *r)
 }
 
 static void
-add_time(cJSON *o, const char *key, int64_t wall_ns)
-{
-    char buf[40];
-
-    if (wall_ns <= 0) {
-        cJSON_AddNullToObject(o, key);
-        return;
-    }
-    time_rfc3339(wall_ns, buf, sizeof(buf));
-    cJSON_AddStringToObject(o, key, buf);
-}
-
-static void
-add_int_or_null(cJSON *o, const char *key, int64_t v)
-{
-    if (v < 0)
-        cJSON_AddNullToObject(o, key);
-    else
-        cJSON_AddNumberToObject(o, key, (double)v);
-}
-
-static void
 add_memory(cJSON *o, const struct run_inst *in)
 {
     const struct monitor_stats *st = &in->mstats;
@@ -61,15 +40,15 @@ add_memory(cJSON *o, const struct run_inst *in)
         return;
     }
     m = cJSON_AddObjectToObject(o, "memory");
-    add_int_or_null(m, "peak_bytes", st->peak);
-    add_int_or_null(m, "peak_at_ms", st->peak >= 0 ? st->peak_t_ms : -1);
-    add_int_or_null(m, "final_bytes", st->final);
-    add_int_or_null(m, "limit_bytes", st->limit);
+    ty__json_count(m, "peak_bytes", st->peak);
+    ty__json_count(m, "peak_at_ms", st->peak >= 0 ? st->peak_t_ms : -1);
+    ty__json_count(m, "final_bytes", st->final);
+    ty__json_count(m, "limit_bytes", st->limit);
     cJSON_AddNumberToObject(m, "samples", (double)st->samples);
     cJSON_AddBoolToObject(m, "oom_kill", st->oom);
-    add_int_or_null(m, "oom_at_ms", st->oom ? st->oom_t_ms : -1);
-    add_int_or_null(m, "usage_before_oom_bytes",
-                    st->oom ? st->usage_before_oom : -1);
+    ty__json_count(m, "oom_at_ms", st->oom ? st->oom_t_ms : -1);
+    ty__json_count(m, "usage_before_oom_bytes",
+                   st->oom ? st->usage_before_oom : -1);
 }
 
 static cJSON *
@@ -82,21 +61,18 @@ inst_json(const struct run *r, const struct run_inst *in)
     cJSON_AddNumberToObject(o, "index", in->group_index);
     cJSON_AddNumberToObject(o, "global_index", in->index);
     cJSON_AddStringToObject(o, "outcome", outcome_name(in->outcome));
-    add_int_or_null(o, "exit_status", in->started ? in->status : -1);
-    add_int_or_null(o, "signal", in->signal ? in->signal : -1);
+    ty__json_count(o, "exit_status", in->started ? in->status : -1);
+    ty__json_count(o, "signal", in->signal ? in->signal : -1);
     cJSON_AddBoolToObject(o, "oom_killed", in->oom);
-    add_time(o, "started", in->start_wall_ns);
-    add_time(o, "ended", in->end_wall_ns);
+    ty__json_time(o, "started", in->start_wall_ns);
+    ty__json_time(o, "ended", in->end_wall_ns);
     if (in->start_wall_ns > 0 && in->end_wall_ns > 0)
         cJSON_AddNumberToObject(o, "duration_s",
                                 (double)(in->end_wall_ns - in->start_wall_ns) /
                                     1e9);
     run_inst_how(in, how, sizeof(how));
     cJSON_AddStringToObject(o, "how", how);
-    if (in->error != NULL)
-        cJSON_AddStringToObject(o, "error", in->error);
-    else
-        cJSON_AddNullToObject(o, "error");
+    ty__json_string(o, "error", in->error);
     add_memory(o, in);
     return o;
 }
@@ -124,9 +100,9 @@ groups_json(const struct run *r)
         count_outcomes(r, g, counts);
         cJSON_AddStringToObject(o, "id", cg->id);
         cJSON_AddNumberToObject(o, "instances", (double)cg->instances);
-        add_int_or_null(o, "memory_limit_bytes",
-                        cg->memory_bytes ? (int64_t)cg->memory_bytes : -1);
-        add_int_or_null(o, "millicpu", cg->millicpu ? cg->millicpu : -1);
+        ty__json_count(o, "memory_limit_bytes",
+                       cg->memory_bytes ? (int64_t)cg->memory_bytes : -1);
+        ty__json_count(o, "millicpu", cg->millicpu ? cg->millicpu : -1);
         oc = cJSON_AddObjectToObject(o, "outcomes");
         for (int k = OUTCOME_SUCCESS; k < OUTCOME_COUNT; k++)
             cJSON_AddNumberToObject(oc, outcome_name(k), (double)counts[k]);
@@ -158,12 +134,9 @@ run_write_result(const struct run *r, struct err *err)
     cJSON_AddStringToObject(o, "case", r->comp->case_name);
     cJSON_AddStringToObject(o, "runner", r->comp->runner);
     cJSON_AddStringToObject(o, "binary", r->binary ? r->binary : "");
-    if (r->image[0] != '\0')
-        cJSON_AddStringToObject(o, "image", r->image);
-    else
-        cJSON_AddNullToObject(o, "image");
-    add_time(o, "started", r->start_wall_ns);
-    add_time(o, "ended", r->end_wall_ns);
+    ty__json_string(o, "image", r->image[0] != '\0' ? r->image : NULL);
+    ty__json_time(o, "started", r->start_wall_ns);
+    ty__json_time(o, "ended", r->end_wall_ns);
     cJSON_AddNumberToObject(o, "duration_s",
                             (double)(r->end_wall_ns - r->start_wall_ns) / 1e9);
     cJSON_AddStringToObject(o, "outcome", run_outcome(r));

@@ -67,19 +67,8 @@ _Static_assert(sizeof(struct ustar) == BLOCK, "ustar header is one block");
 static int
 fd_write(void *arg, const void *data, size_t len, struct err *err)
 {
-    const char *p = data;
-    int fd = *(int *)arg;
-
-    while (len > 0) {
-        ssize_t n = write(fd, p, len);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return err_sys(err, errno, "writing archive");
-        p += n;
-        len -= (size_t)n;
-    }
+    if (fd_write_all(*(int *)arg, data, len) < 0)
+        return err_sys(err, errno, "writing archive");
     return 0;
 }
 

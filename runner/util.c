@@ -4,6 +4,7 @@
 #include "util.h"
 
 #include "log.h"
+#include "ty_time.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -13,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 void *
@@ -137,8 +137,8 @@ file_read(const char *path, size_t max_bytes, size_t *len, struct err *err)
     return strbuf_detach(&sb);
 }
 
-static int
-write_all(int fd, const void *data, size_t len)
+int
+fd_write_all(int fd, const void *data, size_t len)
 {
     const char *p = data;
 
@@ -164,7 +164,7 @@ file_write_atomic(const char *path, const void *data, size_t len,
 
     if (fd < 0)
         return err_sys(err, errno, "%s", tmp);
-    if (write_all(fd, data, len) < 0 || fsync(fd) < 0) {
+    if (fd_write_all(fd, data, len) < 0 || fsync(fd) < 0) {
         int saved = errno;
 
         close(fd);
@@ -300,32 +300,19 @@ exe_dir(void)
 int64_t
 now_mono_ns(void)
 {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    return ty__now_ns();
 }
 
 int64_t
 now_wall_ns(void)
 {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    return ty__wall_ns();
 }
 
 void
 time_rfc3339(int64_t wall_ns, char *buf, size_t size)
 {
-    time_t secs = (time_t)(wall_ns / 1000000000);
-    int ms = (int)((wall_ns % 1000000000) / 1000000);
-    struct tm tm;
-
-    gmtime_r(&secs, &tm);
-    snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
-             tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-             tm.tm_min, tm.tm_sec, ms);
+    ty__format_rfc3339(wall_ns, buf, size);
 }
 
 void

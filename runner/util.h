@@ -36,6 +36,9 @@ void cleanup_closep(int *fd);
  * Fails with EFBIG above max_bytes. Caller owns the result. */
 char *file_read(const char *path, size_t max_bytes, size_t *len,
                 struct err *err);
+/* Write all of data to fd, retrying short writes and EINTR; 0, or -1 with
+ * errno set. */
+int fd_write_all(int fd, const void *data, size_t len);
 /* Write data to path through a temporary file in the same directory, fsync
  * and rename, so the file is complete or absent. */
 int file_write_atomic(const char *path, const void *data, size_t len,
@@ -55,11 +58,12 @@ char *path_absolute(const char *path);
 /* Directory holding the running executable (from /proc/self/exe). */
 char *exe_dir(void);
 
-/* Clocks: monotonic for durations, wall clock for files. */
+/* Clocks: monotonic for durations, wall clock for files; the SDK's
+ * (sdk/ty_time.h), so the runner and plans agree. */
 int64_t now_mono_ns(void);
 int64_t now_wall_ns(void);
 /* Format a wall-clock time as RFC 3339 UTC with milliseconds into buf
- * (at least 32 bytes): 2026-11-29T18:45:29.123Z */
+ * (at least 25 bytes): 2026-11-29T18:45:29.123Z; ty__format_rfc3339. */
 void time_rfc3339(int64_t wall_ns, char *buf, size_t size);
 
 /* A growable NUL-terminated byte buffer. Held by value; strbuf_release frees.

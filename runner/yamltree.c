@@ -538,6 +538,22 @@ yamltree_load(const char *path, struct err *err)
     return yamltree_parse(path, buf, len, is_json_name(path), err);
 }
 
+int
+yamltree_load_with(const char *path,
+                   int (*parse)(const struct yamltree *t, void *arg,
+                                struct err *err),
+                   void *arg, struct err *err)
+{
+    struct yamltree *t = yamltree_load(path, err);
+    int rc;
+
+    if (t == NULL)
+        return -1;
+    rc = parse(t, arg, err);
+    yamltree_destroy(&t);
+    return rc;
+}
+
 void
 yamltree_destroy(struct yamltree **tp)
 {

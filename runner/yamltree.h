@@ -83,6 +83,14 @@ struct yamltree *yamltree_load(const char *path, struct err *err);
 struct yamltree *yamltree_parse(const char *file, const char *buf, size_t len,
                                 bool json, struct err *err);
 void yamltree_destroy(struct yamltree **t);
+/* Load path and hand its tree to parse(t, arg, err), which fills whatever
+ * arg points to; the tree is destroyed when this returns, so parse keeps
+ * no node. Returns what parse returns, or -1 when the file cannot be
+ * loaded. */
+int yamltree_load_with(const char *path,
+                       int (*parse)(const struct yamltree *t, void *arg,
+                                    struct err *err),
+                       void *arg, struct err *err);
 
 /* Number of pairs of a map, items of a sequence, 0 for a scalar. */
 size_t yamltree_len(const struct ynode *n);
@@ -125,6 +133,10 @@ const struct ynode *yamltree_require(const struct ynode *map, const char *path,
 /* Any non-null scalar, as text; *out is the caller's. */
 int yamltree_string(const struct ynode *n, const char *path, char **out,
                     struct err *err);
+/* The string under key of map (map may be NULL); when the key is absent
+ * *out is left as it is. *out is the caller's. */
+int yamltree_opt_string(const struct ynode *map, const char *path,
+                        const char *key, char **out, struct err *err);
 /* A list of scalars as text; *out (NULL-terminated) is the caller's. */
 int yamltree_strings(const struct ynode *n, const char *path, char ***out,
                      size_t *count, struct err *err);

@@ -283,6 +283,18 @@ yamltree_string(const struct ynode *n, const char *path, char **out,
     return 0;
 }
 
+int
+yamltree_opt_string(const struct ynode *map, const char *path, const char *key,
+                    char **out, struct err *err)
+{
+    char kpath[YAMLTREE_PATH_MAX];
+    const struct ynode *v = yamltree_get(map, key);
+
+    if (v == NULL)
+        return 0;
+    return yamltree_string(v, yamltree_path_key(kpath, path, key), out, err);
+}
+
 void
 yamltree_strings_free(char ***vp)
 {

@@ -163,6 +163,10 @@ env_read(struct ty *ty, char *why, size_t whylen)
     return env_deadline(ty, why, whylen) < 0 ? -1 : env_params(ty, why, whylen);
 }
 
+/* Numbers every handle, so a thread's last message is never mistaken for
+ * one about a new handle that reuses a freed one's address. */
+static uint64_t handle_serial;
+
 struct ty *
 ty__new_from_env(char *why, size_t whylen)
 {
@@ -173,6 +177,7 @@ ty__new_from_env(char *why, size_t whylen)
         return NULL;
     }
     pthread_mutex_init(&ty->lock, NULL);
+    ty->serial = __atomic_add_fetch(&handle_serial, 1, __ATOMIC_RELAXED);
     if (env_read(ty, why, whylen) < 0) {
         ty__destroy(&ty);
         return NULL;

@@ -18,6 +18,7 @@
 #include "ty_cgroup.h"
 #include "ty_heap.h"
 #include "ty_internal.h"
+#include "ty_json.h"
 #include "ty_pprof.h"
 #include "ty_units.h"
 
@@ -46,15 +47,6 @@ static _Atomic int64_t memory_events;
  * The sidecar
  */
 
-static void
-add_num(cJSON *o, const char *name, int64_t v)
-{
-    if (v < 0)
-        cJSON_AddNullToObject(o, name);
-    else
-        cJSON_AddNumberToObject(o, name, (double)v);
-}
-
 /* VmRSS, VmHWM and RssAnon in bytes, -1 when absent. */
 static void
 add_status(cJSON *o)
@@ -79,7 +71,7 @@ add_status(cJSON *o)
     if (f != NULL)
         fclose(f);
     for (size_t i = 0; i < 3; i++)
-        add_num(o, keys[i][1], v[i]);
+        ty__json_count(o, keys[i][1], v[i]);
 }
 
 static void
@@ -88,11 +80,11 @@ add_mallinfo(cJSON *o)
     struct mallinfo2 mi = mallinfo2();
     cJSON *m = cJSON_AddObjectToObject(o, "mallinfo");
 
-    add_num(m, "arena", (int64_t)mi.arena);
-    add_num(m, "hblkhd", (int64_t)mi.hblkhd);
-    add_num(m, "uordblks", (int64_t)mi.uordblks);
-    add_num(m, "fordblks", (int64_t)mi.fordblks);
-    add_num(m, "keepcost", (int64_t)mi.keepcost);
+    ty__json_count(m, "arena", (int64_t)mi.arena);
+    ty__json_count(m, "hblkhd", (int64_t)mi.hblkhd);
+    ty__json_count(m, "uordblks", (int64_t)mi.uordblks);
+    ty__json_count(m, "fordblks", (int64_t)mi.fordblks);
+    ty__json_count(m, "keepcost", (int64_t)mi.keepcost);
 }
 
 static void
@@ -100,12 +92,12 @@ add_profile(cJSON *o, const struct ty__heap_totals *t)
 {
     cJSON *p = cJSON_AddObjectToObject(o, "profile");
 
-    add_num(p, "inuse_bytes", t->inuse_bytes);
-    add_num(p, "inuse_objects", t->inuse_objects);
-    add_num(p, "alloc_bytes", t->alloc_bytes);
-    add_num(p, "alloc_objects", t->alloc_objects);
-    add_num(p, "samples", (int64_t)t->samples);
-    add_num(p, "profiler_bytes", (int64_t)ty__heap_own_bytes());
+    ty__json_count(p, "inuse_bytes", t->inuse_bytes);
+    ty__json_count(p, "inuse_objects", t->inuse_objects);
+    ty__json_count(p, "alloc_bytes", t->alloc_bytes);
+    ty__json_count(p, "alloc_objects", t->alloc_objects);
+    ty__json_count(p, "samples", (int64_t)t->samples);
+    ty__json_count(p, "profiler_bytes", (int64_t)ty__heap_own_bytes());
 }
 
 static void
@@ -123,22 +115,10 @@ add_cgroup(cJSON *o)
     }
     c = cJSON_AddObjectToObject(o, "cgroup");
     cJSON_AddNumberToObject(c, "version", ver == TY_CG_V1 ? 1 : 2);
-    add_num(c, "current_bytes", m.usage);
-    add_num(c, "peak_bytes", m.peak);
-    add_num(c, "limit_bytes", m.limit);
+    ty__json_count(c, "current_bytes", m.usage);
+    ty__json_count(c, "peak_bytes", m.peak);
+    ty__json_count(c, "limit_bytes", m.limit);
     free(dir);
-}
-
-static void
-wall_time(char *buf, size_t size, int64_t ns)
-{
-    time_t sec = (time_t)(ns / 1000000000);
-    struct tm tm;
-    char day[32];
-
-    gmtime_r(&sec, &tm);
-    strftime(day, sizeof(day), "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(buf, size, "%s.%03dZ", day, (int)(ns / 1000000 % 1000));
 }
 
 static char *
@@ -150,13 +130,13 @@ sidecar(const char *label, int round, const struct ty__heap_snap *s,
 
     if (o == NULL)
         return NULL;
-    wall_time(when, sizeof(when), s->time_ns);
+    ty__format_rfc3339(s->time_ns, when, sizeof(when));
     cJSON_AddStringToObject(o, "time", when);
     cJSON_AddStringToObject(o, "label", label);
     if (round >= 0)
         cJSON_AddNumberToObject(o, "round", round);
     cJSON_AddNumberToObject(o, "pid", (double)getpid());
-    add_num(o, "rate", (int64_t)s->rate);
+    ty__json_count(o, "rate", (int64_t)s->rate);
     add_status(o);
     add_mallinfo(o);
     add_profile(o, t);

@@ -18,6 +18,7 @@
 #define TY_INTERNAL_H
 
 #include "testyard.h"
+#include "ty_time.h"
 
 #include <cjson/cJSON.h>
 #include <pthread.h>
@@ -42,6 +43,7 @@ struct ty {
     int64_t deadline_ms; /* run deadline as a CLOCK_MONOTONIC ms, 0 = none */
     cJSON *params;       /* name -> typed JSON value */
 
+    uint64_t serial;      /* unique per handle in this process */
     char errmsg[512];     /* last failure, see ty_errmsg() */
     char *fail_reason;    /* set by ty_fail() */
     pthread_mutex_t lock; /* guards errmsg and the sync connection */
@@ -80,9 +82,5 @@ void ty__metrics_init(struct ty *ty);
 void ty__metrics_fini(struct ty *ty);
 void ty__heapctl_init(struct ty *ty);
 void ty__heapctl_fini(struct ty *ty);
-
-/* Monotonic clock in ms and ns. */
-int64_t ty__now_ms(void);
-int64_t ty__now_ns(void);
 
 #endif

@@ -12,8 +12,9 @@
  *
  * and, when connected, also go to the sync service (the "event" object
  * only). The crash handler may only use async-signal-safe calls, so its line
- * is prepared at install time and finished with a timestamp formatted by
- * hand; the runner decides the outcome from the exit status anyway.
+ * is prepared at install time and finished with a timestamp from
+ * ty_time.c's formatter, which calls neither gmtime nor stdio; the runner
+ * decides the outcome from the exit status anyway.
  *
  * Errors: ty__seterr keeps the message both on the handle and per thread,
  * so a thread reading ty_errmsg after its own failed call sees its own
@@ -28,81 +29,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #define CRASH_MID_MAX 1024
 #define CRASH_STACK (64 * 1024)
 
-static __thread const struct ty *tl_ty;
+static __thread uint64_t tl_serial;
 static __thread char tl_msg[512];
 
-/* ---- clocks ------------------------------------------------------------ */
-
-int64_t
-ty__now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-int64_t
-ty__now_ms(void)
-{
-    return ty__now_ns() / 1000000;
-}
-
-static size_t
-put_num(char *out, int64_t v, int width)
-{
-    for (int i = width - 1; i >= 0; i--, v /= 10)
-        out[i] = (char)('0' + v % 10);
-    return (size_t)width;
-}
-
-/* RFC 3339 UTC with ms, without gmtime (async-signal-safe): days to a civil
- * date as in Howard Hinnant's algorithm. Writes 24 bytes, no NUL. */
-static size_t
-format_ts(char *out, const struct timespec *ts)
-{
-    int64_t days = ts->tv_sec / 86400, rem = ts->tv_sec % 86400;
-    int64_t z = days + 719468, era = (z >= 0 ? z : z - 146096) / 146097;
-    int64_t doe = z - era * 146097;
-    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    int64_t mp = (5 * doy + 2) / 153, d = doy - (153 * mp + 2) / 5 + 1;
-    int64_t m = mp < 10 ? mp + 3 : mp - 9, y = yoe + era * 400 + (m <= 2);
-    size_t n = put_num(out, y, 4);
-
-    out[n++] = '-';
-    n += put_num(out + n, m, 2);
-    out[n++] = '-';
-    n += put_num(out + n, d, 2);
-    out[n++] = 'T';
-    n += put_num(out + n, rem / 3600, 2);
-    out[n++] = ':';
-    n += put_num(out + n, rem / 60 % 60, 2);
-    out[n++] = ':';
-    n += put_num(out + n, rem % 60, 2);
-    out[n++] = '.';
-    n += put_num(out + n, ts->tv_nsec / 1000000, 3);
-    out[n++] = 'Z';
-    return n;
-}
-
+/* The stamp of event lines (ty_time.c formats it). */
 void
 ty__rfc3339_now(char *buf, size_t size)
 {
-    struct timespec ts;
-    char tmp[32];
-    size_t n;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    n = format_ts(tmp, &ts);
-    tmp[n] = '\0';
-    snprintf(buf, size, "%s", tmp);
+    ty__format_rfc3339(ty__wall_ns(), buf, size);
 }
 
 /* ---- errors ------------------------------------------------------------ */
@@ -115,7 +54,7 @@ ty__seterr(struct ty *ty, int code, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(tl_msg, sizeof(tl_msg), fmt, ap);
     va_end(ap);
-    tl_ty = ty;
+    tl_serial = ty->serial;
     pthread_mutex_lock(&ty->lock);
     snprintf(ty->errmsg, sizeof(ty->errmsg), "%s", tl_msg);
     pthread_mutex_unlock(&ty->lock);
@@ -125,8 +64,9 @@ ty__seterr(struct ty *ty, int code, const char *fmt, ...)
 const char *
 ty_errmsg(const struct ty *ty)
 {
-    /* A fresh handle at a freed one's address starts with no message. */
-    return tl_ty == ty && ty->errmsg[0] != '\0' ? tl_msg : ty->errmsg;
+    /* The thread's own last message when it was about this handle; the
+     * handle's copy (another thread's, or "") otherwise. */
+    return tl_serial == ty->serial ? tl_msg : ty->errmsg;
 }
 
 int
@@ -288,19 +228,19 @@ crash_handler(int sig)
     char buf[CRASH_MID_MAX + 128];
     const char *name = "?";
     void *frames[64];
-    struct timespec ts;
+    char stamp[TY_RFC3339_LEN + 1];
     size_t n;
     int nf;
 
-    clock_gettime(CLOCK_REALTIME, &ts);
+    ty__format_rfc3339(ty__wall_ns(), stamp, sizeof(stamp));
     for (size_t i = 0; i < sizeof(crash_sigs) / sizeof(crash_sigs[0]); i++)
         if (crash_sigs[i].sig == sig)
             name = crash_sigs[i].name;
     n = put_str(buf, "{\"ts\":\"");
-    n += format_ts(buf + n, &ts);
+    n += put_str(buf + n, stamp);
     memcpy(buf + n, crash_mid, crash_mid_len);
     n += crash_mid_len;
-    n += put_num(buf + n, sig, sig >= 10 ? 2 : 1);
+    n += ty__put_digits(buf + n, sig, sig >= 10 ? 2 : 1);
     n += put_str(buf + n, " (");
     n += put_str(buf + n, name);
     memcpy(buf + n, tail, sizeof(tail) - 1);

@@ -22,7 +22,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define TICK_NS 5000000000LL /* go-metrics' EWMA tick */
 #define POINTS_FLUSH_BYTES (64 * 1024)
@@ -59,24 +58,6 @@ struct ty__metrics {
     int (*sink)(struct ty *ty, const char *file, const char *data, size_t len);
     struct ty__diag *diag;
 };
-
-static int64_t
-mono_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-int64_t
-ty__wall_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* ---- timer rates ------------------------------------------------------- */
 
@@ -159,7 +140,7 @@ metric_new(enum ty__mtype t, const char *name, uint64_t h)
     memcpy(e->name, name, len + 1);
     ty__hist_init(&e->hist);
     if (t == TY__M_TIMER)
-        e->rates.start_ns = e->rates.last_tick_ns = mono_ns();
+        e->rates.start_ns = e->rates.last_tick_ns = ty__now_ns();
     return e;
 }
 
@@ -242,7 +223,7 @@ void
 ty__metrics_render(struct ty *ty, struct ty__buf *b, bool all)
 {
     struct ty__metrics *m = mets(ty);
-    int64_t ts = ty__wall_ns(), now = mono_ns();
+    int64_t ts = ty__wall_ns(), now = ty__now_ns();
 
     if (m == NULL)
         return;
@@ -380,13 +361,13 @@ TY_EXPORT int64_t
 ty_timer_start(struct ty *ty)
 {
     (void)ty;
-    return mono_ns();
+    return ty__now_ns();
 }
 
 TY_EXPORT double
 ty_timer_stop(struct ty *ty, const char *name, int64_t start)
 {
-    int64_t now = mono_ns();
+    int64_t now = ty__now_ns();
     double secs = (double)(now - start) / 1e9;
     struct ty__metrics *m = mets_named(ty, name);
     struct metric *e;

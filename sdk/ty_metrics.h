@@ -176,6 +176,4 @@ void ty__diag_stop(struct ty__diag **d);
  * stderr. */
 int64_t ty__diag_interval(const char *env);
 
-int64_t ty__wall_ns(void);
-
 #endif

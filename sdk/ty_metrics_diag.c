@@ -166,15 +166,6 @@ diag_sample(struct ty__diag *d)
 
 /* ---- the thread -------------------------------------------------------- */
 
-static int64_t
-mono_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* Wait until deadline (CLOCK_MONOTONIC ns) or a stop; lock held. */
 static void
 wait_until(struct ty__diag *d, int64_t deadline)
@@ -182,7 +173,7 @@ wait_until(struct ty__diag *d, int64_t deadline)
     struct timespec ts = {(time_t)(deadline / 1000000000),
                           (long)(deadline % 1000000000)};
 
-    while (!d->stop && mono_ns() < deadline)
+    while (!d->stop && ty__now_ns() < deadline)
         if (pthread_cond_timedwait(&d->cond, &d->lock, &ts) == ETIMEDOUT)
             break;
 }
@@ -191,7 +182,7 @@ static void *
 diag_main(void *arg)
 {
     struct ty__diag *d = arg;
-    int64_t now = mono_ns();
+    int64_t now = ty__now_ns();
     int64_t next_results = now + RESULTS_EVERY_NS;
     int64_t next_diag = d->interval_ns > 0 ? now + d->interval_ns : INT64_MAX;
 
@@ -201,7 +192,7 @@ diag_main(void *arg)
         if (d->stop)
             break;
         pthread_mutex_unlock(&d->lock);
-        now = mono_ns();
+        now = ty__now_ns();
         if (now >= next_results) {
             (void)ty__metrics_flush_changed(d->ty);
             next_results = now + RESULTS_EVERY_NS;

@@ -8,49 +8,12 @@
  * locations were named, and the string table — when it encodes.
  */
 #include "ty_pprof.h"
+#include "ty_proto.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
-
-/* profile.proto field numbers */
-enum {
-    PROFILE_SAMPLE_TYPE = 1,
-    PROFILE_SAMPLE = 2,
-    PROFILE_MAPPING = 3,
-    PROFILE_LOCATION = 4,
-    PROFILE_FUNCTION = 5,
-    PROFILE_STRING_TABLE = 6,
-    PROFILE_TIME_NANOS = 9,
-    PROFILE_PERIOD_TYPE = 11,
-    PROFILE_PERIOD = 12,
-    VALUETYPE_TYPE = 1,
-    VALUETYPE_UNIT = 2,
-    SAMPLE_LOCATION_ID = 1,
-    SAMPLE_VALUE = 2,
-    SAMPLE_LABEL = 3,
-    LABEL_KEY = 1,
-    LABEL_NUM = 3,
-    MAPPING_ID = 1,
-    MAPPING_START = 2,
-    MAPPING_LIMIT = 3,
-    MAPPING_OFFSET = 4,
-    MAPPING_FILENAME = 5,
-    MAPPING_BUILD_ID = 6,
-    MAPPING_HAS_FUNCTIONS = 7,
-    LOCATION_ID = 1,
-    LOCATION_MAPPING_ID = 2,
-    LOCATION_ADDRESS = 3,
-    LOCATION_LINE = 4,
-    LINE_FUNCTION_ID = 1,
-    FUNCTION_ID = 1,
-    FUNCTION_NAME = 2,
-    FUNCTION_SYSTEM_NAME = 3,
-    FUNCTION_FILENAME = 4,
-};
-
-enum { WIRE_VARINT = 0, WIRE_LEN = 2 };
 
 /* ------------------------------------------------------------------------
  * Protocol buffer writer
@@ -255,8 +218,8 @@ idmap_release(struct idmap *m)
     *m = (struct idmap){0};
 }
 
-static uint64_t
-str_hash(const char *s)
+uint64_t
+ty__str_hash(const char *s)
 {
     uint64_t h = 0xcbf29ce484222325ULL;
 
@@ -337,7 +300,7 @@ ty__pprof_str(struct ty__pprof *p, const char *s)
 
     if (s == NULL || *s == '\0')
         return 0;
-    for (h = str_hash(s);; h++) {
+    for (h = ty__str_hash(s);; h++) {
         uint64_t id = idmap_get(&p->strmap, h);
 
         if (id == 0)

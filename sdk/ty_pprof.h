@@ -84,6 +84,10 @@ void ty__pprof_sample(struct ty__pprof *p, const uint64_t *locs, size_t n,
 /* The encoded profile.proto. Returns 0 or -ENOMEM. */
 int ty__pprof_encode(struct ty__pprof *p, struct ty__pb *out);
 
+/* FNV-1a of s: how the string table finds a string, and how the runner's
+ * site ranking (runner/pprof_sites.c) finds a function name. */
+uint64_t ty__str_hash(const char *s);
+
 /* gzip (RFC 1952) of data. *out is the caller's (free). 0 or -errno. */
 int ty__gzip(const void *data, size_t len, void **out, size_t *outlen);
 

@@ -539,25 +539,3 @@ heap_pb_has_func(const struct heap_pb *p, const char *func)
             return true;
     return false;
 }
-
-void *
-heap_pb_read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    size_t cap = 0, n = 0, got;
-
-    if (f == NULL)
-        return NULL;
-    do {
-        if (n == cap) {
-            cap = cap ? cap * 2 : 65536;
-            buf = xrealloc(buf, cap);
-        }
-        got = fread(buf + n, 1, cap - n, f);
-        n += got;
-    } while (got > 0);
-    fclose(f);
-    *len = n;
-    return buf;
-}

@@ -84,7 +84,5 @@ int64_t heap_pb_sum_path(const struct heap_pb *p, const char *func,
                          const char *caller, int v);
 /* Whether function func appears in some sample's stack. */
 bool heap_pb_has_func(const struct heap_pb *p, const char *func);
-/* Read a whole file (for .pb.gz written by the SDK). Caller frees. */
-void *heap_pb_read_file(const char *path, size_t *len);
 
 #endif

@@ -8,6 +8,7 @@
  */
 #include "heap_pb.h"
 #include "th.h"
+#include "th_files.h"
 #include "ty_heap.h"
 #include "ty_internal.h"
 
@@ -56,7 +57,7 @@ check_snapshot(const char *label)
     void *data;
 
     snprintf(path, sizeof(path), "%s/heap-%s.pb.gz", th_tmpdir(), label);
-    data = heap_pb_read_file(path, &len);
+    data = th_read(path, &len);
     CHECK_MSG(data != NULL, "%s missing", path);
     if (data != NULL) {
         CHECK_MSG(heap_pb_parse_gz(data, len, &p, err, sizeof(err)) == 0,
@@ -66,11 +67,10 @@ check_snapshot(const char *label)
         free(data);
     }
     snprintf(path, sizeof(path), "%s/heap-%s.json", th_tmpdir(), label);
-    data = heap_pb_read_file(path, &len);
+    data = th_read(path, &len);
     CHECK_MSG(data != NULL, "%s missing", path);
     snprintf(want, sizeof(want), "\"%s\"", label);
     if (data != NULL) {
-        ((char *)data)[len > 0 ? len - 1 : 0] = '\0';
         CHECK_CONTAINS((char *)data, want);
         free(data);
     }

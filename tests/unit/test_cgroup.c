@@ -9,6 +9,8 @@
  */
 #include "cgroup.h"
 #include "th.h"
+#include "th_files.h"
+#include "th_proc.h"
 #include "util.h"
 
 #include <errno.h>
@@ -16,31 +18,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #define MiB (1024ull * 1024)
 
-/* This program's path; /proc/self/exe would be valgrind's own under it. */
-static char self_exe[4096];
-
 /* ---- helpers ----------------------------------------------------------- */
-
-static void
-put(const char *dir, const char *name, const char *text)
-{
-    char *path = path_join(dir, name);
-    FILE *f = fopen(path, "w");
-
-    CHECK_MSG(f != NULL, "create %s", path);
-    if (f != NULL) {
-        fputs(text, f);
-        fclose(f);
-    }
-    free(path);
-}
 
 /* The first line of dir/name, in a static buffer ("" when unreadable). */
 static const char *
@@ -48,13 +32,28 @@ get(const char *dir, const char *name)
 {
     static char buf[4096];
     char *path = path_join(dir, name);
-    char *s = file_read(path, 1 << 20, NULL, NULL);
+    char *s = th_read(path, NULL);
 
     snprintf(buf, sizeof(buf), "%s", s ? s : "");
     buf[strcspn(buf, "\n")] = '\0';
     free(s);
     free(path);
     return buf;
+}
+
+static int
+enter(const void *cg)
+{
+    return cgroup_attach_self_prepared(cg);
+}
+
+/* Start this program with --alloc in the cgroup: mib MiB, held hold_ms
+ * (touched 5 ms apart per 8 MiB when held). Returns the child's pid. */
+static pid_t
+spawn_alloc(const struct cgroup *cg, const char *mib, const char *hold_ms)
+{
+    return th_spawn_alloc(enter, cg, mib, strcmp(hold_ms, "0") ? "5" : "0",
+                          hold_ms);
 }
 
 static struct cgroup_sys *
@@ -70,52 +69,6 @@ real_sys(void)
         th_skip(why);
     }
     return sys;
-}
-
-/* Start this program with --alloc in the cgroup; returns the child pid. */
-static pid_t
-spawn_alloc(const struct cgroup *cg, const char *mib, const char *hold_ms)
-{
-    pid_t pid = fork();
-
-    if (pid == 0) {
-        if (cgroup_attach_self_prepared(cg) < 0)
-            _exit(100);
-        execl(self_exe, "test_cgroup", "--alloc", mib, hold_ms, (char *)NULL);
-        _exit(101);
-    }
-    CHECK(pid > 0);
-    return pid;
-}
-
-static int
-wait_child(pid_t pid)
-{
-    int status = 0;
-
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    return status;
-}
-
-/* The --alloc child: touch MiB pages, hold them hold_ms, exit 0. */
-static int
-alloc_main(char **argv)
-{
-    size_t len = (size_t)strtoull(argv[2], NULL, 10) * MiB;
-    long hold = argv[3] ? strtol(argv[3], NULL, 10) : 0;
-    char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-    if (p == MAP_FAILED)
-        return 2;
-    for (size_t off = 0; off < len; off += 4096) {
-        p[off] = 1;
-        if (off % (8 * MiB) == 0 && hold > 0)
-            usleep(5000);
-    }
-    usleep((useconds_t)hold * 1000);
-    return 0;
 }
 
 /* ---- real cgroups ------------------------------------------------------ */
@@ -203,7 +156,7 @@ t_oom_kill(void)
         goto out;
     before = cgroup_oom_kills(cg);
     CHECK_EQ_INT(before, 0);
-    status = wait_child(spawn_alloc(cg, "200", "0"));
+    status = th_wait(spawn_alloc(cg, "200", "0"));
     CHECK_MSG(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
               "child status %#x, expected SIGKILL", status);
     CHECK_MSG(cgroup_oom_kills(cg) > before, "oom_kills %lld",
@@ -233,7 +186,7 @@ t_within_limit(void)
     CHECK_MSG(cg != NULL, "%s", err.msg);
     if (cg == NULL)
         goto out;
-    status = wait_child(spawn_alloc(cg, "24", "0"));
+    status = th_wait(spawn_alloc(cg, "24", "0"));
     CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %#x",
               status);
     CHECK_EQ_INT(cgroup_oom_kills(cg), 0);
@@ -266,7 +219,7 @@ t_kill_all(void)
     CHECK_EQ_INT(cgroup_nprocs(cg), 3);
     CHECK_EQ_INT(cgroup_kill_all(cg, &err), 0);
     for (int i = 0; i < 3; i++) {
-        int status = wait_child(kids[i]);
+        int status = th_wait(kids[i]);
 
         CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
     }
@@ -322,7 +275,7 @@ fake_v2_leaf(const char *root, const char *rel)
 
     mkdir_p(dir, NULL);
     for (size_t i = 0; i < ARRAY_LEN(files); i++)
-        put(dir, files[i], "");
+        th_write(dir, files[i], "");
     free(dir);
 }
 
@@ -332,8 +285,8 @@ fake_v2(const char *controllers)
     char *root = path_join(th_tmpdir(), "v2");
 
     mkdir_p(root, NULL);
-    put(root, "cgroup.controllers", controllers);
-    put(root, "cgroup.subtree_control", "");
+    th_write(root, "cgroup.controllers", controllers);
+    th_write(root, "cgroup.subtree_control", "");
     fake_v2_leaf(root, "testyard");
     fake_v2_leaf(root, "testyard/run-1");
     fake_v2_leaf(root, "testyard/run-1/g-0");
@@ -368,12 +321,12 @@ t_v2_fake_create(void)
         CHECK_EQ_STR(get(leaf, "pids.max"), "100");
         CHECK_EQ_INT(cgroup_attach_self_prepared(cg), 0);
         CHECK_EQ_STR(get(leaf, "cgroup.procs"), "0");
-        put(leaf, "cgroup.procs", "");
+        th_write(leaf, "cgroup.procs", "");
         CHECK_EQ_INT(cgroup_kill_all(cg, &err), 0);
         CHECK_EQ_STR(get(leaf, "cgroup.kill"), "1");
-        put(leaf, "memory.events",
-            "low 0\nhigh 0\nmax 9\noom 2\n"
-            "oom_kill 2\noom_group_kill 0\n");
+        th_write(leaf, "memory.events",
+                 "low 0\nhigh 0\nmax 9\noom 2\n"
+                 "oom_kill 2\noom_group_kill 0\n");
         CHECK_EQ_INT(cgroup_oom_kills(cg), 2);
         /* A fake tree's directories hold files, so rmdir must fail. */
         CHECK_EQ_INT(cgroup_remove(cg, &err), -1);
@@ -394,7 +347,7 @@ t_v2_fake_enabled_already(void)
     struct err err = {0};
     struct cgroup *cg;
 
-    put(root, "cgroup.subtree_control", "memory pids\n");
+    th_write(root, "cgroup.subtree_control", "memory pids\n");
     CHECK_EQ_INT(cgroup_sys_controllers(sys), CGROUP_MEMORY | CGROUP_PIDS);
     CHECK_CONTAINS(cgroup_sys_warning(sys), "without a CPU quota");
     cg = cgroup_create(sys, "run-1/g-0", 0, 500, 0, &err);
@@ -439,10 +392,10 @@ t_v1_fake(void)
     struct cgroup *cg;
 
     mkdir_p(leaf, NULL);
-    put(mem, "memory.memsw.limit_in_bytes", "");
-    put(leaf, "memory.limit_in_bytes", "");
-    put(leaf, "memory.memsw.limit_in_bytes", "");
-    put(leaf, "cgroup.procs", "");
+    th_write(mem, "memory.memsw.limit_in_bytes", "");
+    th_write(leaf, "memory.limit_in_bytes", "");
+    th_write(leaf, "memory.memsw.limit_in_bytes", "");
+    th_write(leaf, "cgroup.procs", "");
     sys = cgroup_sys_new_at(TY_CG_V1, root);
     CHECK(cgroup_sys_usable(sys));
     CHECK_EQ_INT(cgroup_sys_controllers(sys), CGROUP_MEMORY);
@@ -513,11 +466,7 @@ static const struct th_case cases[] = {
 int
 main(int argc, char **argv)
 {
-    ssize_t n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
-
-    if (argc >= 3 && strcmp(argv[1], "--alloc") == 0)
-        return alloc_main(argv);
-    if (n <= 0)
-        snprintf(self_exe, sizeof(self_exe), "%s", argv[0]);
+    if (argc >= 5 && strcmp(argv[1], "--alloc") == 0)
+        return th_alloc_main(argv);
     return th_main(argc, argv, cases);
 }

@@ -6,26 +6,15 @@
  */
 #include "cmd.h"
 #include "th.h"
+#include "th_files.h"
+#include "th_proc.h"
 #include "util.h"
 
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static void
-put(const char *dir, const char *rel, const char *text)
-{
-    char *path = path_join(dir, rel), *parent = path_dirname(path);
-    struct err err = {0};
-
-    CHECK(mkdir_p(parent, &err) == 0);
-    CHECK(file_write_atomic(path, text, strlen(text), &err) == 0);
-    free(parent);
-    free(path);
-}
 
 /* tmp/runs/r-20261129-abc with two groups. */
 static char *
@@ -33,55 +22,30 @@ make_run(void)
 {
     char *run = path_join(th_tmpdir(), "runs/r-20261129-abc");
 
-    put(run, "g1/0/run.out", "{\"event\":\"start\"}\n");
-    put(run, "g1/0/run.err", "");
-    put(run, "g1/1/run.out", "{\"event\":\"success\"}\n");
-    put(run, "g2/0/results.out", "{\"name\":\"rtt\",\"value\":1}\n");
-    put(run, "g2/0/heap/heap-0001.pb.gz", "\x1f\x8b not really");
-    put(run, "report.json", "{}\n");
+    th_write(run, "g1/0/run.out", "{\"event\":\"start\"}\n");
+    th_write(run, "g1/0/run.err", "");
+    th_write(run, "g1/1/run.out", "{\"event\":\"success\"}\n");
+    th_write(run, "g2/0/results.out", "{\"name\":\"rtt\",\"value\":1}\n");
+    th_write(run, "g2/0/heap/heap-0001.pb.gz", "\x1f\x8b not really");
+    th_write(run, "report.json", "{}\n");
     return run;
 }
 
+/* What the shell command fmt (arg in place of its %s) prints. */
 static char *
 sh(const char *fmt, const char *arg)
 {
     char *cmd = xasprintf(fmt, arg, arg);
-    struct strbuf sb;
-    char buf[4096];
-    FILE *p = popen(cmd, "r");
-    size_t n;
+    char *out = th_sh(cmd);
 
-    strbuf_init(&sb);
-    while (p && (n = fread(buf, 1, sizeof(buf), p)) > 0)
-        strbuf_add(&sb, buf, n);
-    if (p)
-        pclose(p);
     free(cmd);
-    return strbuf_detach(&sb);
+    return out;
 }
-
 static int
 collect(int argc, char **argv, char **out)
 {
-    char *path = path_join(th_tmpdir(), "stdout");
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int saved, rc;
-    struct err err = {0};
-
-    fflush(stdout);
-    saved = dup(STDOUT_FILENO);
-    dup2(fd, STDOUT_FILENO);
-    rc = cmd_collect(argc, argv);
-    fflush(stdout);
-    dup2(saved, STDOUT_FILENO);
-    close(saved);
-    close(fd);
-    *out = file_read(path, 1 << 20, NULL, &err);
-    unlink(path);
-    free(path);
-    return rc;
+    return th_captured(cmd_collect, argc, argv, out);
 }
-
 static void
 t_default_output_layout(void)
 {

@@ -5,6 +5,7 @@
  */
 #include "composition.h"
 #include "th.h"
+#include "th_files.h"
 #include "util.h"
 
 #include <stdio.h>
@@ -28,20 +29,6 @@ static const char *const manifest =
     "    instances: {min: 1, max: 1}\n"
     "    params: {seed: {type: int}}\n";
 
-static char *
-put(const char *rel, const char *text)
-{
-    char *path = path_join(th_tmpdir(), rel);
-    char *dir = path_dirname(path);
-    struct err err = {0};
-
-    if (mkdir_p(dir, &err) < 0 ||
-        file_write_atomic(path, text, strlen(text), &err) < 0)
-        th_fail(__FILE__, __LINE__, "%s", err.msg);
-    free(dir);
-    return path;
-}
-
 /* Load text as comps/<name> next to plans/ms. */
 static struct composition *
 load(const char *name, const char *text, struct err *err)
@@ -50,9 +37,9 @@ load(const char *name, const char *text, struct err *err)
     struct composition *c;
     char rel[128];
 
-    free(put("plans/ms/manifest.yaml", manifest));
+    free(th_write_tmp("plans/ms/manifest.yaml", manifest));
     snprintf(rel, sizeof(rel), "comps/%s", name);
-    path = put(rel, text);
+    path = th_write_tmp(rel, text);
     err_clear(err);
     c = composition_load(path, NULL, err);
     free(path);
@@ -322,15 +309,16 @@ t_missing_file_and_opts(void)
     CHECK_EQ_INT(err.status, EXIT_NOINPUT);
     free(path);
     /* A plans folder given in opts wins over <dir>/../plans. */
-    free(put("elsewhere/ms/manifest.yaml",
-             "name: ms\nbuild: {sources: [a.c]}\n"
-             "cases: [{name: stress, instances: {min: 1, max: 1}}]\n"));
+    free(
+        th_write_tmp("elsewhere/ms/manifest.yaml",
+                     "name: ms\nbuild: {sources: [a.c]}\n"
+                     "cases: [{name: stress, instances: {min: 1, max: 1}}]\n"));
     alt = path_join(th_tmpdir(), "elsewhere");
     opts.plans_dir = alt;
-    free(put("plans/ms/manifest.yaml", manifest));
-    path = put("comps/o.yaml",
-               "global: {plan: ms, case: stress, runner: local:exec}\n"
-               "groups: [{id: anyone, instances: {count: 1}}]\n");
+    free(th_write_tmp("plans/ms/manifest.yaml", manifest));
+    path = th_write_tmp("comps/o.yaml",
+                        "global: {plan: ms, case: stress, runner: local:exec}\n"
+                        "groups: [{id: anyone, instances: {count: 1}}]\n");
     c = composition_load(path, &opts, &err);
     CHECK_MSG(c != NULL, "%s", err.msg);
     if (c != NULL)

@@ -7,6 +7,7 @@
  */
 #include "docker.h"
 #include "fakedocker.h"
+#include "fakedocker_client.h"
 #include "th.h"
 #include "util.h"
 
@@ -17,16 +18,6 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
-
-static struct docker *
-connect_fake(struct fakedocker *f)
-{
-    struct err err = {0};
-    struct docker *d = docker_new(fakedocker_host(f), &err);
-
-    CHECK_MSG(d != NULL, "docker_new: %s", err.msg);
-    return d;
-}
 
 /* Negotiate against an engine reporting (api, min) and return what the
  * client picked, or the error message. */
@@ -70,7 +61,7 @@ static void
 t_handshake_requests(void)
 {
     struct fakedocker *f = fakedocker_new(false);
-    struct docker *d = connect_fake(f);
+    struct docker *d = fakedocker_client(f);
     struct err err = {0};
     cJSON *info;
     char *log;
@@ -158,7 +149,7 @@ static void
 t_http_error_message(void)
 {
     struct fakedocker *f = fakedocker_new(false);
-    struct docker *d = connect_fake(f);
+    struct docker *d = fakedocker_client(f);
     struct err err = {0};
     cJSON *cfg = cJSON_CreateObject();
     char *id = NULL;
@@ -209,7 +200,7 @@ static void
 t_create_body(void)
 {
     struct fakedocker *f = fakedocker_new(false);
-    struct docker *d = connect_fake(f);
+    struct docker *d = fakedocker_client(f);
     cJSON *cfg = docker_container_config(&spec), *sent, *hc;
     const struct fakedocker_request *r;
     struct err err = {0};
@@ -282,7 +273,7 @@ static void
 t_rollback_order(void)
 {
     struct fakedocker *f = fakedocker_new(false);
-    struct docker *d = connect_fake(f);
+    struct docker *d = fakedocker_client(f);
     struct err err = {0};
     char *log;
 
@@ -311,7 +302,7 @@ static void
 t_wait_and_state(void)
 {
     struct fakedocker *f = fakedocker_new(false);
-    struct docker *d = connect_fake(f);
+    struct docker *d = fakedocker_client(f);
     struct docker_state st;
     struct err err = {0};
     int code = -1;
@@ -353,7 +344,7 @@ static void
 t_kill_remove_list(void)
 {
     struct fakedocker *f = fakedocker_new(false);
-    struct docker *d = connect_fake(f);
+    struct docker *d = fakedocker_client(f);
     const char *const labels[] = {"testyard.run=r 1", "testyard.plan", NULL};
     struct err err = {0};
     cJSON *list;
@@ -404,7 +395,7 @@ static void
 t_image_exists(void)
 {
     struct fakedocker *f = fakedocker_new(false);
-    struct docker *d = connect_fake(f);
+    struct docker *d = fakedocker_client(f);
     struct err err = {0};
 
     fakedocker_answer(f, "GET", "/v1.41/images/testyard/p:1/json", 200,

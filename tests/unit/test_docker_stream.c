@@ -6,6 +6,7 @@
  */
 #include "docker.h"
 #include "fakedocker.h"
+#include "fakedocker_client.h"
 #include "th.h"
 #include "util.h"
 
@@ -16,16 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static struct docker *
-connect_fake(struct fakedocker *f)
-{
-    struct err err = {0};
-    struct docker *d = docker_new(fakedocker_host(f), &err);
-
-    CHECK_MSG(d != NULL, "docker_new: %s", err.msg);
-    return d;
-}
 
 /* Append one multiplexed frame to sb. */
 static void
@@ -65,7 +56,7 @@ static void
 t_logs_demux(void)
 {
     struct fakedocker *f = fakedocker_new(false);
-    struct docker *d = connect_fake(f);
+    struct docker *d = fakedocker_client(f);
     struct two t;
     struct strbuf body, big;
     struct err err = {0};
@@ -124,7 +115,7 @@ static void
 t_logs_to_fds_and_tty(void)
 {
     struct fakedocker *f = fakedocker_new(false);
-    struct docker *d = connect_fake(f);
+    struct docker *d = fakedocker_client(f);
     struct strbuf body;
     struct err err = {0};
     char *out_path = path_join(th_tmpdir(), "run.out");
@@ -193,7 +184,7 @@ t_build_progress(void)
         "\r\n{\"aux\":{\"ID\":\"sha256:feedbeef\"}}\r\n"
         "{\"stream\":\"Successfully built feedbeef\\n\"}\r\n";
     struct fakedocker *f = fakedocker_new(false);
-    struct docker *d = connect_fake(f);
+    struct docker *d = fakedocker_client(f);
     struct strbuf lines;
     struct docker_build_opts o = {
         .tag = "testyard/ping:0123456789abcdef",
@@ -237,7 +228,7 @@ t_build_error_detail(void)
         "build context\"},\"error\":\"COPY failed: file not found in build "
         "context\"}\r\n";
     struct fakedocker *f = fakedocker_new(false);
-    struct docker *d = connect_fake(f);
+    struct docker *d = fakedocker_client(f);
     struct docker_build_opts o = {.tag = "testyard/x:1"};
     struct err err = {0};
     char *id = NULL;
@@ -302,7 +293,7 @@ static void
 t_events_stop_from_thread(void)
 {
     struct fakedocker *f = fakedocker_new(false);
-    struct evrun e = {.d = connect_fake(f)};
+    struct evrun e = {.d = fakedocker_client(f)};
     pthread_t th;
     int64_t t0;
 
@@ -348,7 +339,7 @@ static void
 t_events_callback_stop_and_end(void)
 {
     struct fakedocker *f = fakedocker_new(false);
-    struct evrun e = {.d = connect_fake(f), .stop_after = 1};
+    struct evrun e = {.d = fakedocker_client(f), .stop_after = 1};
 
     strbuf_init(&e.seen);
     e.o.since = 1795978000;
@@ -397,7 +388,7 @@ static void
 t_wait_canceled(void)
 {
     struct fakedocker *f = fakedocker_new(false);
-    struct waitrun w = {.d = connect_fake(f), .c = docker_cancel_new()};
+    struct waitrun w = {.d = fakedocker_client(f), .c = docker_cancel_new()};
     pthread_t th;
 
     fakedocker_route(
@@ -450,7 +441,7 @@ static void
 t_threads_share_client(void)
 {
     struct fakedocker *f = fakedocker_new(false);
-    struct docker *d = connect_fake(f);
+    struct docker *d = fakedocker_client(f);
     struct worker w[8];
     pthread_t th[8];
     char *log;

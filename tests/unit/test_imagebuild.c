@@ -7,6 +7,7 @@
  */
 #include "imagebuild.h"
 #include "th.h"
+#include "th_proc.h"
 #include "util.h"
 
 #include <errno.h>
@@ -14,28 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-/* Run argv (fork and exec, no shell; its stdout to /dev/null); returns
- * the exit status. */
-static int
-run(char *const argv[])
-{
-    pid_t pid = fork();
-    int st;
-
-    if (pid == 0) {
-        int null = open("/dev/null", O_WRONLY);
-
-        dup2(null, STDOUT_FILENO);
-        execvp(argv[0], argv);
-        _exit(127);
-    }
-    if (pid < 0 || waitpid(pid, &st, 0) < 0)
-        return -1;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
 
 static char *
 write_src(const char *name, const char *text)
@@ -54,9 +34,9 @@ compile(const char *src, const char *out, const char *flag1, const char *flag2)
     char *argv[] = {"cc",        "-O1",         "-o",          (char *)out,
                     (char *)src, (char *)flag1, (char *)flag2, NULL};
 
-    if (run((char *[]){"cc", "--version", NULL}) != 0)
+    if (th_run((char *[]){"cc", "--version", NULL}) != 0)
         th_skip("no C compiler (apt-get install gcc)");
-    CHECK_EQ_INT(run(argv), 0);
+    CHECK_EQ_INT(th_run(argv), 0);
 }
 
 static bool
@@ -136,7 +116,7 @@ t_resolve_missing_and_library_path(void)
     {
         char *argv[] = {"cc", "-o", bin, psrc, ldir, "-ltyanswer", NULL};
 
-        CHECK_EQ_INT(run(argv), 0);
+        CHECK_EQ_INT(th_run(argv), 0);
     }
     unsetenv("LD_LIBRARY_PATH");
     CHECK(imagebuild_resolve(bin, &err) == NULL);
@@ -192,22 +172,6 @@ context_of(const char *bin, const char *file, const char *tmpl, struct err *err)
     return tag;
 }
 
-static char *
-capture(const char *cmd)
-{
-    struct strbuf sb;
-    char buf[4096];
-    FILE *p = popen(cmd, "r");
-    size_t n;
-
-    strbuf_init(&sb);
-    while (p && (n = fread(buf, 1, sizeof(buf), p)) > 0)
-        strbuf_add(&sb, buf, n);
-    if (p)
-        pclose(p);
-    return strbuf_detach(&sb);
-}
-
 static void
 t_context_layout_and_tag(void)
 {
@@ -225,7 +189,7 @@ t_context_layout_and_tag(void)
     CHECK(tag1 && strncmp(tag1, "testyard/ping:", 14) == 0 &&
           strlen(tag1) == 14 + 16);
     cmd = xasprintf("tar -tvf %s", ctx);
-    out = capture(cmd);
+    out = th_sh(cmd);
     CHECK_CONTAINS(out, "-rw-r--r-- 0/0");
     CHECK_CONTAINS(out, " 1970-01-01 00:00 Dockerfile\n");
     CHECK_CONTAINS(out, "-rwxr-xr-x 0/0");
@@ -239,7 +203,7 @@ t_context_layout_and_tag(void)
     free(out);
     free(cmd);
     cmd = xasprintf("tar -xOf %s Dockerfile", ctx);
-    out = capture(cmd);
+    out = th_sh(cmd);
     CHECK_CONTAINS(out, "FROM scratch\n");
     CHECK_CONTAINS(out, "ENTRYPOINT [\"/plan/ping\"]\n");
     CHECK_CONTAINS(out, "ENV LD_LIBRARY_PATH=/lib/x86_64-linux-gnu:/lib64\n");

@@ -4,27 +4,12 @@
  */
 #include "manifest.h"
 #include "th.h"
+#include "th_files.h"
 #include "util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Write text to <tmp>/<rel>, making folders; returns the path (caller
- * frees). */
-static char *
-put(const char *rel, const char *text)
-{
-    char *path = path_join(th_tmpdir(), rel);
-    char *dir = path_dirname(path);
-    struct err err = {0};
-
-    if (mkdir_p(dir, &err) < 0 ||
-        file_write_atomic(path, text, strlen(text), &err) < 0)
-        th_fail(__FILE__, __LINE__, "%s", err.msg);
-    free(dir);
-    return path;
-}
 
 static const char *const good = "name: stress-plan\n"
                                 "description: d\n"
@@ -46,7 +31,7 @@ static const char *const good = "name: stress-plan\n"
 static void
 t_load(void)
 {
-    char *path = put("plans/stress-plan/manifest.yaml", good);
+    char *path = th_write_tmp("plans/stress-plan/manifest.yaml", good);
     struct err err = {0};
     struct manifest *m = manifest_load(path, "stress-plan", &err);
     const struct manifest_case *c;
@@ -81,7 +66,7 @@ static const char *
 load_error(const char *text)
 {
     static struct err err;
-    char *path = put("m/manifest.yaml", text);
+    char *path = th_write_tmp("m/manifest.yaml", text);
     struct manifest *m;
 
     err_clear(&err);
@@ -148,9 +133,9 @@ t_errors(void)
 static void
 t_locate(void)
 {
-    char *a = put("first/p/manifest.yaml", "x");
-    char *b = put("plans/p/manifest.yaml", "x");
-    char *c = put("comps/c.yaml", "x");
+    char *a = th_write_tmp("first/p/manifest.yaml", "x");
+    char *b = th_write_tmp("plans/p/manifest.yaml", "x");
+    char *c = th_write_tmp("comps/c.yaml", "x");
     char *first = path_join(th_tmpdir(), "first");
     char *comps = path_join(th_tmpdir(), "comps");
     char *want_b = path_join(th_tmpdir(), "plans/p");

@@ -10,6 +10,8 @@
 #include "cgroup.h"
 #include "monitor.h"
 #include "th.h"
+#include "th_files.h"
+#include "th_proc.h"
 #include "util.h"
 
 #include <errno.h>
@@ -18,61 +20,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #define MiB (1024ll * 1024)
 
-static char self_exe[4096];
-
 static int64_t
 now_ms(void)
 {
     return now_mono_ns() / 1000000;
-}
-
-static void
-put(const char *dir, const char *name, const char *text)
-{
-    char *path = path_join(dir, name);
-    FILE *f = fopen(path, "w");
-
-    CHECK_MSG(f != NULL, "create %s", path);
-    if (f != NULL) {
-        fputs(text, f);
-        fclose(f);
-    }
-    free(path);
-}
-
-static char *
-slurp(const char *path)
-{
-    return file_read(path, 64 << 20, NULL, NULL);
-}
-
-/* The --alloc child: touch MiB pages 8 MiB at a time every step_ms, then
- * hold them hold_ms. */
-static int
-alloc_main(char **argv)
-{
-    size_t len = (size_t)strtoull(argv[2], NULL, 10) * MiB;
-    long step = strtol(argv[3], NULL, 10);
-    long hold = strtol(argv[4], NULL, 10);
-    char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-    if (p == MAP_FAILED)
-        return 2;
-    for (size_t off = 0; off < len; off += 4096) {
-        p[off] = 1;
-        if (off % (8 * MiB) == 0)
-            usleep((useconds_t)step * 1000);
-    }
-    usleep((useconds_t)hold * 1000);
-    return 0;
 }
 
 static struct cgroup *
@@ -96,23 +53,18 @@ real_cgroup(struct cgroup_sys **sys, const char *name, uint64_t limit)
     return cg;
 }
 
+static int
+enter(const void *cg)
+{
+    return cgroup_attach_self_prepared(cg);
+}
+
 static pid_t
 spawn_alloc(const struct cgroup *cg, const char *mib, const char *step,
             const char *hold)
 {
-    pid_t pid = fork();
-
-    if (pid == 0) {
-        if (cgroup_attach_self_prepared(cg) < 0)
-            _exit(100);
-        execl(self_exe, "test_monitor", "--alloc", mib, step, hold,
-              (char *)NULL);
-        _exit(101);
-    }
-    CHECK(pid > 0);
-    return pid;
+    return th_spawn_alloc(enter, cg, mib, step, hold);
 }
-
 /* Sample whenever due until pid exits; returns its wait status. */
 static int
 watch_until_exit(struct monitor *mon, pid_t pid)
@@ -178,7 +130,7 @@ t_rise_in_csv(void)
     CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x",
               status);
     CHECK_EQ_INT(monitor_instance_ended(mon, in, now_ms(), &err), 0);
-    csv = slurp(csv_path);
+    csv = th_read(csv_path, NULL);
     CHECK_MSG(csv != NULL, "no %s", csv_path);
     CHECK(!path_exists(partial));
     if (csv == NULL)
@@ -254,7 +206,7 @@ t_oom_detected(void)
               (long long)st.usage_before_oom);
     CHECK(st.peak >= 60 * MiB && st.peak <= 64 * MiB);
     CHECK(st.peak_t_ms <= st.oom_t_ms);
-    csv = slurp(csv_path);
+    csv = th_read(csv_path, NULL);
     rows = csv ? csv_column(csv, 7, ooms, 4096) : 0;
     CHECK(rows >= 2);
     CHECK(rows > 0 && ooms[0] == 0 && ooms[rows - 1] >= 1);
@@ -315,13 +267,13 @@ fake_v2_cgroup(void)
     char *dir = path_join(th_tmpdir(), "cg");
 
     mkdir_p(dir, NULL);
-    put(dir, "memory.current", "1000\n");
-    put(dir, "memory.peak", "5000\n");
-    put(dir, "memory.max", "max\n");
-    put(dir, "memory.stat",
-        "anon 600\nfile 300\nkernel 100\n"
-        "anon_thp 0\nfile_mapped 20\n");
-    put(dir, "memory.events", "low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\n");
+    th_write(dir, "memory.current", "1000\n");
+    th_write(dir, "memory.peak", "5000\n");
+    th_write(dir, "memory.max", "max\n");
+    th_write(dir, "memory.stat",
+             "anon 600\nfile 300\nkernel 100\n"
+             "anon_thp 0\nfile_mapped 20\n");
+    th_write(dir, "memory.events", "low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\n");
     return dir;
 }
 
@@ -369,22 +321,22 @@ t_v2_fake_rows(void)
     /* Due at once, but sampled this very millisecond: no second row. */
     monitor_sample(mon, 1000);
     CHECK_EQ_INT(monitor_next_due_ms(mon), 1250);
-    put(dir, "memory.current", "7000\n");
-    put(dir, "memory.peak", "7000\n");
-    put(dir, "memory.max", "1048576\n");
-    put(dir, "memory.stat", "anon 6600\nfile 300\n");
+    th_write(dir, "memory.current", "7000\n");
+    th_write(dir, "memory.peak", "7000\n");
+    th_write(dir, "memory.max", "1048576\n");
+    th_write(dir, "memory.stat", "anon 6600\nfile 300\n");
     monitor_sample(mon, 1250);
     CHECK_EQ_INT(monitor_next_due_ms(mon), 1500);
-    put(dir, "memory.current", "2000\n");
-    put(dir, "memory.peak", "8000\n");
-    put(dir, "memory.stat", "anon 1600\nfile 300\n");
-    put(dir, "memory.events", "low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n");
+    th_write(dir, "memory.current", "2000\n");
+    th_write(dir, "memory.peak", "8000\n");
+    th_write(dir, "memory.stat", "anon 1600\nfile 300\n");
+    th_write(dir, "memory.events", "low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n");
     monitor_sample(mon, 1500);
-    put(dir, "memory.current", "2500\n");
-    put(dir, "memory.stat", "anon 2100\nfile 300\n");
+    th_write(dir, "memory.current", "2500\n");
+    th_write(dir, "memory.stat", "anon 2100\nfile 300\n");
     CHECK_EQ_INT(monitor_instance_ended(mon, in, 1600, &err), 0);
     CHECK(!path_exists(partial));
-    csv = slurp(csv_path);
+    csv = th_read(csv_path, NULL);
     CHECK(csv != NULL);
     rows = csv ? rows_without_time(csv) : NULL;
     CHECK_EQ_STR(rows, fake_rows);
@@ -424,7 +376,7 @@ t_backend_reports_oom(void)
 
     in = monitor_add(mon, "g/0", dir, TY_CG_V2, csv_path, 100, &err);
     CHECK_MSG(in != NULL, "%s", err.msg);
-    put(dir, "memory.current", "4000\n");
+    th_write(dir, "memory.current", "4000\n");
     monitor_sample(mon, 300);
     monitor_oom_reported(mon, in, 420);
     monitor_stats(in, &st);
@@ -463,7 +415,7 @@ t_by_path_and_vanish(void)
     CHECK_MSG(in != NULL, "%s", err.msg);
     if (in == NULL)
         goto out;
-    put(dir, "memory.current", "9000\n");
+    th_write(dir, "memory.current", "9000\n");
     monitor_sample(mon, 250);
     CHECK(rm_rf(dir, &err) == 0);
     monitor_sample(mon, 500);
@@ -590,11 +542,7 @@ static const struct th_case bench_cases[] = {
 int
 main(int argc, char **argv)
 {
-    ssize_t n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
-
     if (argc >= 5 && strcmp(argv[1], "--alloc") == 0)
-        return alloc_main(argv);
-    if (n <= 0)
-        snprintf(self_exe, sizeof(self_exe), "%s", argv[0]);
+        return th_alloc_main(argv);
     return th_main(argc, argv, getenv("MONITOR_BENCH") ? bench_cases : cases);
 }
