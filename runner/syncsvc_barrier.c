@@ -34,19 +34,23 @@ state_get(struct syncsvc *svc, const char *name)
     st = xcalloc(1, sizeof(*st));
     st->name = xstrdup(name);
     st->signalled = xcalloc(svc->words ? svc->words : 1, sizeof(uint64_t));
+    for (size_t w = 0; w < svc->words; w++)
+        st->pending += __builtin_popcountll(svc->alive[w]);
     svc_map_put(&svc->states, name, len, st);
     return st;
 }
 
+static bool
+has_signalled(const struct svc_state *st, int inst)
+{
+    return (st->signalled[inst / 64] >> (inst % 64)) & 1;
+}
+
 /* Signals so far plus one from each live instance yet to signal. */
 static int64_t
-reachable(const struct syncsvc *svc, const struct svc_state *st)
+reachable(const struct svc_state *st)
 {
-    int64_t n = st->count;
-
-    for (size_t w = 0; w < svc->words; w++)
-        n += __builtin_popcountll(svc->alive[w] & ~st->signalled[w]);
-    return n;
+    return st->count + st->pending;
 }
 
 /* The first instance that ended without signalling, or -1; *more gets how
@@ -58,7 +62,7 @@ first_lost(const struct syncsvc *svc, const struct svc_state *st, int *more)
 
     *more = 0;
     for (size_t i = 0; i < svc->ninst; i++) {
-        if (svc->inst[i].alive || (st->signalled[i / 64] >> (i % 64)) & 1)
+        if (svc->inst[i].alive || has_signalled(st, (int)i))
             continue;
         if (first < 0)
             first = (int)i;
@@ -142,13 +146,44 @@ barrier_unlink(struct svc_state *st, struct svc_barrier *b)
     }
 }
 
+/* Answer every waiter of b with st (and msg) and free them. The answers
+ * differ only in id and seq, so the rest is printed once. */
+static void
+answer_all(struct syncsvc *svc, struct svc_barrier *b, enum ty_wire_status st,
+           const char *msg)
+{
+    char mid[SVC_REPLY_MAX], buf[SVC_REPLY_MAX];
+    size_t midlen = ty__wire_resp_mid(st, msg, mid, sizeof(mid));
+    struct svc_waiter *w;
+
+    while ((w = b->waiters) != NULL) {
+        size_t len = midlen ? ty__wire_resp_join(w->id, mid, midlen, w->seq,
+                                                 buf, sizeof(buf))
+                            : 0;
+
+        svc_list_del(&b->waiters, w);
+        if (len > 0) {
+            svc_send(svc, &w->peer, buf, len, w->id);
+        } else {
+            struct ty_wire_resp r;
+
+            ty__wire_resp_init(&r, w->id);
+            r.status = st;
+            r.error = msg;
+            r.seq = w->seq;
+            svc_reply(svc, &w->peer, &r);
+        }
+        set_waiting(svc, w->inst, -1);
+        svc_waiter_free(svc, w);
+    }
+}
+
 /* Answer every waiter of b with st (and msg), then drop b. */
 static void
 barrier_finish(struct syncsvc *svc, struct svc_barrier *b,
                enum ty_wire_status st, const char *msg)
 {
     struct svc_state *state = b->state;
-    struct svc_waiter *w;
 
     barrier_unlink(state, b);
     if (st == TY_WIRE_OK) {
@@ -158,18 +193,7 @@ barrier_finish(struct syncsvc *svc, struct svc_barrier *b,
         if (svc->obs.on_barrier != NULL)
             svc->obs.on_barrier(svc->obs_arg, state->name, b->target, false);
     }
-    while ((w = b->waiters) != NULL) {
-        struct ty_wire_resp r;
-
-        svc_list_del(&b->waiters, w);
-        ty__wire_resp_init(&r, w->id);
-        r.status = st;
-        r.error = msg;
-        r.seq = w->seq;
-        svc_reply(svc, &w->peer, &r);
-        set_waiting(svc, w->inst, -1);
-        svc_waiter_free(svc, w);
-    }
+    answer_all(svc, b, st, msg);
     free(b);
 }
 
@@ -186,8 +210,10 @@ release_reached(struct syncsvc *svc, struct svc_state *st)
 }
 
 static int64_t
-signal_state(struct svc_state *st, int inst)
+signal_state(struct syncsvc *svc, struct svc_state *st, int inst)
 {
+    if (!has_signalled(st, inst) && svc->inst[inst].alive)
+        st->pending--;
     st->signalled[inst / 64] |= 1ULL << (inst % 64);
     return ++st->count;
 }
@@ -198,7 +224,7 @@ static bool
 out_of_reach(const struct syncsvc *svc, const struct svc_state *st,
              int64_t target, int lost, char *msg, size_t size)
 {
-    int64_t can = reachable(svc, st);
+    int64_t can = reachable(st);
     int more = 0;
     char name[300];
 
@@ -280,7 +306,7 @@ svc_op_signal(struct syncsvc *svc, const struct svc_ctx *c,
     struct ty_wire_resp r;
 
     ty__wire_resp_init(&r, req->id);
-    r.seq = signal_state(st, c->inst);
+    r.seq = signal_state(svc, st, c->inst);
     svc_reply(svc, &c->peer, &r);
     release_reached(svc, st);
 }
@@ -297,7 +323,7 @@ svc_op_signal_wait(struct syncsvc *svc, const struct svc_ctx *c,
                    const struct ty_wire_req *req)
 {
     struct svc_state *st = state_get(svc, req->state);
-    int64_t seq = signal_state(st, c->inst);
+    int64_t seq = signal_state(svc, st, c->inst);
 
     release_reached(svc, st);
     wait_common(svc, c, req, st, seq);
@@ -338,8 +364,9 @@ exited_state(void *value, void *arg)
     struct svc_barrier *b = st->barriers, *next;
     char msg[1024];
 
-    if ((st->signalled[ew->inst / 64] >> (ew->inst % 64)) & 1)
+    if (has_signalled(st, ew->inst))
         return;
+    st->pending--; /* it will never signal now */
     for (; b != NULL; b = next) {
         next = b->next;
         if (out_of_reach(ew->svc, st, b->target, ew->inst, msg, sizeof(msg)))
@@ -391,8 +418,7 @@ svc_state_free(void *value)
             struct svc_waiter *w = b->waiters;
 
             b->waiters = w->next;
-            free(w->peer.id);
-            free(w);
+            svc_waiter_drop(w);
         }
         free(b);
     }

@@ -26,6 +26,12 @@
 #define SVC_MAX_PEERS 8    /* connections (routing ids) per instance */
 #define SVC_UPLOAD_IDLE_MS (300 * 1000)
 #define SVC_FOREVER_MS (INT64_MAX / 4)
+/* An answer printed on the stack: an error message of 1024 bytes fits even
+ * when every byte needs a six-byte escape. Larger ones go through cJSON. */
+#define SVC_REPLY_MAX 8192
+/* Routing ids up to this long are kept inside the waiter (the SDK's are
+ * about 30 bytes, libzmq's own 5). */
+#define SVC_PEER_INLINE 48
 
 /* ---- a map from byte strings to pointers (syncsvc_map.c) ---- */
 
@@ -105,9 +111,10 @@ struct svc_waiter {
     struct svc_timer timer;
     struct svc_waiter *prev, *next;
     int inst;
-    int64_t id;  /* request id to answer */
-    int64_t seq; /* signal_and_wait: the sequence number, else -1 */
-    struct svc_peer peer;
+    int64_t id;           /* request id to answer */
+    int64_t seq;          /* signal_and_wait: the sequence number, else -1 */
+    struct svc_peer peer; /* id points to peer_buf when it fits */
+    unsigned char peer_buf[SVC_PEER_INLINE];
     struct svc_barrier *barrier; /* barrier waits */
     struct svc_topic *topic;     /* fetch waits */
     int64_t from, max;
@@ -124,6 +131,7 @@ struct svc_state {
     char *name;
     int64_t count;
     uint64_t *signalled; /* bitmap over instances */
+    int64_t pending;     /* live instances that have not signalled */
     struct svc_barrier *barriers;
     int64_t *released; /* targets already logged as released */
     size_t nreleased, capreleased;
@@ -165,6 +173,8 @@ struct syncsvc {
     struct svc_map states, topics, peers;
     struct svc_heap timers;
     int64_t next_upload;
+    struct svc_waiter *spare; /* freed waiters kept for reuse (via next) */
+    size_t nspare;
 };
 
 /* What a handler knows about the message it serves. */
@@ -174,6 +184,11 @@ struct svc_ctx {
 };
 
 /* syncsvc.c */
+/* Send one printed answer without blocking; a peer that is not reading
+ * loses it (logged with the request id). */
+void svc_send(struct syncsvc *svc, const struct svc_peer *peer,
+              const char *json, size_t len, int64_t id);
+/* Print (without cJSON when it can) and send an answer. */
 void svc_reply(struct syncsvc *svc, const struct svc_peer *peer,
                const struct ty_wire_resp *resp);
 void svc_reply_status(struct syncsvc *svc, const struct svc_peer *peer,
@@ -189,6 +204,8 @@ struct svc_waiter *svc_waiter_new(struct syncsvc *svc, const struct svc_ctx *c,
                                   enum svc_timer_kind kind);
 /* Unqueue and free a waiter (already unlinked from its owner's list). */
 void svc_waiter_free(struct syncsvc *svc, struct svc_waiter *w);
+/* Free a waiter's memory only (the service is being destroyed). */
+void svc_waiter_drop(struct svc_waiter *w);
 void svc_list_add(struct svc_waiter **head, struct svc_waiter *w);
 void svc_list_del(struct svc_waiter **head, struct svc_waiter *w);
 /* "<group>/<index>" in buf. */

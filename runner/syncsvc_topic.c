@@ -209,8 +209,7 @@ svc_topic_free(void *value)
         struct svc_waiter *w = t->waiters;
 
         t->waiters = w->next;
-        free(w->peer.id);
-        free(w);
+        svc_waiter_drop(w);
     }
     for (size_t i = 0; i < t->n; i++)
         free(t->values[i]);

@@ -8,8 +8,12 @@
  * other accepts, and a peer that sends anything else — bad JSON, a missing
  * or mistyped field, a number that is not an exact integer, an oversized
  * frame — gets a phrase saying what was expected instead of a crash.
+ *
+ * Flat messages (strings and integers only) take the fast paths in
+ * ty_wire_flat.c first; this file is the cJSON path every other message
+ * takes, and the one that words every refusal.
  */
-#include "ty_wire.h"
+#include "ty_wire_int.h"
 
 #include <errno.h>
 #include <math.h>
@@ -17,67 +21,32 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum field_type { FT_STR, FT_NAME, FT_INT, FT_ANY, FT_EVENT };
-
-enum field_id {
-    F_RUN,
-    F_GROUP,
-    F_GROUP_INDEX,
-    F_GLOBAL_INDEX,
-    F_STATE,
-    F_TARGET,
-    F_TIMEOUT,
-    F_TOPIC,
-    F_VALUE,
-    F_FROM,
-    F_MAX,
-    F_EVENT,
-    F_NAME,
-    F_SIZE,
-    F_UPLOAD,
-    F_OFFSET,
-    F_COUNT
-};
-
-struct field {
-    const char *key;
-    enum field_type type;
-    size_t off;
-    int64_t min;
-    int64_t max;
-};
-
 #define OFF(f) offsetof(struct ty_wire_req, f)
+#define K(key) key, sizeof(key) - 1
 #define IMAX TY_WIRE_INT_MAX
 
-static const struct field fields[F_COUNT] = {
-    [F_RUN] = {"run", FT_STR, OFF(run), 0, 0},
-    [F_GROUP] = {"group", FT_STR, OFF(group), 0, 0},
-    [F_GROUP_INDEX] = {"group_index", FT_INT, OFF(group_index), 0, IMAX},
-    [F_GLOBAL_INDEX] = {"global_index", FT_INT, OFF(global_index), 0, IMAX},
-    [F_STATE] = {"state", FT_STR, OFF(state), 0, 0},
-    [F_TARGET] = {"target", FT_INT, OFF(target), 1, IMAX},
-    [F_TIMEOUT] = {"timeout_ms", FT_INT, OFF(timeout_ms), 0, IMAX},
-    [F_TOPIC] = {"topic", FT_STR, OFF(topic), 0, 0},
-    [F_VALUE] = {"value", FT_ANY, OFF(value), 0, 0},
-    [F_FROM] = {"from", FT_INT, OFF(from), 1, IMAX},
-    [F_MAX] = {"max", FT_INT, OFF(max), 1, TY_WIRE_FETCH_MAX},
-    [F_EVENT] = {"event", FT_EVENT, OFF(event), 0, 0},
-    [F_NAME] = {"name", FT_NAME, OFF(name), 0, 0},
-    [F_SIZE] = {"size", FT_INT, OFF(size), 0, IMAX},
-    [F_UPLOAD] = {"upload", FT_INT, OFF(upload), 1, IMAX},
-    [F_OFFSET] = {"offset", FT_INT, OFF(offset), 0, IMAX},
+const struct ty__wire_fdesc ty__wire_fields[F_COUNT] = {
+    [F_RUN] = {K("run"), FT_STR, OFF(run), 0, 0},
+    [F_GROUP] = {K("group"), FT_STR, OFF(group), 0, 0},
+    [F_GROUP_INDEX] = {K("group_index"), FT_INT, OFF(group_index), 0, IMAX},
+    [F_GLOBAL_INDEX] = {K("global_index"), FT_INT, OFF(global_index), 0, IMAX},
+    [F_STATE] = {K("state"), FT_STR, OFF(state), 0, 0},
+    [F_TARGET] = {K("target"), FT_INT, OFF(target), 1, IMAX},
+    [F_TIMEOUT] = {K("timeout_ms"), FT_INT, OFF(timeout_ms), 0, IMAX},
+    [F_TOPIC] = {K("topic"), FT_STR, OFF(topic), 0, 0},
+    [F_VALUE] = {K("value"), FT_ANY, OFF(value), 0, 0},
+    [F_FROM] = {K("from"), FT_INT, OFF(from), 1, IMAX},
+    [F_MAX] = {K("max"), FT_INT, OFF(max), 1, TY_WIRE_FETCH_MAX},
+    [F_EVENT] = {K("event"), FT_EVENT, OFF(event), 0, 0},
+    [F_NAME] = {K("name"), FT_NAME, OFF(name), 0, 0},
+    [F_SIZE] = {K("size"), FT_INT, OFF(size), 0, IMAX},
+    [F_UPLOAD] = {K("upload"), FT_INT, OFF(upload), 1, IMAX},
+    [F_OFFSET] = {K("offset"), FT_INT, OFF(offset), 0, IMAX},
 };
 
-#define B(f) (1u << (f))
+#define B(f) TY__WIRE_BIT(f)
 
-struct opdesc {
-    const char *name;
-    unsigned fields;
-    bool payload;
-};
-
-static const struct opdesc ops[TY_WIRE_NOPS] = {
+const struct ty__wire_opdesc ty__wire_ops[TY_WIRE_NOPS] = {
     [TY_WIRE_HELLO] = {"hello",
                        B(F_RUN) | B(F_GROUP) | B(F_GROUP_INDEX) |
                            B(F_GLOBAL_INDEX),
@@ -117,7 +86,7 @@ static const struct {
 const char *
 ty__wire_op_name(enum ty_wire_op op)
 {
-    return (unsigned)op < TY_WIRE_NOPS ? ops[op].name : NULL;
+    return (unsigned)op < TY_WIRE_NOPS ? ty__wire_ops[op].name : NULL;
 }
 
 const char *
@@ -135,7 +104,7 @@ ty__wire_status_errno(enum ty_wire_status st)
 bool
 ty__wire_op_has_payload(enum ty_wire_op op)
 {
-    return (unsigned)op < TY_WIRE_NOPS && ops[op].payload;
+    return (unsigned)op < TY_WIRE_NOPS && ty__wire_ops[op].payload;
 }
 
 static bool
@@ -171,7 +140,7 @@ ty__wire_name_ok(const char *name)
 /* ---- encoding ---------------------------------------------------------- */
 
 static int
-encode_field(cJSON *o, const struct field *f, const void *base)
+encode_field(cJSON *o, const struct ty__wire_fdesc *f, const void *base)
 {
     const char *p = (const char *)base + f->off;
 
@@ -211,19 +180,23 @@ char *
 ty__wire_req_encode(const struct ty_wire_req *req, size_t *len)
 {
     cJSON *o;
+    char *flat;
 
     if ((unsigned)req->op >= TY_WIRE_NOPS)
         return NULL;
+    flat = ty__wire_req_print_flat(req, len);
+    if (flat != NULL)
+        return flat;
     o = cJSON_CreateObject();
     if (o == NULL || !cJSON_AddNumberToObject(o, "id", (double)req->id) ||
-        !cJSON_AddStringToObject(o, "op", ops[req->op].name)) {
+        !cJSON_AddStringToObject(o, "op", ty__wire_ops[req->op].name)) {
         cJSON_Delete(o);
         return NULL;
     }
     for (int f = 0; f < F_COUNT; f++) {
-        if (!(ops[req->op].fields & B(f)))
+        if (!(ty__wire_ops[req->op].fields & B(f)))
             continue;
-        if (encode_field(o, &fields[f], req) < 0) {
+        if (encode_field(o, &ty__wire_fields[f], req) < 0) {
             cJSON_Delete(o);
             return NULL;
         }
@@ -284,7 +257,7 @@ parse_object(const void *json, size_t jlen, char *why, size_t whylen)
 }
 
 static int
-decode_str(const cJSON *v, const struct field *f, void *dst, char *why,
+decode_str(const cJSON *v, const struct ty__wire_fdesc *f, void *dst, char *why,
            size_t whylen)
 {
     if (!cJSON_IsString(v) || v->valuestring[0] == '\0' ||
@@ -303,8 +276,8 @@ decode_str(const cJSON *v, const struct field *f, void *dst, char *why,
 }
 
 static int
-decode_field(const cJSON *o, const struct field *f, void *base, char *why,
-             size_t whylen)
+decode_field(const cJSON *o, const struct ty__wire_fdesc *f, void *base,
+             char *why, size_t whylen)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, f->key);
     char *dst = (char *)base + f->off;
@@ -345,7 +318,7 @@ decode_op(const cJSON *root, enum ty_wire_op *op, char *why, size_t whylen)
     if (!cJSON_IsString(v))
         return fail(why, whylen, "missing field \"%s\" (a string)", "op");
     for (int i = 0; i < TY_WIRE_NOPS; i++) {
-        if (strcmp(v->valuestring, ops[i].name) == 0) {
+        if (strcmp(v->valuestring, ty__wire_ops[i].name) == 0) {
             *op = (enum ty_wire_op)i;
             return 0;
         }
@@ -357,11 +330,11 @@ static int
 check_payload(const struct ty_wire_req *req, bool has_payload, char *why,
               size_t whylen)
 {
-    const char *op = ops[req->op].name;
+    const char *op = ty__wire_ops[req->op].name;
 
-    if (ops[req->op].payload && !has_payload)
+    if (ty__wire_ops[req->op].payload && !has_payload)
         return fail(why, whylen, "%s: expected a binary second frame", op);
-    if (!ops[req->op].payload && has_payload)
+    if (!ty__wire_ops[req->op].payload && has_payload)
         return fail(why, whylen, "%s: unexpected second frame", op);
     if (req->len > TY_WIRE_PAYLOAD_MAX) {
         snprintf(why, whylen,
@@ -378,7 +351,10 @@ ty__wire_req_decode(const void *json, size_t jlen, const void *data, size_t len,
                     bool has_payload, struct ty_wire_req *req, char *why,
                     size_t whylen)
 {
-    memset(req, 0, sizeof(*req));
+    memset(req, 0, offsetof(struct ty_wire_req, strs));
+    if (ty__wire_req_decode_flat(json, jlen, data, len, has_payload, req))
+        return 0;
+    memset(req, 0, offsetof(struct ty_wire_req, strs));
     req->root = parse_object(json, jlen, why, whylen);
     if (req->root == NULL)
         return -1;
@@ -392,9 +368,9 @@ ty__wire_req_decode(const void *json, size_t jlen, const void *data, size_t len,
     if (check_payload(req, has_payload, why, whylen) < 0)
         return -1;
     for (int f = 0; f < F_COUNT; f++) {
-        if (!(ops[req->op].fields & B(f)))
+        if (!(ty__wire_ops[req->op].fields & B(f)))
             continue;
-        if (decode_field(req->root, &fields[f], req, why, whylen) < 0)
+        if (decode_field(req->root, &ty__wire_fields[f], req, why, whylen) < 0)
             return -1;
     }
     return 0;
@@ -429,11 +405,22 @@ add_opt_int(cJSON *o, const char *key, int64_t v)
 char *
 ty__wire_resp_encode(const struct ty_wire_resp *resp, size_t *len)
 {
-    cJSON *o = cJSON_CreateObject();
+    char buf[2048];
+    size_t n = ty__wire_resp_print(resp, buf, sizeof(buf));
+    cJSON *o;
     const char *st = ty__wire_status_name(resp->status);
-    bool ok = o && st && cJSON_AddNumberToObject(o, "id", (double)resp->id) &&
-              cJSON_AddStringToObject(o, "status", st);
+    bool ok;
 
+    if (n > 0) {
+        char *s = malloc(n + 1);
+
+        if (s != NULL && len != NULL)
+            *len = n;
+        return s ? memcpy(s, buf, n + 1) : NULL;
+    }
+    o = cJSON_CreateObject();
+    ok = o && st && cJSON_AddNumberToObject(o, "id", (double)resp->id) &&
+         cJSON_AddStringToObject(o, "status", st);
     if (ok && resp->status != TY_WIRE_OK)
         ok = cJSON_AddStringToObject(o, "error",
                                      resp->error ? resp->error : st) != NULL;
@@ -513,6 +500,9 @@ int
 ty__wire_resp_decode(const void *json, size_t jlen, struct ty_wire_resp *resp,
                      char *why, size_t whylen)
 {
+    ty__wire_resp_init(resp, 0);
+    if (ty__wire_resp_decode_flat(json, jlen, resp))
+        return 0;
     ty__wire_resp_init(resp, 0);
     resp->root = parse_object(json, jlen, why, whylen);
     if (resp->root == NULL)

@@ -8,10 +8,19 @@
  * protocol itself is described in docs/sync-protocol.md. Internal to
  * testyard: not part of the public header.
  *
+ * The messages that make up a barrier — hello, signal, signal_and_wait and
+ * their answers — are flat objects of strings and integers. They are read
+ * by a small strict scanner and printed straight into a buffer, with no
+ * cJSON tree in between; anything unusual (nested values, escapes,
+ * fractions, any mistake) goes through cJSON, which has the last word and
+ * the error messages, so both paths accept and reject the same messages.
+ *
  * Ownership: a decoded message owns its cJSON tree (`root`); its `const char
  * *` and `const cJSON *` fields and the payload pointer are borrowed from
- * that tree or from the caller's buffers and live until ty__wire_*_release.
- * Encoders return a NUL-terminated string the caller frees.
+ * that tree, from the request's own `strs` (so a decoded request must not
+ * be copied) or from the caller's buffers, and live until
+ * ty__wire_*_release. Encoders return a NUL-terminated string the caller
+ * frees; the print functions write into the caller's buffer.
  */
 #ifndef TY_WIRE_H
 #define TY_WIRE_H
@@ -87,6 +96,9 @@ struct ty_wire_req {
     const void *data;     /* upload_chunk, append: frame 2 */
     size_t len;
     cJSON *root; /* owned after decode; NULL when built by hand */
+    /* Decoding without cJSON copies the strings here (at most two per op:
+     * hello's run and group), so the string fields may point into it. */
+    char strs[2 * (TY_WIRE_NAME_MAX + 1)];
 };
 
 /* A response. seq, upload and next are -1 when absent. */
@@ -127,6 +139,20 @@ char *ty__wire_resp_encode(const struct ty_wire_resp *resp, size_t *len);
 int ty__wire_resp_decode(const void *json, size_t jlen,
                          struct ty_wire_resp *resp, char *why, size_t whylen);
 void ty__wire_resp_release(struct ty_wire_resp *resp);
+
+/* Print a response into buf without cJSON, byte for byte what
+ * ty__wire_resp_encode prints. Returns its length (buf is NUL-terminated),
+ * or 0 when it does not fit or carries items (encode it then). */
+size_t ty__wire_resp_print(const struct ty_wire_resp *resp, char *buf,
+                           size_t size);
+/* Many answers that share a status and error and differ only in id and
+ * seq — a barrier's release — are printed as {"id":<id><mid>,"seq":<seq>}:
+ * ty__wire_resp_mid renders the shared middle once (0 when it does not
+ * fit), ty__wire_resp_join one answer around it (seq < 0: none). */
+size_t ty__wire_resp_mid(enum ty_wire_status st, const char *error, char *buf,
+                         size_t size);
+size_t ty__wire_resp_join(int64_t id, const char *mid, size_t midlen,
+                          int64_t seq, char *buf, size_t size);
 
 /* Whether name is an acceptable output file name: relative, components
  * separated by '/', none empty, "." or "..", no control characters or

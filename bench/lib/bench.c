@@ -3,13 +3,18 @@
  */
 #include "bench.h"
 
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 #include <zmq.h>
@@ -148,6 +153,27 @@ bench_arg_long(int argc, char **argv, int *i)
         bench_die("%s: expected a number, got \"%s\"", argv[*i], argv[*i + 1]);
     (*i)++;
     return v;
+}
+
+int
+bench_tcp_connect(const char *endpoint)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+    const char *colon = strrchr(endpoint, ':');
+    int one = 1, fd;
+
+    if (strncmp(endpoint, "tcp://127.0.0.1:", 16) != 0 || colon == NULL)
+        bench_die("endpoint %s is not tcp://127.0.0.1:<port>", endpoint);
+    sa.sin_port = htons((uint16_t)atoi(colon + 1));
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        bench_die("socket: %s", strerror(errno));
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+        bench_die("connect to %s: %s", endpoint, strerror(errno));
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    return fd;
 }
 
 /* ---- many ZeroMQ sockets, one epoll ------------------------------------ */

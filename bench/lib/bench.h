@@ -46,6 +46,11 @@ void *bench_xcalloc(size_t n, size_t size);
  * and advances *i, or dies with a usage line. */
 long bench_arg_long(int argc, char **argv, int *i);
 
+/* Connect to endpoint "tcp://127.0.0.1:<port>" (blocking), then make the
+ * socket non-blocking with TCP_NODELAY (as libzmq and Redis clients do).
+ * Returns the descriptor (the caller closes it) or dies. */
+int bench_tcp_connect(const char *endpoint);
+
 /* ---- many ZeroMQ sockets, one epoll ----
  *
  * Each socket's ZMQ_FD goes into one epoll set. The descriptor only says

@@ -4,7 +4,9 @@
  * Commands are written as arrays of bulk strings, the form every Redis
  * accepts. Input is parsed from a growable buffer: a reply that has not
  * fully arrived is left for the next read, so the parser never blocks and
- * one connection can carry many pipelined replies.
+ * one connection can carry many pipelined replies. A read that returns
+ * less than it asked for ends the drain (epoll says when more comes), as
+ * in the ZMTP client, so both spend the same system calls per reply.
  */
 #include "resp.h"
 
@@ -233,9 +235,11 @@ resp_read(struct resp_conn *c,
 
     for (;;) {
         ssize_t n;
+        size_t room;
 
         buf_reserve(b, 65536);
-        n = read(c->fd, b->p + b->len, b->cap - b->len);
+        room = b->cap - b->len;
+        n = read(c->fd, b->p + b->len, room);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0 && errno == EAGAIN)
@@ -255,6 +259,8 @@ resp_read(struct resp_conn *c,
         }
         if (b->off == b->len)
             b->off = b->len = 0;
+        if ((size_t)n < room)
+            break; /* drained: save the read that would say EAGAIN */
     }
     return count;
 }

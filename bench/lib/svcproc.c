@@ -5,9 +5,11 @@
  * The sync service child runs the loop the coordinator runs (run.c): poll
  * the ROUTER and the control pipe, syncsvc_handle, syncsvc_tick when a
  * deadline passes. The echo child receives whole messages on a ROUTER and
- * sends them straight back. Either writes its endpoint into a pipe once
- * bound and exits when the control pipe reaches end of file (which poll
- * reports as POLLHUP, not POLLIN), or at once when the parent dies.
+ * sends them straight back. The TCP barrier child counts lines on plain
+ * sockets and answers all of them when the count reaches a multiple of N.
+ * Each writes its endpoint into a pipe once bound and exits when the
+ * control pipe reaches end of file (which poll reports as POLLHUP, not
+ * POLLIN), or at once when the parent dies.
  */
 #include "svcproc.h"
 
@@ -16,12 +18,18 @@
 #include "syncsvc.h"
 #include "util.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <zmq.h>
@@ -111,11 +119,15 @@ static void
 run_echo(int ctl, int epfd)
 {
     void *ctx = zmq_ctx_new();
-    void *sock = zmq_socket(ctx, ZMQ_ROUTER);
+    void *sock;
     int backlog = 4096, hwm = 10000, zero = 0;
     char ep[256];
     size_t eplen = sizeof(ep);
 
+    /* as many I/O threads as the sync service uses (runner/syncsvc.c) */
+    zmq_ctx_set(ctx, ZMQ_IO_THREADS,
+                sysconf(_SC_NPROCESSORS_ONLN) >= 2 ? 2 : 1);
+    sock = zmq_socket(ctx, ZMQ_ROUTER);
     zmq_setsockopt(sock, ZMQ_BACKLOG, &backlog, sizeof(backlog));
     zmq_setsockopt(sock, ZMQ_SNDHWM, &hwm, sizeof(hwm));
     zmq_setsockopt(sock, ZMQ_RCVHWM, &hwm, sizeof(hwm));
@@ -139,6 +151,107 @@ run_echo(int ctl, int epfd)
     }
     zmq_close(sock);
     zmq_ctx_term(ctx);
+}
+
+/* ---- the TCP barrier ---------------------------------------------------- */
+
+#define TCP_RELEASE "{\"id\":0,\"status\":\"ok\",\"seq\":0}\n"
+
+struct tcpb {
+    int ep, lfd;
+    int *fds;
+    size_t nfds, n;
+    uint64_t lines; /* signals so far, over all rounds */
+};
+
+static int
+tcp_listen(char *ep, size_t size)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+    socklen_t len = sizeof(sa);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+        listen(fd, 4096) < 0 ||
+        getsockname(fd, (struct sockaddr *)&sa, &len) < 0)
+        bench_die("tcp barrier: listen: %s", strerror(errno));
+    snprintf(ep, size, "tcp://127.0.0.1:%d", ntohs(sa.sin_port));
+    return fd;
+}
+
+static void
+tcp_accept(struct tcpb *t)
+{
+    int fd, one = 1;
+
+    while ((fd = accept4(t->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >=
+           0) {
+        struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
+
+        if (t->nfds == t->n)
+            bench_die("tcp barrier: more than %zu connections", t->n);
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        epoll_ctl(t->ep, EPOLL_CTL_ADD, fd, &ev);
+        t->fds[t->nfds++] = fd;
+    }
+}
+
+/* Every instance signalled: one line to each, as Redis's PUBLISH would. */
+static void
+tcp_release(struct tcpb *t)
+{
+    for (size_t i = 0; i < t->nfds; i++)
+        if (write(t->fds[i], TCP_RELEASE, sizeof(TCP_RELEASE) - 1) < 0)
+            bench_die("tcp barrier: write: %s", strerror(errno));
+}
+
+static void
+tcp_read(struct tcpb *t, int fd)
+{
+    char buf[4096];
+    ssize_t n;
+
+    while ((n = read(fd, buf, sizeof(buf))) > 0) {
+        for (ssize_t i = 0; i < n; i++)
+            if (buf[i] == '\n' && ++t->lines % t->n == 0)
+                tcp_release(t);
+        if ((size_t)n < sizeof(buf))
+            return;
+    }
+    if (n == 0) {
+        epoll_ctl(t->ep, EPOLL_CTL_DEL, fd, NULL);
+        close(fd);
+    }
+}
+
+static void
+run_tcp(int ctl, int epfd, size_t n)
+{
+    struct tcpb t = {.n = n};
+    struct epoll_event ev = {.events = EPOLLIN}, evs[256];
+    char ep[64];
+
+    t.fds = bench_xcalloc(n, sizeof(int));
+    t.ep = epoll_create1(EPOLL_CLOEXEC);
+    t.lfd = tcp_listen(ep, sizeof(ep));
+    ev.data.fd = t.lfd;
+    epoll_ctl(t.ep, EPOLL_CTL_ADD, t.lfd, &ev);
+    ev.data.fd = ctl;
+    epoll_ctl(t.ep, EPOLL_CTL_ADD, ctl, &ev);
+    report_endpoint(epfd, ep);
+    for (;;) {
+        int k = epoll_wait(t.ep, evs, 256, 1000);
+
+        for (int i = 0; i < k; i++) {
+            if (evs[i].data.fd == ctl)
+                return; /* the parent closed it: stop (fds die with us) */
+            if (evs[i].data.fd == t.lfd)
+                tcp_accept(&t);
+            else
+                tcp_read(&t, evs[i].data.fd);
+        }
+    }
 }
 
 void
@@ -168,8 +281,10 @@ svcproc_start(struct svcproc *sp, enum svcproc_kind kind, const char *run_id,
         close(ep[0]);
         if (kind == SVCPROC_SYNC)
             run_sync(ctl[0], ep[1], run_id, ninstances, sp->run_dir);
-        else
+        else if (kind == SVCPROC_ECHO)
             run_echo(ctl[0], ep[1]);
+        else
+            run_tcp(ctl[0], ep[1], ninstances);
         _exit(0);
     }
     close(ctl[0]);

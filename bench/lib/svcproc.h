@@ -1,8 +1,11 @@
 /*
- * svcproc.h — a ZeroMQ server in a child process, for the client-side
+ * svcproc.h — a server in a child process, for the client-side
  * benchmarks: testyard's own sync service (runner/syncsvc.c, driven by the
- * same poll loop shape as the coordinator's) or a trivial ROUTER that
- * echoes every message back (the floor: one ZeroMQ round trip, no logic).
+ * same poll loop shape as the coordinator's), a trivial ROUTER that echoes
+ * every message back (the ZeroMQ floor: one ZeroMQ round trip, no logic),
+ * or the least a barrier over one TCP connection per instance can be: a
+ * plain epoll loop that reads newline-terminated signals and, once every
+ * instance has sent one, writes one line back to each (the kernel floor).
  *
  * A separate process keeps the server's memory and CPU time apart from the
  * thousands of client sockets, so both can be read from /proc. Call
@@ -17,7 +20,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-enum svcproc_kind { SVCPROC_SYNC, SVCPROC_ECHO };
+enum svcproc_kind { SVCPROC_SYNC, SVCPROC_ECHO, SVCPROC_TCP };
 
 struct svcproc {
     pid_t pid;
@@ -27,7 +30,8 @@ struct svcproc {
 };
 
 /* Start a server for ninstances instances of run `run_id`, all in group
- * "g" (group_index = global index). */
+ * "g" (group_index = global index). The endpoint is tcp://127.0.0.1:<port>
+ * for every kind. */
 void svcproc_start(struct svcproc *sp, enum svcproc_kind kind,
                    const char *run_id, size_t ninstances);
 void svcproc_stop(struct svcproc *sp);

@@ -2,7 +2,8 @@
  * test_wire.c — the sync protocol's encoding: every op round-trips, and
  * malformed frames (bad JSON, missing or mistyped fields, inexact numbers,
  * oversized frames, misplaced payloads, bad file names) are refused with a
- * phrase rather than accepted or crashed on.
+ * phrase rather than accepted or crashed on. The fast paths for flat
+ * messages have their own checks in test_wire_flat.c.
  */
 #include "th.h"
 #include "ty_wire.h"
