@@ -20,24 +20,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static int
-write_all(int fd, const void *data, size_t len)
-{
-    const char *p = data;
-
-    while (len > 0) {
-        ssize_t n = write(fd, p, len);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return -1;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
 /* <outdir>/<name> with its parent folders made; NULL and errno on error. */
 static char *
 out_path(const struct svc_inst *in, const char *name)
@@ -183,7 +165,7 @@ svc_op_upload_chunk(struct syncsvc *svc, const struct svc_ctx *c,
         upload_drop(svc, u);
         return;
     }
-    if (write_all(u->fd, req->data, req->len) < 0) {
+    if (fd_write_all(u->fd, req->data, req->len) < 0) {
         svc_reply_status(svc, &c->peer, req->id, TY_WIRE_IOERR,
                          "%s: write: %s; upload dropped", u->tmp,
                          strerror(errno));
@@ -248,7 +230,7 @@ svc_op_append(struct syncsvc *svc, const struct svc_ctx *c,
     if (path != NULL)
         fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
                   0644);
-    if (fd < 0 || write_all(fd, req->data, req->len) < 0) {
+    if (fd < 0 || fd_write_all(fd, req->data, req->len) < 0) {
         svc_reply_status(svc, &c->peer, req->id, TY_WIRE_IOERR, "%s: %s",
                          req->name, strerror(errno));
         return;

@@ -4,6 +4,7 @@
 #include "util.h"
 
 #include "log.h"
+#include "ty_io.h"
 #include "ty_time.h"
 
 #include <dirent.h>
@@ -140,17 +141,11 @@ file_read(const char *path, size_t max_bytes, size_t *len, struct err *err)
 int
 fd_write_all(int fd, const void *data, size_t len)
 {
-    const char *p = data;
+    int rc = ty__write_all(fd, data, len);
 
-    while (len > 0) {
-        ssize_t n = write(fd, p, len);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return -1;
-        p += n;
-        len -= (size_t)n;
+    if (rc < 0) {
+        errno = -rc;
+        return -1;
     }
     return 0;
 }

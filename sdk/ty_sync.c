@@ -14,6 +14,7 @@
  * and a rename so they are whole or absent.
  */
 #include "ty_conn.h"
+#include "ty_io.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -394,24 +395,6 @@ make_parents(const char *path)
     return rc;
 }
 
-static int
-write_all(int fd, const void *data, size_t len)
-{
-    const char *p = data;
-
-    while (len > 0) {
-        ssize_t n = write(fd, p, len);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return -errno;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
 static char *
 local_path(const struct ty *ty, const char *name)
 {
@@ -431,7 +414,7 @@ local_file(struct ty *ty, const char *name, const void *data, size_t len)
     if (path != NULL && asprintf(&tmp, "%s.tmp", path) >= 0 &&
         (rc = make_parents(path)) == 0) {
         fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        rc = fd < 0 ? -errno : write_all(fd, data, len);
+        rc = fd < 0 ? -errno : ty__write_all(fd, data, len);
         if (rc == 0 && fsync(fd) < 0)
             rc = -errno;
         if (fd >= 0 && close(fd) < 0 && rc == 0)
@@ -456,7 +439,7 @@ local_append(struct ty *ty, const char *name, const void *data, size_t len)
 
     if (path != NULL && (rc = make_parents(path)) == 0) {
         fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-        rc = fd < 0 ? -errno : write_all(fd, data, len);
+        rc = fd < 0 ? -errno : ty__write_all(fd, data, len);
         if (fd >= 0)
             close(fd);
     }

@@ -1,0 +1,25 @@
+/*
+ * ty_io.c — the one write loop (see ty_io.h).
+ */
+#include "ty_io.h"
+
+#include <errno.h>
+#include <unistd.h>
+
+int
+ty__write_all(int fd, const void *data, size_t len)
+{
+    const char *p = data;
+
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -errno;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
