@@ -96,7 +96,10 @@ build_plan(const struct composition *c, struct err *err)
 static int
 make_run_dir(struct run *r, struct err *err)
 {
-    const char *runs = r->opts.runs_dir ? r->opts.runs_dir : "runs";
+    /* Absolute, so paths handed to instances and bind mounts hold from
+     * any working directory. */
+    cleanup_free char *runs =
+        path_absolute(r->opts.runs_dir ? r->opts.runs_dir : "runs");
     cleanup_free char *json = NULL;
     cleanup_free char *path = NULL;
     cJSON *c;

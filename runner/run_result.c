@@ -187,8 +187,11 @@ print_failures(const struct run *r, size_t max)
             continue;
         shown++;
         run_inst_how(in, how, sizeof(how));
-        printf("  %s %s%s%s\n", in->label, how, in->error ? ": " : "",
-               in->error ? in->error : "");
+        /* how already quotes the error of an instance that never started */
+        if (!in->started || in->error == NULL)
+            printf("  %s %s\n", in->label, how);
+        else
+            printf("  %s %s: %s\n", in->label, how, in->error);
     }
     if (total > shown)
         printf("  ... and %zu more (see result.json)\n", total - shown);

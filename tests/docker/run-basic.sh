@@ -31,6 +31,14 @@ check "ping.yaml: round trip times in results.out" \
     grep -q rtt_seconds "$RUNS/ping/west/1/results.out"
 [ "$rc" = 0 ] || show_log ping
 
+# The default runs folder is relative ("runs"): bind mounts need it
+# made absolute.
+top=$(pwd)
+(cd "$RUNS" && "$top/$TY" run --plans "$top/plans" --runs rel --run-id rel \
+    --no-progress "$top/compositions/placebo.yaml" >"$RUNS/rel.log" 2>&1)
+check_eq "a relative runs folder works on docker" "$?" 0
+check "and the outputs land in it" [ -s "$RUNS/rel/rel/single/0/run.out" ]
+
 tag=$(result placebo .image)
 image_exists() { docker_api "/images/$1/json" >/dev/null; }
 check "result.json names the plan's image ($tag)" image_exists "$tag"

@@ -69,6 +69,12 @@ else
     skip "oom under a 64Mi limit" "no memory cgroup can be created here (needs root)"
 fi
 
+top=$(pwd)
+(cd "$RUNS" && "$top/$TY" run --plans "$top/plans" --runs rel --run-id rel \
+    --no-progress "$RUNS/ok.yaml" >"$RUNS/rel.log" 2>&1)
+check_eq "a relative runs folder works on exec" "$?" 0
+check "and the outputs land in it" [ -s "$RUNS/rel/rel/single/0/run.out" ]
+
 mkdir -p "$RUNS/plans/broken" "$RUNS/broken-runs"
 cat >"$RUNS/plans/broken/manifest.yaml" <<'EOF2'
 name: broken
