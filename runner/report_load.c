@@ -410,12 +410,30 @@ load_insts(struct report *r, struct err *err)
     return 0;
 }
 
+/* A run folder has composition.json from its start and result.json from
+ * its end; a folder with neither is not one, and nothing is written in it. */
+static bool
+is_run_folder(const char *dir)
+{
+    cleanup_free char *c = path_join(dir, "composition.json");
+    cleanup_free char *res = path_join(dir, "result.json");
+
+    return path_exists(c) || path_exists(res);
+}
+
 int
 report_load(struct report *r, struct err *err)
 {
     if (!path_is_dir(r->run_dir)) {
         err_set(err, path_exists(r->run_dir) ? ENOTDIR : ENOENT,
                 "%s: no such run folder", r->run_dir);
+        return err_status(err, EXIT_NOINPUT);
+    }
+    if (!is_run_folder(r->run_dir)) {
+        err_set(err, ENOENT,
+                "%s: not a run folder (it has neither composition.json nor "
+                "result.json)",
+                r->run_dir);
         return err_status(err, EXIT_NOINPUT);
     }
     if (load_result(r, err) < 0)

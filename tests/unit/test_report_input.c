@@ -236,6 +236,15 @@ t_empty_and_absent(void)
     cJSON *s;
 
     CHECK_EQ_INT(mkdir_p(empty, &err), 0);
+    /* A folder that is not a run is refused and nothing is written in it. */
+    CHECK_EQ_INT(generate(empty, &table, &err), -1);
+    CHECK_EQ_INT(err.status, EXIT_NOINPUT);
+    CHECK_CONTAINS(err.msg, "not a run folder");
+    CHECK(slurp(empty, "report.html") == NULL);
+    free(table);
+    table = NULL;
+    /* A run that has only started: composition.json and nothing else. */
+    put_text(empty, "composition.json", "{}\n");
     CHECK_MSG(generate(empty, &table, &err) == 0, "%s", err.msg);
     s = summary(empty);
     CHECK(has_note(s, "no groups and no instance folders"));
