@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct composition;
 
@@ -73,6 +74,9 @@ struct backend_ops {
     /* The instance's memory cgroup directory, for the monitor; NULL when
      * unknown. Caller frees. */
     char *(*memory_cgroup)(struct backend *b, int index, enum ty__cgver *ver);
+    /* The instance's main process as seen from the host, 0 when unknown:
+     * where there is no cgroup, the monitor samples it instead. */
+    pid_t (*host_pid)(struct backend *b, int index);
     void (*destroy)(struct backend *b);
 };
 

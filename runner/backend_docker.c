@@ -757,6 +757,7 @@ static const struct backend_ops docker_ops = {
     .next_event = dk_next_event,
     .stop = dk_stop,
     .memory_cgroup = dk_memory_cgroup,
+    .host_pid = NULL,
     .destroy = dk_destroy,
 };
 

@@ -267,6 +267,16 @@ exec_memory_cgroup(struct backend *b, int index, enum ty__cgver *ver)
     return xstrdup(cgroup_memory_dir(x->insts[index].cg));
 }
 
+static pid_t
+exec_host_pid(struct backend *b, int index)
+{
+    struct exec_backend *x = (struct exec_backend *)b;
+
+    if (index < 0 || (size_t)index >= x->n || x->insts[index].pid <= 0)
+        return 0;
+    return x->insts[index].pid;
+}
+
 /* Kill what is still running, wait for it, and remove the cgroups. */
 static void
 exec_destroy(struct backend *b)
@@ -299,6 +309,7 @@ static const struct backend_ops exec_ops = {
     .next_event = exec_next_event,
     .stop = exec_stop,
     .memory_cgroup = exec_memory_cgroup,
+    .host_pid = exec_host_pid,
     .destroy = exec_destroy,
 };
 

@@ -34,6 +34,7 @@ struct monitor_inst {
     char *label;
     char *dir;
     enum ty__cgver ver;
+    pid_t pid;            /* > 0: no cgroup, read /proc/<pid>/status instead */
     int fd[TY_CGF_COUNT]; /* -1 when not open; all -1 in by-path mode */
     bool by_path;
     char *csv_path;
@@ -93,9 +94,50 @@ read_fd(const void *arg, enum ty__cgfile f, char *buf, size_t size)
     return in->fd[f] < 0 ? -EBADF : (int)pread_all(in->fd[f], buf, size);
 }
 
+/* The value in kB of "Key:   1234 kB" in /proc/<pid>/status, in bytes,
+ * or -1. */
+static int64_t
+status_kb(const char *text, const char *key)
+{
+    size_t kl = strlen(key);
+
+    for (const char *p = text; p != NULL; p = strchr(p, '\n')) {
+        if (*p == '\n')
+            p++;
+        if (strncmp(p, key, kl) == 0 && p[kl] == ':')
+            return strtoll(p + kl + 1, NULL, 10) * 1024;
+    }
+    return -1;
+}
+
+/* A process without a cgroup of its own: its resident memory stands in
+ * for the cgroup's usage (its children are not counted). */
+static int
+read_proc(const struct monitor_inst *in, struct ty__cgmem *m)
+{
+    char buf[4096];
+    int64_t file, shmem;
+
+    if (ty__cgroup_read_file(in->dir, "status", buf, sizeof(buf)) < 0)
+        return -ENOENT;
+    m->usage = status_kb(buf, "VmRSS");
+    if (m->usage < 0)
+        return -ENOENT; /* a zombie has no memory left to report */
+    m->anon = status_kb(buf, "RssAnon");
+    file = status_kb(buf, "RssFile");
+    shmem = status_kb(buf, "RssShmem");
+    m->file = file < 0 ? -1 : file + (shmem > 0 ? shmem : 0);
+    m->peak = status_kb(buf, "VmHWM");
+    m->limit = -1;
+    m->oom_kills = -1;
+    return 0;
+}
+
 static int
 read_inst(const struct monitor_inst *in, struct ty__cgmem *m)
 {
+    if (in->pid > 0)
+        return read_proc(in, m);
     if (in->by_path)
         return ty__cgroup_read_memory(in->dir, in->ver, m);
     return ty__cgroup_read_from(in->ver, read_fd, in, m);
@@ -347,6 +389,28 @@ monitor_add(struct monitor *mon, const char *label, const char *memory_dir,
                NULL;
     in = inst_new(label, memory_dir, ver, csv_path);
     if (open_fds(in, err) < 0 || csv_open(in, err) < 0) {
+        if (in->csv_fd >= 0)
+            unlink(in->partial_path);
+        inst_free(in);
+        return err_prefix(err, "%s: memory monitor", label), NULL;
+    }
+    xgrow(&mon->inst, &mon->cap, mon->ninst + 1, sizeof(*mon->inst));
+    mon->inst[mon->ninst++] = in;
+    (void)sample_one(mon, in, now_ms);
+    return in;
+}
+
+struct monitor_inst *
+monitor_add_process(struct monitor *mon, const char *label, pid_t pid,
+                    const char *csv_path, int64_t now_ms, struct err *err)
+{
+    char dir[32];
+    struct monitor_inst *in;
+
+    snprintf(dir, sizeof(dir), "/proc/%d", (int)pid);
+    in = inst_new(label, dir, TY_CG_NONE, csv_path);
+    in->pid = pid;
+    if (csv_open(in, err) < 0) {
         if (in->csv_fd >= 0)
             unlink(in->partial_path);
         inst_free(in);

@@ -26,6 +26,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define MONITOR_DEFAULT_INTERVAL_MS 250
 
@@ -67,6 +68,15 @@ struct monitor_inst *monitor_add(struct monitor *mon, const char *label,
                                  const char *memory_dir, enum ty__cgver ver,
                                  const char *csv_path, int64_t now_ms,
                                  struct err *err);
+
+/* Watch a process that has no cgroup of its own (local:exec without
+ * root): its resident memory from /proc/<pid>/status stands in for usage
+ * (VmRSS), anon (RssAnon), file (RssFile + RssShmem) and peak (VmHWM);
+ * there is no limit and no OOM count, and its children are not counted.
+ * Otherwise like monitor_add. */
+struct monitor_inst *monitor_add_process(struct monitor *mon, const char *label,
+                                         pid_t pid, const char *csv_path,
+                                         int64_t now_ms, struct err *err);
 
 /* When the next sample is due (CLOCK_MONOTONIC ms). */
 int64_t monitor_next_due_ms(const struct monitor *mon);

@@ -265,13 +265,19 @@ inst_started(struct run *r, struct run_inst *in)
     cleanup_free char *dir = r->be->ops->memory_cgroup(r->be, in->index, &ver);
     cleanup_free char *csv = path_join(in->outdir, "memory.csv");
     struct err e = {0};
+    pid_t pid = 0;
 
     in->started = true;
     in->start_wall_ns = now_wall_ns();
     r->nstarted++;
-    if (dir == NULL)
+    if (dir != NULL)
+        in->mon = monitor_add(r->mon, in->label, dir, ver, csv, now_ms(), &e);
+    else if (r->be->ops->host_pid != NULL &&
+             (pid = r->be->ops->host_pid(r->be, in->index)) > 0)
+        in->mon =
+            monitor_add_process(r->mon, in->label, pid, csv, now_ms(), &e);
+    else
         return;
-    in->mon = monitor_add(r->mon, in->label, dir, ver, csv, now_ms(), &e);
     if (in->mon == NULL)
         log_warnx("%s: no memory samples: %s", in->label, e.msg);
 }

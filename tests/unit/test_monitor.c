@@ -522,8 +522,49 @@ t_bench(void)
     cgroup_sys_destroy(&sys);
 }
 
+static int
+no_cgroup(const void *arg)
+{
+    (void)arg;
+    return 0;
+}
+
+/* Without a cgroup, a process's resident memory is sampled from /proc: a
+ * child touching 64 MiB shows the rise, and nothing is invented for the
+ * figures /proc does not have (limit, OOM count). */
+static void
+t_process_rise(void)
+{
+    cleanup_free char *csv_path = path_join(th_tmpdir(), "memory.csv");
+    struct monitor *mon = monitor_new(20, now_ms());
+    struct monitor_inst *in;
+    struct monitor_stats st;
+    struct err err = {0};
+    pid_t pid = th_spawn_alloc(no_cgroup, NULL, "64", "20", "300");
+    int status;
+
+    in = monitor_add_process(mon, "p/0", pid, csv_path, now_ms(), &err);
+    CHECK_MSG(in != NULL, "%s", err.msg);
+    if (in == NULL) {
+        th_wait(pid);
+        monitor_destroy(&mon);
+        return;
+    }
+    status = watch_until_exit(mon, pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK_EQ_INT(monitor_instance_ended(mon, in, now_ms(), &err), 0);
+    monitor_stats(in, &st);
+    CHECK_MSG(st.peak >= 60 * MiB, "peak %lld", (long long)st.peak);
+    CHECK_EQ_INT(st.limit, -1);
+    CHECK(!st.oom);
+    CHECK(st.samples >= 3);
+    monitor_destroy(&mon);
+    CHECK(path_exists(csv_path));
+}
+
 static const struct th_case cases[] = {
     {"rise_in_csv", t_rise_in_csv},
+    {"process_rise", t_process_rise},
     {"oom_detected", t_oom_detected},
     {"real_vanish", t_real_vanish},
     {"v2_fake_rows", t_v2_fake_rows},
