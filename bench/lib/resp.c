@@ -10,6 +10,8 @@
  */
 #include "resp.h"
 
+#include "iobuf.h"
+
 #include "bench.h"
 
 #include <errno.h>
@@ -23,42 +25,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-struct buf {
-    char *p;
-    size_t len, cap, off;
-};
-
 struct resp_conn {
     int fd;
-    struct buf in, out;
+    struct iobuf in, out;
 };
-
-static void
-buf_reserve(struct buf *b, size_t more)
-{
-    if (b->len + more <= b->cap)
-        return;
-    if (b->off > 0) {
-        memmove(b->p, b->p + b->off, b->len - b->off);
-        b->len -= b->off;
-        b->off = 0;
-        if (b->len + more <= b->cap)
-            return;
-    }
-    while (b->cap < b->len + more)
-        b->cap = b->cap ? b->cap * 2 : 16384;
-    b->p = realloc(b->p, b->cap);
-    if (b->p == NULL)
-        bench_die("out of memory");
-}
-
-static void
-buf_add(struct buf *b, const void *data, size_t len)
-{
-    buf_reserve(b, len);
-    memcpy(b->p + b->len, data, len);
-    b->len += len;
-}
 
 struct resp_conn *
 resp_open(int port)
@@ -87,8 +57,8 @@ resp_close(struct resp_conn **pc)
     if (c == NULL)
         return;
     close(c->fd);
-    free(c->in.p);
-    free(c->out.p);
+    iobuf_free(&c->in);
+    iobuf_free(&c->out);
     free(c);
     *pc = NULL;
 }
@@ -105,35 +75,21 @@ resp_cmd(struct resp_conn *c, int argc, const char *const *argv)
     char head[32];
     int n = snprintf(head, sizeof(head), "*%d\r\n", argc);
 
-    buf_add(&c->out, head, (size_t)n);
+    iobuf_add(&c->out, head, (size_t)n);
     for (int i = 0; i < argc; i++) {
         size_t len = strlen(argv[i]);
 
         n = snprintf(head, sizeof(head), "$%zu\r\n", len);
-        buf_add(&c->out, head, (size_t)n);
-        buf_add(&c->out, argv[i], len);
-        buf_add(&c->out, "\r\n", 2);
+        iobuf_add(&c->out, head, (size_t)n);
+        iobuf_add(&c->out, argv[i], len);
+        iobuf_add(&c->out, "\r\n", 2);
     }
 }
 
 int
 resp_flush(struct resp_conn *c)
 {
-    struct buf *b = &c->out;
-
-    while (b->off < b->len) {
-        ssize_t n = write(c->fd, b->p + b->off, b->len - b->off);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && errno == EAGAIN)
-            return 1;
-        if (n <= 0)
-            return -1;
-        b->off += (size_t)n;
-    }
-    b->off = b->len = 0;
-    return 0;
+    return iobuf_flush(&c->out, c->fd);
 }
 
 /* ---- parsing ------------------------------------------------------------ */
@@ -141,9 +97,10 @@ resp_flush(struct resp_conn *c)
 /* One line "<type><text>\r\n" at *pos; returns its text length or -1 when
  * the line is not complete. */
 static long
-line_at(const struct buf *b, size_t pos, const char **text)
+line_at(const struct iobuf *b, size_t pos, const char **text)
 {
-    const char *s = b->p + pos, *end = b->p + b->len;
+    const char *s = (const char *)b->p + pos;
+    const char *end = (const char *)b->p + b->len;
     const char *cr = memchr(s, '\r', (size_t)(end - s));
 
     if (cr == NULL || cr + 1 >= end)
@@ -155,7 +112,7 @@ line_at(const struct buf *b, size_t pos, const char **text)
 /* Parse a scalar reply at *pos into r; advances *pos. Returns 1 when
  * parsed, 0 when incomplete. */
 static int
-parse_scalar(const struct buf *b, size_t *pos, struct resp_reply *r)
+parse_scalar(const struct iobuf *b, size_t *pos, struct resp_reply *r)
 {
     const char *text;
     long len = line_at(b, *pos, &text);
@@ -184,7 +141,7 @@ parse_scalar(const struct buf *b, size_t *pos, struct resp_reply *r)
             break;
         if (after + (size_t)blen + 2 > b->len)
             return 0;
-        r->str.p = b->p + after;
+        r->str.p = (const char *)b->p + after;
         r->str.len = (size_t)blen;
         after += (size_t)blen + 2;
         break;
@@ -198,7 +155,7 @@ parse_scalar(const struct buf *b, size_t *pos, struct resp_reply *r)
 }
 
 static int
-parse_reply(const struct buf *b, size_t *pos, struct resp_reply *r,
+parse_reply(const struct iobuf *b, size_t *pos, struct resp_reply *r,
             struct resp_reply *elems)
 {
     const char *text;
@@ -230,23 +187,17 @@ int
 resp_read(struct resp_conn *c,
           void (*fn)(void *arg, const struct resp_reply *r), void *arg)
 {
-    struct buf *b = &c->in;
+    struct iobuf *b = &c->in;
     int count = 0;
 
     for (;;) {
-        ssize_t n;
         size_t room;
+        ssize_t n = iobuf_read(b, c->fd, 65536, &room);
 
-        buf_reserve(b, 65536);
-        room = b->cap - b->len;
-        n = read(c->fd, b->p + b->len, room);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && errno == EAGAIN)
-            break;
-        if (n <= 0)
+        if (n < 0)
             return -1;
-        b->len += (size_t)n;
+        if (n == 0)
+            break;
         for (;;) {
             struct resp_reply r, elems[RESP_MAX_ELEMS];
             size_t pos = b->off;

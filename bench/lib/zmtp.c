@@ -20,6 +20,8 @@
  */
 #include "zmtp.h"
 
+#include "iobuf.h"
+
 #include "bench.h"
 
 #include <errno.h>
@@ -38,42 +40,12 @@
 
 enum zstate { Z_GREETING, Z_READY, Z_OPEN };
 
-struct zbuf {
-    unsigned char *p;
-    size_t len, cap, off;
-};
-
 struct zmtp_conn {
     int fd;
     enum zstate state;
-    struct zbuf in, out;
-    struct zbuf held; /* messages sent before the handshake completed */
+    struct iobuf in, out;
+    struct iobuf held; /* messages sent before the handshake completed */
 };
-
-static void
-zbuf_reserve(struct zbuf *b, size_t more)
-{
-    if (b->off > 0 && b->len + more > b->cap) {
-        memmove(b->p, b->p + b->off, b->len - b->off);
-        b->len -= b->off;
-        b->off = 0;
-    }
-    if (b->len + more <= b->cap)
-        return;
-    while (b->cap < b->len + more)
-        b->cap = b->cap ? b->cap * 2 : 4096;
-    b->p = realloc(b->p, b->cap);
-    if (b->p == NULL)
-        bench_die("out of memory");
-}
-
-static void
-zbuf_add(struct zbuf *b, const void *data, size_t len)
-{
-    zbuf_reserve(b, len);
-    memcpy(b->p + b->len, data, len);
-    b->len += len;
-}
 
 static void
 put_be32(unsigned char *p, uint32_t v)
@@ -93,24 +65,24 @@ get_be32(const unsigned char *p)
 
 /* A frame header: flags, then the size in one byte or eight. */
 static void
-put_header(struct zbuf *b, unsigned flags, size_t len)
+put_header(struct iobuf *b, unsigned flags, size_t len)
 {
     unsigned char h[9];
 
     if (len <= 255) {
         h[0] = (unsigned char)flags;
         h[1] = (unsigned char)len;
-        zbuf_add(b, h, 2);
+        iobuf_add(b, h, 2);
         return;
     }
     h[0] = (unsigned char)(flags | F_LONG);
     for (int i = 0; i < 8; i++)
         h[1 + i] = (unsigned char)((uint64_t)len >> (56 - 8 * i));
-    zbuf_add(b, h, 9);
+    iobuf_add(b, h, 9);
 }
 
 static void
-put_greeting(struct zbuf *b)
+put_greeting(struct iobuf *b)
 {
     unsigned char g[GREETING_LEN] = {0};
 
@@ -119,7 +91,7 @@ put_greeting(struct zbuf *b)
     g[10] = 3; /* version 3.0 */
     g[11] = 0;
     memcpy(g + 12, "NULL", 4);
-    zbuf_add(b, g, sizeof(g)); /* as-server 0, filler zero */
+    iobuf_add(b, g, sizeof(g)); /* as-server 0, filler zero */
 }
 
 /* A property of a READY command: name (1-byte length), value (4-byte). */
@@ -136,7 +108,7 @@ put_prop(unsigned char *p, const char *name, const void *value, size_t vlen)
 }
 
 static void
-put_ready(struct zbuf *b, const char *rid)
+put_ready(struct iobuf *b, const char *rid)
 {
     unsigned char body[512];
     size_t n = 0, rlen = strlen(rid);
@@ -149,7 +121,7 @@ put_ready(struct zbuf *b, const char *rid)
     n += put_prop(body + n, "Socket-Type", "DEALER", 6);
     n += put_prop(body + n, "Identity", rid, rlen);
     put_header(b, F_COMMAND, n);
-    zbuf_add(b, body, n);
+    iobuf_add(b, body, n);
 }
 
 struct zmtp_conn *
@@ -171,9 +143,9 @@ zmtp_close(struct zmtp_conn **pc)
     if (c == NULL)
         return;
     close(c->fd);
-    free(c->in.p);
-    free(c->out.p);
-    free(c->held.p);
+    iobuf_free(&c->in);
+    iobuf_free(&c->out);
+    iobuf_free(&c->held);
     free(c);
     *pc = NULL;
 }
@@ -193,30 +165,16 @@ zmtp_ready(const struct zmtp_conn *c)
 void
 zmtp_send(struct zmtp_conn *c, const void *data, size_t len)
 {
-    struct zbuf *b = c->state == Z_OPEN ? &c->out : &c->held;
+    struct iobuf *b = c->state == Z_OPEN ? &c->out : &c->held;
 
     put_header(b, 0, len);
-    zbuf_add(b, data, len);
+    iobuf_add(b, data, len);
 }
 
 int
 zmtp_flush(struct zmtp_conn *c)
 {
-    struct zbuf *b = &c->out;
-
-    while (b->off < b->len) {
-        ssize_t n = write(c->fd, b->p + b->off, b->len - b->off);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && errno == EAGAIN)
-            return 1;
-        if (n <= 0)
-            return -1;
-        b->off += (size_t)n;
-    }
-    b->off = b->len = 0;
-    return 0;
+    return iobuf_flush(&c->out, c->fd);
 }
 
 /* ---- reading ------------------------------------------------------------ */
@@ -292,7 +250,7 @@ release_held(struct zmtp_conn *c)
 
     if (c->held.len == c->held.off)
         return;
-    zbuf_add(&c->out, c->held.p + c->held.off, c->held.len - c->held.off);
+    iobuf_add(&c->out, c->held.p + c->held.off, c->held.len - c->held.off);
     c->held.off = c->held.len = 0;
     while ((rc = zmtp_flush(c)) == 1) {
         struct pollfd p = {.fd = c->fd, .events = POLLOUT};
@@ -308,7 +266,7 @@ static int
 parse(struct zmtp_conn *c,
       void (*fn)(void *arg, const char *data, size_t len, bool more), void *arg)
 {
-    struct zbuf *b = &c->in;
+    struct iobuf *b = &c->in;
     int count = 0;
 
     for (;;) {
@@ -348,23 +306,17 @@ zmtp_read(struct zmtp_conn *c,
           void (*fn)(void *arg, const char *data, size_t len, bool more),
           void *arg)
 {
-    struct zbuf *b = &c->in;
+    struct iobuf *b = &c->in;
     int count = 0;
 
     for (;;) {
-        ssize_t n;
         size_t room;
+        ssize_t n = iobuf_read(b, c->fd, 4096, &room);
 
-        zbuf_reserve(b, 4096);
-        room = b->cap - b->len;
-        n = read(c->fd, b->p + b->len, room);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && errno == EAGAIN)
-            break;
-        if (n <= 0)
+        if (n < 0)
             return -1;
-        b->len += (size_t)n;
+        if (n == 0)
+            break;
         count += parse(c, fn, arg);
         if ((size_t)n < room)
             break; /* drained: save the read that would say EAGAIN */
