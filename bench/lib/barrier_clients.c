@@ -230,9 +230,10 @@ mflush(struct zmtp_conn *z)
         bench_die("zmtp: write: %s", strerror(errno));
 }
 
-/* Wait until every client was answered this round; tag = client index. */
+/* Wait until every client was answered this round, handing each ready
+ * epoll tag (the client index) to ready(). */
 static void
-mwait_all(struct bar *b)
+epoll_wait_all(struct bar *b, void (*ready)(struct bar *b, uint32_t tag))
 {
     struct epoll_event ev[1024];
 
@@ -243,13 +244,24 @@ mwait_all(struct bar *b)
             continue;
         if (k <= 0)
             bar_stuck(b);
-        for (int j = 0; j < k; j++) {
-            struct lctx x = {b, ev[j].data.u32};
-
-            if (zmtp_read(b->c[x.i].z, on_frame, &x) < 0)
-                bench_die("client %zu: the server closed the connection", x.i);
-        }
+        for (int j = 0; j < k; j++)
+            ready(b, ev[j].data.u32);
     }
+}
+
+static void
+mready(struct bar *b, uint32_t tag)
+{
+    struct lctx x = {b, tag};
+
+    if (zmtp_read(b->c[x.i].z, on_frame, &x) < 0)
+        bench_die("client %zu: the server closed the connection", x.i);
+}
+
+static void
+mwait_all(struct bar *b)
+{
+    epoll_wait_all(b, mready);
 }
 
 /* Greeting and READY go out at once; hello follows as soon as the
@@ -335,20 +347,15 @@ tread(struct bar *b, size_t i)
 }
 
 static void
+tready(struct bar *b, uint32_t tag)
+{
+    tread(b, tag);
+}
+
+static void
 twait_all(struct bar *b)
 {
-    struct epoll_event ev[1024];
-
-    while (b->released < b->n) {
-        int k = epoll_wait(b->ep, ev, 1024, BAR_WAIT_MS);
-
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            bar_stuck(b);
-        for (int j = 0; j < k; j++)
-            tread(b, ev[j].data.u32);
-    }
+    epoll_wait_all(b, tready);
 }
 
 static void

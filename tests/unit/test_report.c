@@ -16,13 +16,10 @@
 static void
 t_leaky_run(void)
 {
-    cleanup_free char *dir = make_run("leaky", &leaky);
+    cleanup_free char *dir = NULL;
     cleanup_free char *table = NULL;
-    struct err err = {0};
-    cJSON *s;
+    cJSON *s = report_of("leaky", &leaky, &dir, &table);
 
-    CHECK_MSG(generate(dir, &table, &err) == 0, "%s", err.msg);
-    s = summary(dir);
     CHECK_EQ_STR(at_str(s, "groups.#providers.verdict.kind"), "growing");
     CHECK_EQ_STR(at_str(s, "groups.#providers.verdict.basis"), "heap_inuse");
     CHECK(fabs(at_num(s, "groups.#providers.verdict.bytes_per_round") -
@@ -55,13 +52,10 @@ t_leaky_run(void)
 static void
 t_leaky_sites(void)
 {
-    cleanup_free char *dir = make_run("leaky", &leaky);
+    cleanup_free char *dir = NULL;
     cleanup_free char *table = NULL;
-    struct err err = {0};
-    cJSON *s;
+    cJSON *s = report_of("leaky", &leaky, &dir, &table);
 
-    CHECK_MSG(generate(dir, &table, &err) == 0, "%s", err.msg);
-    s = summary(dir);
     CHECK_EQ_STR(at_str(s, "groups.#providers.top_sites.sites.0.function"),
                  "test_leak_round");
     CHECK_EQ_INT(at_num(s, "groups.#providers.top_sites.sites.0.inuse_bytes"),
@@ -109,14 +103,11 @@ t_leaky_html(void)
 static void
 t_oom_run(void)
 {
-    cleanup_free char *dir = make_run("oom", &oom);
+    cleanup_free char *dir = NULL;
     cleanup_free char *table = NULL;
     cleanup_free char *html = NULL;
-    struct err err = {0};
-    cJSON *s;
+    cJSON *s = report_of("oom", &oom, &dir, &table);
 
-    CHECK_MSG(generate(dir, &table, &err) == 0, "%s", err.msg);
-    s = summary(dir);
     CHECK_EQ_STR(at_str(s, "outcome"), "failure");
     CHECK_EQ_STR(at_str(s, "instances.#providers/0.outcome"), "oom");
     CHECK(cJSON_IsTrue(at(s, "instances.#providers/0.oom_kill")));
@@ -143,13 +134,10 @@ t_oom_run(void)
 static void
 t_retention_run(void)
 {
-    cleanup_free char *dir = make_run("retain", &retain);
+    cleanup_free char *dir = NULL;
     cleanup_free char *table = NULL;
-    struct err err = {0};
-    cJSON *s;
+    cJSON *s = report_of("retain", &retain, &dir, &table);
 
-    CHECK_MSG(generate(dir, &table, &err) == 0, "%s", err.msg);
-    s = summary(dir);
     CHECK_EQ_STR(at_str(s, "groups.#providers.verdict.kind"), "retention");
     CHECK_EQ_STR(at_str(s, "groups.#providers.growth.heap_inuse.trend"),
                  "flat");
