@@ -11,10 +11,20 @@ if [ "$(id -u)" -ne 0 ]; then
     finish
     exit
 fi
-chmod 0777 "$RUNS"
+# The checkout may sit where nobody cannot read (a 0700 temporary folder):
+# give nobody its own copy of the program, the SDK it compiles plans with,
+# and the placebo plan.
+chmod 0755 "$RUNS"
+tree="$RUNS/tree"
+mkdir -p "$tree/build" "$tree/sdk" "$tree/plans"
+cp "$TY" "$(dirname "$TY")/libtestyard.a" "$tree/build/"
+cp sdk/testyard.h "$tree/sdk/"
+cp -R plans/placebo "$tree/plans/"
+mkdir -m 0777 "$RUNS/nobody-home"
+TY="$tree/build/testyard"
 as_nobody() {
-    setpriv --reuid=65534 --regid=65534 --clear-groups -- env HOME="$RUNS" \
-        TESTYARD_CACHE="$RUNS/cache" "$@"
+    setpriv --reuid=65534 --regid=65534 --clear-groups -- \
+        env HOME="$RUNS/nobody-home" TESTYARD_CACHE="$RUNS/nobody-home/cache" "$@"
 }
 
 f=$(composition nobody <<'EOF2'
@@ -30,13 +40,13 @@ groups:
 EOF2
 )
 chmod 0644 "$f"
-as_nobody "$TY" run --plans plans --runs "$RUNS/r" --run-id nobody \
-    --no-progress "$f" >"$RUNS/nobody.log" 2>&1
+as_nobody "$TY" run --plans "$tree/plans" --runs "$RUNS/nobody-home/r" \
+    --run-id nobody --no-progress "$f" >"$RUNS/nobody.log" 2>&1
 rc=$?
 check_eq "as nobody: exit 0" "$rc" 0
 check_eq "one warning about the missing limits" \
     "$(grep -c "cgroup" "$RUNS/nobody.log")" 1
-csv="$RUNS/r/nobody/n/1/memory.csv"
+csv="$RUNS/nobody-home/r/nobody/n/1/memory.csv"
 check "memory.csv is there" [ -f "$csv" ]
 rows=$(($(wc -l <"$csv") - 1))
 check "memory.csv has samples from /proc ($rows rows)" [ "$rows" -ge 3 ]
@@ -44,7 +54,7 @@ usage=$(awk -F, 'NR == 3 {print $3}' "$csv")
 check "usage is the process's resident memory ($usage bytes)" \
     [ "${usage:-0}" -gt 100000 ]
 check_eq "no limit is recorded" \
-    "$(jq -r '.instances[0].memory.limit_bytes' "$RUNS/r/nobody/result.json")" null
+    "$(jq -r '.instances[0].memory.limit_bytes' "$RUNS/nobody-home/r/nobody/result.json")" null
 [ "$rc" = 0 ] || sed 's/^/#   /' "$RUNS/nobody.log"
 
 finish
