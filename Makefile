@@ -69,6 +69,8 @@ PRELOAD_SRC := $(wildcard sdk/preload*.c)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 SDKTEST_SRC := $(wildcard tests/sdk/test_*.c)
 TESTHELP_SRC := $(wildcard tests/helpers/*.c)
+# helpers that use the runner's modules: linked into the unit tests only
+UNITHELP_SRC := $(filter-out $(UNIT_SRC),$(wildcard tests/unit/*.c))
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_RUNNER := barrier pubsub tcpcopy mkrun freeport
 
@@ -79,6 +81,7 @@ SDK_CORE_OBJ := $(call obj,$(SDK_CORE_SRC))
 SDK_LIB_OBJ := $(call obj,$(SDK_LIB_SRC))
 PRELOAD_OBJ := $(call obj,$(PRELOAD_SRC))
 TESTHELP_OBJ := $(call obj,$(TESTHELP_SRC))
+UNITHELP_OBJ := $(call obj,$(UNITHELP_SRC))
 
 PROGRAM := $(BUILD)/testyard
 SDK_A := $(BUILD)/libtestyard.a
@@ -133,7 +136,7 @@ $(PC): Makefile $(PREFIX_STAMP)
 	  'Libs: -L$${libdir} -ltestyard -pthread -lm -ldl' > $@
 
 $(BUILD)/tests/test_%: $(BUILD)/tests/unit/test_%.o $(TESTHELP_OBJ) \
-		$(BUILD)/librunner.a $(SDK_CORE_OBJ)
+		$(UNITHELP_OBJ) $(BUILD)/librunner.a $(SDK_CORE_OBJ)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
 $(BUILD)/tests/sdk_test_%: $(BUILD)/tests/sdk/test_%.o $(TESTHELP_OBJ) $(SDK_A)

@@ -54,14 +54,16 @@ static const struct {
     const struct bar_ops *ops;
     int server; /* enum svcproc_kind, or -1 */
     bool check; /* testyard answers, checked one by one */
+    bool board; /* releases on the release board */
 } systems[] = {
-    {"testyard", &bar_zmtp_ops, SVCPROC_SYNC, true},
-    {"testyard-zmq", &bar_zmq_ops, SVCPROC_SYNC, true},
-    {"redis", &bar_redis_ops, -1, false},
-    {"redis-poll", &bar_redis_ops, -1, false},
-    {"floor", &bar_zmtp_ops, SVCPROC_ECHO, false},
-    {"floor-zmq", &bar_zmq_ops, SVCPROC_ECHO, false},
-    {"tcp", &bar_lines_ops, SVCPROC_TCP, false},
+    {"testyard", &bar_zmtp_ops, SVCPROC_SYNC, true, true},
+    {"testyard-msg", &bar_zmtp_ops, SVCPROC_SYNC, true, false},
+    {"testyard-zmq", &bar_zmq_ops, SVCPROC_SYNC, true, true},
+    {"redis", &bar_redis_ops, -1, false, false},
+    {"redis-poll", &bar_redis_ops, -1, false, false},
+    {"floor", &bar_zmtp_ops, SVCPROC_ECHO, false, false},
+    {"floor-zmq", &bar_zmq_ops, SVCPROC_ECHO, false, false},
+    {"tcp", &bar_lines_ops, SVCPROC_TCP, false, false},
 };
 
 #define NSYSTEMS (sizeof(systems) / sizeof(systems[0]))
@@ -123,6 +125,7 @@ parse_args(struct bar *b, struct opts *o, int argc, char **argv)
          (b->redis_port == 0 || o->server_pid == 0)))
         usage();
     b->check = systems[o->sys].check;
+    b->board = systems[o->sys].board;
     b->redis_poll = strcmp(systems[o->sys].name, "redis-poll") == 0;
 }
 

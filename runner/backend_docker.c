@@ -40,6 +40,7 @@
 
 #define DK_START_WORKERS 4
 #define DK_PIDS_LIMIT 4096
+#define DK_BOARD_PATH "/testyard-sync" /* the release board, read-only */
 #define DK_LOGS_WAIT_MS 30000
 
 struct dk_inst {
@@ -277,7 +278,8 @@ static const char *
 env_override(const char *kv)
 {
     static const char *const keys[] = {
-        "TEST_OUTPUTS_PATH=", "TEST_TEMP_PATH=", "HOME=", "PATH="};
+        "TEST_OUTPUTS_PATH=", "TEST_TEMP_PATH=", "HOME=", "PATH=",
+        "TESTYARD_SYNC_BOARD="};
 
     for (size_t i = 0; i < ARRAY_LEN(keys); i++)
         if (strncmp(kv, keys[i], strlen(keys[i])) == 0)
@@ -285,7 +287,21 @@ env_override(const char *kv)
     return NULL;
 }
 
-/* The host environment with container paths for outputs and scratch. */
+/* The release board's folder on the host (TESTYARD_SYNC_BOARD in the
+ * instance's environment), or NULL. */
+static const char *
+board_dir(const struct backend_instance *in)
+{
+    static const char key[] = "TESTYARD_SYNC_BOARD=";
+
+    for (char *const *e = in->env; *e != NULL; e++)
+        if (strncmp(*e, key, sizeof(key) - 1) == 0)
+            return *e + sizeof(key) - 1;
+    return NULL;
+}
+
+/* The host environment with container paths for outputs, scratch and the
+ * release board. */
 static char **
 container_env(const struct backend_instance *in)
 {
@@ -294,10 +310,12 @@ container_env(const struct backend_instance *in)
 
     while (in->env[n] != NULL)
         n++;
-    env = xcalloc(n + 5, sizeof(char *));
+    env = xcalloc(n + 6, sizeof(char *));
     for (size_t i = 0; i < n; i++)
         if (env_override(in->env[i]) == NULL)
             env[j++] = xstrdup(in->env[i]);
+    if (board_dir(in) != NULL)
+        env[j++] = xstrdup("TESTYARD_SYNC_BOARD=" DK_BOARD_PATH);
     env[j++] = xstrdup("TEST_OUTPUTS_PATH=/outputs");
     env[j++] = xstrdup("TEST_TEMP_PATH=/temp");
     env[j++] = xstrdup("HOME=/temp");
@@ -355,10 +373,12 @@ make_labels(const struct dk_backend *k, const struct backend_instance *in)
 static char **
 make_binds(const struct backend_instance *in)
 {
-    char **v = xcalloc(3, sizeof(char *));
+    char **v = xcalloc(4, sizeof(char *));
 
     v[0] = xasprintf("%s:/outputs", in->outdir);
     v[1] = xasprintf("%s:/temp", in->tempdir);
+    if (board_dir(in) != NULL)
+        v[2] = xasprintf("%s:" DK_BOARD_PATH ":ro", board_dir(in));
     return v;
 }
 

@@ -170,6 +170,7 @@ start_sync(struct run *r, struct err *err)
 {
     struct syncsvc_instance *si = xcalloc(r->n, sizeof(*si));
     cleanup_free char *bind = xasprintf("tcp://%s:0", r->be->sync_host);
+    cleanup_free char *board = path_join(r->run_dir, ".sync");
     struct syncsvc_config cfg = {
         .run_id = r->run_id,
         .run_dir = r->run_dir,
@@ -178,6 +179,8 @@ start_sync(struct run *r, struct err *err)
         .ninstances = r->n,
         .observer = &observer,
         .observer_arg = r,
+        .board_dir = board,
+        .board_optional = true,
     };
 
     for (size_t i = 0; i < r->n; i++) {

@@ -231,12 +231,32 @@ hello_check(struct syncsvc *svc, const struct svc_ctx *c,
     return 0;
 }
 
+/* The peers map holds, per routing id, its instance and its release
+ * board area, both plus one so that no entry is NULL. */
+static void *
+peer_value(int inst, int64_t board)
+{
+    return (void *)(intptr_t)((uint64_t)board << 32 | (uint64_t)(inst + 1));
+}
+
+static void
+peer_lookup(const struct syncsvc *svc, struct svc_ctx *c)
+{
+    uint64_t v =
+        (uint64_t)(intptr_t)svc_map_get(&svc->peers, c->peer.id, c->peer.len);
+
+    c->inst = (int)(v & 0xffffffffu) - 1;
+    c->board = (int64_t)(v >> 32);
+}
+
 static void
 op_hello(struct syncsvc *svc, const struct svc_ctx *c,
          const struct ty_wire_req *req)
 {
     int gi = (int)req->global_index;
     struct svc_inst *in;
+    struct ty_wire_resp r;
+    int64_t board = c->board;
 
     if (hello_check(svc, c, req) < 0)
         return;
@@ -254,12 +274,16 @@ op_hello(struct syncsvc *svc, const struct svc_ctx *c,
                              in->group_index);
             return;
         }
-        svc_map_put(&svc->peers, c->peer.id, c->peer.len,
-                    (void *)(intptr_t)(gi + 1));
         in->npeers++;
     }
+    if (req->board == 1 && board == 0)
+        board = svc_board_area(svc);
+    svc_map_put(&svc->peers, c->peer.id, c->peer.len, peer_value(gi, board));
     in->hello = true;
-    svc_reply_status(svc, &c->peer, req->id, TY_WIRE_OK, NULL);
+    ty__wire_resp_init(&r, req->id);
+    if (req->board == 1 && board > 0)
+        r.board = board;
+    svc_reply(svc, &c->peer, &r);
     if (svc->obs.on_hello != NULL)
         svc->obs.on_hello(svc->obs_arg, gi);
 }
@@ -299,14 +323,12 @@ handle_message(struct syncsvc *svc, struct ty_wire_msg *m)
     struct svc_ctx c;
     struct ty_wire_req req;
     char why[512];
-    void *peer_inst;
 
     if (m->nparts < 2)
         return;
     c.peer.id = zmq_msg_data(&m->part[0]);
     c.peer.len = zmq_msg_size(&m->part[0]);
-    peer_inst = svc_map_get(&svc->peers, c.peer.id, c.peer.len);
-    c.inst = peer_inst ? (int)(intptr_t)peer_inst - 1 : -1;
+    peer_lookup(svc, &c);
     if (m->more_parts || m->nparts > 3) {
         svc_reply_status(svc, &c.peer, 0, TY_WIRE_INVALID,
                          "expected a JSON frame and at most one payload "
@@ -542,11 +564,21 @@ syncsvc_new(const struct syncsvc_config *cfg, struct err *err)
     svc_map_init(&svc->topics);
     svc_map_init(&svc->peers);
     raise_nofile();
+    svc->wake_fd = -1;
     if (copy_instances(svc, cfg, err) < 0 ||
         open_log(svc, cfg->run_dir, err) < 0 ||
         open_socket(svc, cfg->bind, err) < 0) {
         syncsvc_destroy(&svc);
         return NULL;
+    }
+    if (cfg->board_dir != NULL &&
+        svc_board_open(svc, cfg->board_dir, err) < 0) {
+        if (!cfg->board_optional) {
+            syncsvc_destroy(&svc);
+            return NULL;
+        }
+        log_debug("%s; releases go as messages", err->msg);
+        svc_board_close(svc);
     }
     return svc;
 }
@@ -580,6 +612,7 @@ syncsvc_destroy(struct syncsvc **psvc)
     }
     if (svc->log_fd >= 0)
         close(svc->log_fd);
+    svc_board_close(svc);
     free(svc->timers.v);
     free(svc->inst);
     free(svc->alive);
@@ -599,6 +632,12 @@ int
 syncsvc_port(const struct syncsvc *svc)
 {
     return svc->port;
+}
+
+const char *
+syncsvc_board_dir(const struct syncsvc *svc)
+{
+    return svc->board != NULL ? svc->board_dir : NULL;
 }
 
 void *

@@ -61,6 +61,12 @@ struct syncsvc_config {
     size_t topic_max_bytes;   /* per topic; 0 = default */
     const struct syncsvc_observer *observer;
     void *observer_arg;
+    /* Where to make the release board for instances on this host (a
+     * folder the service creates and removes), NULL for none. When it
+     * cannot be made: an error, or with board_optional releases simply
+     * go as messages. */
+    const char *board_dir;
+    bool board_optional;
 };
 
 struct syncsvc *syncsvc_new(const struct syncsvc_config *cfg, struct err *err);
@@ -70,6 +76,10 @@ void syncsvc_destroy(struct syncsvc **svc);
  * e.g. "tcp://127.0.0.1:40123". Borrowed. */
 const char *syncsvc_endpoint(const struct syncsvc *svc);
 int syncsvc_port(const struct syncsvc *svc);
+
+/* The release board's folder (for TESTYARD_SYNC_BOARD), NULL when there
+ * is none. Borrowed. */
+const char *syncsvc_board_dir(const struct syncsvc *svc);
 
 /* The ROUTER socket, for zmq_poll (ZMQ_POLLIN). */
 void *syncsvc_socket(struct syncsvc *svc);

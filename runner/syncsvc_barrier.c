@@ -72,9 +72,12 @@ first_lost(const struct syncsvc *svc, const struct svc_state *st, int *more)
     return first;
 }
 
+/* One line of barriers.jsonl; waiters and on_board (how many of them are
+ * answered on the release board) are left out when negative. */
 static void
 log_line(struct syncsvc *svc, const struct svc_state *st, int64_t target,
-         const char *result, const char *error)
+         const char *result, const char *error, int64_t waiters,
+         int64_t on_board)
 {
     int64_t now = now_wall_ns();
     char ts[40], ns[24];
@@ -95,6 +98,10 @@ log_line(struct syncsvc *svc, const struct svc_state *st, int64_t target,
     cJSON_AddStringToObject(o, "result", result);
     if (error != NULL)
         cJSON_AddStringToObject(o, "error", error);
+    if (waiters >= 0)
+        cJSON_AddNumberToObject(o, "waiters", (double)waiters);
+    if (on_board >= 0)
+        cJSON_AddNumberToObject(o, "on_board", (double)on_board);
     s = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     if (s == NULL)
@@ -108,17 +115,25 @@ log_line(struct syncsvc *svc, const struct svc_state *st, int64_t target,
     free(s);
 }
 
-/* Log and announce a target's first release; later passes are quiet. */
+/* Log and announce a target's first release; later passes are quiet.
+ * b: the barrier whose waiters are about to be answered, or NULL. */
 static void
-note_released(struct syncsvc *svc, struct svc_state *st, int64_t target)
+note_released(struct syncsvc *svc, struct svc_state *st, int64_t target,
+              const struct svc_barrier *b)
 {
+    int64_t waiters = b ? 0 : -1, on_board = b ? 0 : -1;
+
     for (size_t i = 0; i < st->nreleased; i++)
         if (st->released[i] == target)
             return;
     xgrow(&st->released, &st->capreleased, st->nreleased + 1,
           sizeof(*st->released));
     st->released[st->nreleased++] = target;
-    log_line(svc, st, target, "released", NULL);
+    for (const struct svc_waiter *w = b ? b->waiters : NULL; w; w = w->next) {
+        waiters++;
+        on_board += w->board > 0;
+    }
+    log_line(svc, st, target, "released", NULL, waiters, on_board);
     if (svc->obs.on_barrier != NULL)
         svc->obs.on_barrier(svc->obs_arg, st->name, target, true);
 }
@@ -146,36 +161,55 @@ barrier_unlink(struct svc_state *st, struct svc_barrier *b)
     }
 }
 
+/* Answer w with st: a message, printed from the shared middle when it
+ * fits; a release the waiter asked for on the board goes there instead
+ * (returns true: the caller wakes the board once for all of them). */
+static bool
+answer_one(struct syncsvc *svc, struct svc_waiter *w, enum ty_wire_status st,
+           const char *msg, const char *mid, size_t midlen)
+{
+    char buf[SVC_REPLY_MAX];
+    size_t len;
+    struct ty_wire_resp r;
+
+    if (st == TY_WIRE_OK && w->board > 0) {
+        svc_board_post(svc, w->board, w->id, w->seq);
+        return true;
+    }
+    len = midlen
+              ? ty__wire_resp_join(w->id, mid, midlen, w->seq, buf, sizeof(buf))
+              : 0;
+    if (len > 0) {
+        svc_send(svc, &w->peer, buf, len, w->id);
+        return false;
+    }
+    ty__wire_resp_init(&r, w->id);
+    r.status = st;
+    r.error = msg;
+    r.seq = w->seq;
+    svc_reply(svc, &w->peer, &r);
+    return false;
+}
+
 /* Answer every waiter of b with st (and msg) and free them. The answers
  * differ only in id and seq, so the rest is printed once. */
 static void
 answer_all(struct syncsvc *svc, struct svc_barrier *b, enum ty_wire_status st,
            const char *msg)
 {
-    char mid[SVC_REPLY_MAX], buf[SVC_REPLY_MAX];
+    char mid[SVC_REPLY_MAX];
     size_t midlen = ty__wire_resp_mid(st, msg, mid, sizeof(mid));
     struct svc_waiter *w;
+    bool posted = false;
 
     while ((w = b->waiters) != NULL) {
-        size_t len = midlen ? ty__wire_resp_join(w->id, mid, midlen, w->seq,
-                                                 buf, sizeof(buf))
-                            : 0;
-
         svc_list_del(&b->waiters, w);
-        if (len > 0) {
-            svc_send(svc, &w->peer, buf, len, w->id);
-        } else {
-            struct ty_wire_resp r;
-
-            ty__wire_resp_init(&r, w->id);
-            r.status = st;
-            r.error = msg;
-            r.seq = w->seq;
-            svc_reply(svc, &w->peer, &r);
-        }
+        posted |= answer_one(svc, w, st, msg, mid, midlen);
         set_waiting(svc, w->inst, -1);
         svc_waiter_free(svc, w);
     }
+    if (posted)
+        svc_board_wake(svc);
 }
 
 /* Answer every waiter of b with st (and msg), then drop b. */
@@ -187,9 +221,9 @@ barrier_finish(struct syncsvc *svc, struct svc_barrier *b,
 
     barrier_unlink(state, b);
     if (st == TY_WIRE_OK) {
-        note_released(svc, state, b->target);
+        note_released(svc, state, b->target, b);
     } else {
-        log_line(svc, state, b->target, "failed", msg);
+        log_line(svc, state, b->target, "failed", msg, -1, -1);
         if (svc->obs.on_barrier != NULL)
             svc->obs.on_barrier(svc->obs_arg, state->name, b->target, false);
     }
@@ -277,12 +311,12 @@ wait_common(struct syncsvc *svc, const struct svc_ctx *c,
     ty__wire_resp_init(&r, req->id);
     r.seq = seq;
     if (st->count >= req->target) {
-        note_released(svc, st, req->target);
+        note_released(svc, st, req->target, NULL);
         svc_reply(svc, &c->peer, &r);
         return;
     }
     if (out_of_reach(svc, st, req->target, -1, msg, sizeof(msg))) {
-        log_line(svc, st, req->target, "failed", msg);
+        log_line(svc, st, req->target, "failed", msg, -1, -1);
         r.status = TY_WIRE_FAILED;
         r.error = msg;
         svc_reply(svc, &c->peer, &r);
@@ -293,6 +327,7 @@ wait_common(struct syncsvc *svc, const struct svc_ctx *c,
         return;
     b = barrier_get(st, req->target);
     w->seq = seq;
+    w->board = req->board;
     w->barrier = b;
     svc_list_add(&b->waiters, w);
     set_waiting(svc, c->inst, +1);
@@ -311,19 +346,41 @@ svc_op_signal(struct syncsvc *svc, const struct svc_ctx *c,
     release_reached(svc, st);
 }
 
+/* A release board slot named in req must be one of the connection's;
+ * otherwise the request is refused before it changes anything. */
+static bool
+board_slot_ok(struct syncsvc *svc, const struct svc_ctx *c,
+              const struct ty_wire_req *req)
+{
+    if (req->board == 0 || (c->board > 0 && req->board >= c->board &&
+                            req->board < c->board + TY_BOARD_AREA))
+        return true;
+    svc_reply_status(svc, &c->peer, req->id, TY_WIRE_INVALID,
+                     "\"board\": %lld is not one of this connection's "
+                     "release board slots",
+                     (long long)req->board);
+    return false;
+}
+
 void
 svc_op_barrier(struct syncsvc *svc, const struct svc_ctx *c,
                const struct ty_wire_req *req)
 {
-    wait_common(svc, c, req, state_get(svc, req->state), -1);
+    if (board_slot_ok(svc, c, req))
+        wait_common(svc, c, req, state_get(svc, req->state), -1);
 }
 
 void
 svc_op_signal_wait(struct syncsvc *svc, const struct svc_ctx *c,
                    const struct ty_wire_req *req)
 {
-    struct svc_state *st = state_get(svc, req->state);
-    int64_t seq = signal_state(svc, st, c->inst);
+    struct svc_state *st;
+    int64_t seq;
+
+    if (!board_slot_ok(svc, c, req))
+        return;
+    st = state_get(svc, req->state);
+    seq = signal_state(svc, st, c->inst);
 
     release_reached(svc, st);
     wait_common(svc, c, req, st, seq);
@@ -344,7 +401,7 @@ svc_barrier_timeout(struct syncsvc *svc, struct svc_waiter *w)
     svc_waiter_free(svc, w);
     if (b->waiters != NULL)
         return;
-    log_line(svc, st, b->target, "timeout", msg);
+    log_line(svc, st, b->target, "timeout", msg, -1, -1);
     if (svc->obs.on_barrier != NULL)
         svc->obs.on_barrier(svc->obs_arg, st->name, b->target, false);
     barrier_unlink(st, b);

@@ -15,6 +15,7 @@
 #define TY_SYNCSVC_INT_H
 
 #include "syncsvc.h"
+#include "ty_board.h"
 #include "ty_wire.h"
 
 #include <stdbool.h>
@@ -113,6 +114,7 @@ struct svc_waiter {
     int inst;
     int64_t id;           /* request id to answer */
     int64_t seq;          /* signal_and_wait: the sequence number, else -1 */
+    int64_t board;        /* release board slot to answer in, 0 = none */
     struct svc_peer peer; /* id points to peer_buf when it fits */
     unsigned char peer_buf[SVC_PEER_INLINE];
     struct svc_barrier *barrier; /* barrier waits */
@@ -175,12 +177,19 @@ struct syncsvc {
     int64_t next_upload;
     struct svc_waiter *spare; /* freed waiters kept for reuse (via next) */
     size_t nspare;
+    /* the release board (syncsvc_board.c); board == NULL when off */
+    void *board;
+    size_t board_bytes;
+    uint64_t board_slots, board_next;
+    int wake_fd;
+    char *board_dir;
 };
 
 /* What a handler knows about the message it serves. */
 struct svc_ctx {
     struct svc_peer peer; /* borrowed from the received frame */
     int inst;             /* -1 before hello */
+    int64_t board;        /* the connection's first board slot, 0 = none */
 };
 
 /* syncsvc.c */
@@ -223,6 +232,16 @@ void svc_barrier_timeout(struct syncsvc *svc, struct svc_waiter *w);
 void svc_barrier_exited(struct syncsvc *svc, int inst);
 void svc_barrier_cancel_all(struct syncsvc *svc, const char *why);
 void svc_state_free(void *state);
+
+/* syncsvc_board.c */
+int svc_board_open(struct syncsvc *svc, const char *dir, struct err *err);
+void svc_board_close(struct syncsvc *svc);
+/* The first slot (from 1) of a new connection's area; 0 when off or full. */
+int64_t svc_board_area(struct syncsvc *svc);
+/* Answer request id with seq in slot (from 1). */
+void svc_board_post(struct syncsvc *svc, int64_t slot, int64_t id, int64_t seq);
+/* Wake every instance watching the board: after a release's posts. */
+void svc_board_wake(struct syncsvc *svc);
 
 /* syncsvc_topic.c */
 void svc_op_publish(struct syncsvc *svc, const struct svc_ctx *c,

@@ -17,6 +17,8 @@
  */
 #include "ty_conn.h"
 
+#include "ty_board.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -29,6 +31,10 @@
 
 #define ASYNC_MAX 1024 /* events in flight before senders wait */
 #define ASYNC_WAIT_MS (60 * 1000)
+/* While a release is expected on the board, look at it this often even
+ * without a wake-up (a process on the host that read the wake FIFO would
+ * otherwise make the wait last until its deadline). */
+#define BOARD_LOOK_MS 1000
 
 struct ty__creq {
     struct ty__creq *prev, *next; /* pending list */
@@ -59,6 +65,7 @@ struct ty__conn {
     bool stopping, broken;
     char *url;
     struct ty__conn *reg_next;
+    struct ty__board *board; /* NULL, or the release board (ty_board.h) */
 };
 
 /* ---- fork safety ------------------------------------------------------- */
@@ -196,6 +203,7 @@ deliver(struct ty__conn *c, struct ty_wire_resp *resp)
     struct ty__creq *r;
 
     pthread_mutex_lock(&c->mu);
+    ty__board_forget(c->board, resp->id);
     r = pending_find(c, resp->id);
     if (r != NULL && !r->queued) {
         pending_del(c, r);
@@ -210,6 +218,31 @@ deliver(struct ty__conn *c, struct ty_wire_resp *resp)
     }
     pthread_mutex_unlock(&c->mu);
     ty__wire_resp_release(resp);
+}
+
+/* Releases answered on the board, completed as if they had come as
+ * messages: status ok and the seq. */
+static void
+board_collect(struct ty__conn *c)
+{
+    int64_t ids[TY_BOARD_AREA], seqs[TY_BOARD_AREA];
+    size_t n;
+
+    pthread_mutex_lock(&c->mu);
+    n = ty__board_collect(c->board, ids, seqs);
+    for (size_t i = 0; i < n; i++) {
+        struct ty__creq *r = pending_find(c, ids[i]);
+
+        if (r == NULL || r->queued)
+            continue;
+        pending_del(c, r);
+        ty__wire_resp_init(&r->resp, ids[i]);
+        r->resp.seq = seqs[i];
+        r->done = true;
+    }
+    if (n > 0)
+        pthread_cond_broadcast(&c->cond);
+    pthread_mutex_unlock(&c->mu);
 }
 
 static void
@@ -246,8 +279,11 @@ io_main(void *arg)
     uint64_t n;
 
     for (;;) {
-        zmq_pollitem_t it[2] = {{c->sock, 0, ZMQ_POLLIN, 0},
-                                {NULL, c->wake_fd, ZMQ_POLLIN, 0}};
+        zmq_pollitem_t it[3] = {{c->sock, 0, ZMQ_POLLIN, 0},
+                                {NULL, c->wake_fd, ZMQ_POLLIN, 0},
+                                {NULL, -1, ZMQ_POLLIN, 0}};
+        int nit = 2;
+        long timeout = -1;
         bool stop;
         int rc;
 
@@ -257,10 +293,15 @@ io_main(void *arg)
             send_queued(c);
         if (c->qhead != NULL)
             it[0].events |= ZMQ_POLLOUT;
+        if (ty__board_enabled(c->board)) {
+            it[nit++].fd = ty__board_fd(c->board);
+            if (ty__board_waiting(c->board) > 0)
+                timeout = BOARD_LOOK_MS;
+        }
         pthread_mutex_unlock(&c->mu);
         if (stop)
             break;
-        rc = zmq_poll(it, 2, -1);
+        rc = zmq_poll(it, nit, timeout);
         if (rc < 0 && errno == EINTR)
             continue;
         if (rc < 0) {
@@ -272,6 +313,8 @@ io_main(void *arg)
                 ;
         if (it[0].revents & ZMQ_POLLIN)
             receive_all(c);
+        if (nit == 3 && (rc == 0 || (it[2].revents & ZMQ_POLLIN)))
+            board_collect(c);
     }
     return NULL;
 }
@@ -417,6 +460,7 @@ ty__conn_close(struct ty__conn **pc, int64_t flush_ms)
         zmq_ctx_term(c->ctx);
     if (c->wake_fd >= 0)
         close(c->wake_fd);
+    ty__board_close(&c->board);
     conn_free(c);
 }
 
@@ -430,6 +474,37 @@ const char *
 ty__conn_url(const struct ty__conn *c)
 {
     return c ? c->url : "";
+}
+
+/* ---- the release board ------------------------------------------------- */
+
+bool
+ty__conn_board_open(struct ty__conn *c, const char *dir)
+{
+    struct ty__board *b = ty__board_open(dir);
+
+    if (b == NULL)
+        return false;
+    pthread_mutex_lock(&c->mu);
+    ty__board_close(&c->board);
+    c->board = b;
+    pthread_mutex_unlock(&c->mu);
+    return true;
+}
+
+bool
+ty__conn_board_enable(struct ty__conn *c, int64_t first)
+{
+    bool ok;
+
+    pthread_mutex_lock(&c->mu);
+    ok = c->board != NULL && first > 0 && ty__board_enable(c->board, first);
+    if (!ok)
+        ty__board_close(&c->board);
+    pthread_mutex_unlock(&c->mu);
+    if (ok)
+        wake(c); /* the I/O thread starts watching it */
+    return ok;
 }
 
 /* ---- requests ---------------------------------------------------------- */
@@ -462,10 +537,16 @@ creq_build(struct ty__conn *c, struct ty_wire_req *req, bool async, int *rc)
         return *rc = -ENOMEM, NULL;
     pthread_mutex_lock(&c->mu);
     req->id = ++c->next_id;
+    if (!async &&
+        (req->op == TY_WIRE_BARRIER || req->op == TY_WIRE_SIGNAL_WAIT))
+        req->board = ty__board_reserve(c->board, req->id);
     pthread_mutex_unlock(&c->mu);
     r->id = req->id;
     r->json = ty__wire_req_encode(req, &r->jlen);
     if (r->json == NULL) {
+        pthread_mutex_lock(&c->mu);
+        ty__board_forget(c->board, req->id);
+        pthread_mutex_unlock(&c->mu);
         free(r);
         return *rc = -EINVAL, NULL;
     }
@@ -503,6 +584,7 @@ ty__conn_submit(struct ty__conn *c, struct ty_wire_req *req, bool async,
         return NULL;
     pthread_mutex_lock(&c->mu);
     if (c->broken || c->stopping || (async && !async_room(c))) {
+        ty__board_forget(c->board, r->id);
         pthread_mutex_unlock(&c->mu);
         creq_free(r);
         return *rc = async ? -ETIMEDOUT : -ENOTCONN, NULL;

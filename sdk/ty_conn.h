@@ -36,6 +36,14 @@ void ty__conn_close(struct ty__conn **conn, int64_t flush_ms);
 bool ty__conn_usable(const struct ty__conn *conn);
 const char *ty__conn_url(const struct ty__conn *conn);
 
+/* The release board (ty_board.h) in dir, for a connection on the
+ * coordinator's host: open it before hello (which then asks for an area
+ * with "board": 1) and enable it with the area the answer gives. Until
+ * then, and whenever either fails, releases come as messages. Barriers and
+ * signal_and_wait take a free slot of the area when there is one. */
+bool ty__conn_board_open(struct ty__conn *conn, const char *dir);
+bool ty__conn_board_enable(struct ty__conn *conn, int64_t first);
+
 /* Queue a request (req->id is assigned here). The payload (req->data) is
  * borrowed until the request is answered, forgotten or, for async ones,
  * sent. Returns NULL for async requests and when the request cannot be

@@ -42,6 +42,7 @@ const struct ty__wire_fdesc ty__wire_fields[F_COUNT] = {
     [F_SIZE] = {K("size"), FT_INT, OFF(size), 0, IMAX},
     [F_UPLOAD] = {K("upload"), FT_INT, OFF(upload), 1, IMAX},
     [F_OFFSET] = {K("offset"), FT_INT, OFF(offset), 0, IMAX},
+    [F_BOARD] = {K("board"), FT_INT, OFF(board), 1, IMAX},
 };
 
 #define B(f) TY__WIRE_BIT(f)
@@ -50,12 +51,13 @@ const struct ty__wire_opdesc ty__wire_ops[TY_WIRE_NOPS] = {
     [TY_WIRE_HELLO] = {"hello",
                        B(F_RUN) | B(F_GROUP) | B(F_GROUP_INDEX) |
                            B(F_GLOBAL_INDEX),
-                       false},
+                       false, B(F_BOARD)},
     [TY_WIRE_SIGNAL] = {"signal", B(F_STATE), false},
     [TY_WIRE_BARRIER] = {"barrier", B(F_STATE) | B(F_TARGET) | B(F_TIMEOUT),
-                         false},
+                         false, B(F_BOARD)},
     [TY_WIRE_SIGNAL_WAIT] = {"signal_and_wait",
-                             B(F_STATE) | B(F_TARGET) | B(F_TIMEOUT), false},
+                             B(F_STATE) | B(F_TARGET) | B(F_TIMEOUT), false,
+                             B(F_BOARD)},
     [TY_WIRE_PUBLISH] = {"publish", B(F_TOPIC) | B(F_VALUE), false},
     [TY_WIRE_FETCH] = {"fetch",
                        B(F_TOPIC) | B(F_FROM) | B(F_MAX) | B(F_TIMEOUT), false},
@@ -194,7 +196,8 @@ ty__wire_req_encode(const struct ty_wire_req *req, size_t *len)
         return NULL;
     }
     for (int f = 0; f < F_COUNT; f++) {
-        if (!(ty__wire_ops[req->op].fields & B(f)))
+        if (!(ty__wire_ops[req->op].fields & B(f)) &&
+            !(ty__wire_opt_present(req, f)))
             continue;
         if (encode_field(o, &ty__wire_fields[f], req) < 0) {
             cJSON_Delete(o);
@@ -368,12 +371,24 @@ ty__wire_req_decode(const void *json, size_t jlen, const void *data, size_t len,
     if (check_payload(req, has_payload, why, whylen) < 0)
         return -1;
     for (int f = 0; f < F_COUNT; f++) {
-        if (!(ty__wire_ops[req->op].fields & B(f)))
+        if (!(ty__wire_ops[req->op].fields & B(f)) &&
+            !((ty__wire_ops[req->op].optional & B(f)) &&
+              cJSON_GetObjectItemCaseSensitive(req->root,
+                                               ty__wire_fields[f].key)))
             continue;
         if (decode_field(req->root, &ty__wire_fields[f], req, why, whylen) < 0)
             return -1;
     }
     return 0;
+}
+
+bool
+ty__wire_opt_present(const struct ty_wire_req *req, int f)
+{
+    const struct ty__wire_fdesc *fd = &ty__wire_fields[f];
+
+    return (ty__wire_ops[req->op].optional & B(f)) && fd->type == FT_INT &&
+           *(const int64_t *)(const void *)((const char *)req + fd->off) != 0;
 }
 
 void
@@ -394,6 +409,7 @@ ty__wire_resp_init(struct ty_wire_resp *resp, int64_t id)
     resp->seq = -1;
     resp->upload = -1;
     resp->next = -1;
+    resp->board = -1;
 }
 
 static bool
@@ -426,7 +442,8 @@ ty__wire_resp_encode(const struct ty_wire_resp *resp, size_t *len)
                                      resp->error ? resp->error : st) != NULL;
     ok = ok && add_opt_int(o, "seq", resp->seq) &&
          add_opt_int(o, "upload", resp->upload) &&
-         add_opt_int(o, "next", resp->next);
+         add_opt_int(o, "next", resp->next) &&
+         add_opt_int(o, "board", resp->board);
     if (ok && resp->items != NULL)
         ok = cJSON_AddItemReferenceToObject(o, "items", (cJSON *)resp->items) !=
              0;
@@ -513,7 +530,8 @@ ty__wire_resp_decode(const void *json, size_t jlen, struct ty_wire_resp *resp,
     if (decode_status(resp->root, resp, why, whylen) < 0 ||
         decode_opt_int(resp->root, "seq", &resp->seq, why, whylen) < 0 ||
         decode_opt_int(resp->root, "upload", &resp->upload, why, whylen) < 0 ||
-        decode_opt_int(resp->root, "next", &resp->next, why, whylen) < 0)
+        decode_opt_int(resp->root, "next", &resp->next, why, whylen) < 0 ||
+        decode_opt_int(resp->root, "board", &resp->board, why, whylen) < 0)
         return -1;
     return decode_items(resp->root, resp, why, whylen);
 }

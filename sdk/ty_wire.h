@@ -93,7 +93,11 @@ struct ty_wire_req {
     int64_t size;         /* upload_begin: total bytes */
     int64_t upload;       /* upload_chunk, upload_end, upload_abort */
     int64_t offset;       /* upload_chunk: where data goes */
-    const void *data;     /* upload_chunk, append: frame 2 */
+    /* Optional, 0 when absent. hello: 1 = the client can read the release
+     * board; barrier, signal_and_wait: the board slot (from 1) to answer
+     * a release in instead of a message. */
+    int64_t board;
+    const void *data; /* upload_chunk, append: frame 2 */
     size_t len;
     cJSON *root; /* owned after decode; NULL when built by hand */
     /* Decoding without cJSON copies the strings here (at most two per op:
@@ -101,7 +105,7 @@ struct ty_wire_req {
     char strs[2 * (TY_WIRE_NAME_MAX + 1)];
 };
 
-/* A response. seq, upload and next are -1 when absent. */
+/* A response. seq, upload, next and board are -1 when absent. */
 struct ty_wire_resp {
     int64_t id;
     enum ty_wire_status status;
@@ -109,6 +113,7 @@ struct ty_wire_resp {
     int64_t seq;        /* signal, signal_and_wait, publish */
     int64_t upload;     /* upload_begin */
     int64_t next;       /* fetch: the cursor after the items */
+    int64_t board;      /* hello: the first of this connection's slots */
     const cJSON *items; /* fetch: array of {"seq": n, "value": v} */
     cJSON *root;        /* owned after decode */
 };

@@ -180,7 +180,7 @@ ty__wire_req_print_flat(const struct ty_wire_req *req, size_t *len)
     out_lit(&o, od->name);
     out_lit(&o, "\"");
     for (int f = 0; f < F_COUNT; f++) {
-        if (!(od->fields & TY__WIRE_BIT(f)))
+        if (!(od->fields & TY__WIRE_BIT(f)) && !ty__wire_opt_present(req, f))
             continue;
         if (!flat_field(&ty__wire_fields[f]) ||
             !print_field(&o, &ty__wire_fields[f], req))
@@ -258,6 +258,7 @@ ty__wire_resp_print(const struct ty_wire_resp *resp, char *buf, size_t size)
     out_opt_int(&o, ",\"seq\":", resp->seq);
     out_opt_int(&o, ",\"upload\":", resp->upload);
     out_opt_int(&o, ",\"next\":", resp->next);
+    out_opt_int(&o, ",\"board\":", resp->board);
     out_lit(&o, "}");
     return out_end(&o);
 }
@@ -461,7 +462,7 @@ flat_str(const struct flat_val *v, int n, const struct ty__wire_fdesc *f,
 }
 
 static bool
-flat_fields(const struct flat_val *v, int n, unsigned mask,
+flat_fields(const struct flat_val *v, int n, unsigned mask, unsigned optional,
             struct ty_wire_req *req)
 {
     size_t used = 0;
@@ -469,7 +470,9 @@ flat_fields(const struct flat_val *v, int n, unsigned mask,
     for (int f = 0; f < F_COUNT; f++) {
         const struct ty__wire_fdesc *fd = &ty__wire_fields[f];
 
-        if (!(mask & TY__WIRE_BIT(f)))
+        if (!(mask & TY__WIRE_BIT(f)) &&
+            !((optional & TY__WIRE_BIT(f)) &&
+              flat_find(v, n, fd->key, fd->klen) != -1))
             continue;
         if (fd->type == FT_INT) {
             if (!flat_int(v, n, fd->key, fd->klen, fd->min, fd->max,
@@ -498,7 +501,8 @@ ty__wire_req_decode_flat(const char *json, size_t jlen, const void *data,
     if (op < 0 || ty__wire_ops[op].payload != has_payload ||
         (has_payload && len > TY_WIRE_PAYLOAD_MAX))
         return 0;
-    if (!flat_fields(v, n, ty__wire_ops[op].fields, req))
+    if (!flat_fields(v, n, ty__wire_ops[op].fields, ty__wire_ops[op].optional,
+                     req))
         return 0;
     req->op = (enum ty_wire_op)op;
     req->data = data;
@@ -538,5 +542,6 @@ ty__wire_resp_decode_flat(const char *json, size_t jlen,
     resp->status = TY_WIRE_OK;
     return flat_opt(v, n, KEY("seq"), &resp->seq) &&
            flat_opt(v, n, KEY("upload"), &resp->upload) &&
-           flat_opt(v, n, KEY("next"), &resp->next);
+           flat_opt(v, n, KEY("next"), &resp->next) &&
+           flat_opt(v, n, KEY("board"), &resp->board);
 }

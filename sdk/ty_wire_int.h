@@ -27,6 +27,7 @@ enum ty__wire_field {
     F_SIZE,
     F_UPLOAD,
     F_OFFSET,
+    F_BOARD,
     F_COUNT
 };
 
@@ -41,18 +42,24 @@ struct ty__wire_fdesc {
     int64_t max;
 };
 
-/* An op: its wire name, the fields it requires (bits of enum
- * ty__wire_field), whether a binary frame follows. */
+/* An op: its wire name, the fields it requires and those it may carry
+ * (bits of enum ty__wire_field), whether a binary frame follows. An
+ * optional field is an integer, 0 in struct ty_wire_req when absent and
+ * left out when printed. */
 struct ty__wire_opdesc {
     const char *name;
     unsigned fields;
     bool payload;
+    unsigned optional;
 };
 
 #define TY__WIRE_BIT(f) (1u << (f))
 
 extern const struct ty__wire_fdesc ty__wire_fields[F_COUNT];
 extern const struct ty__wire_opdesc ty__wire_ops[TY_WIRE_NOPS];
+
+/* Whether optional field f is set in req and belongs to its op. */
+bool ty__wire_opt_present(const struct ty_wire_req *req, int f);
 
 /* ty_wire_flat.c: the fast paths. Each returns 1 when it handled the
  * message, 0 when the message is unusual (nested values, escapes, floats,

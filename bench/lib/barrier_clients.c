@@ -11,11 +11,13 @@
 #include "ty_wire.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -24,31 +26,24 @@
 /* A testyard answer must be ok, for this round's request (id round + 1;
  * hello is id 1 in round 0), with a seq no one else got this round. */
 static void
-check_answer(struct bar *b, size_t i, const char *data, size_t len)
+check_release(struct bar *b, size_t i, int64_t id, int64_t seq)
 {
-    struct ty_wire_resp r;
-    char why[256];
-
-    if (ty__wire_resp_decode(data, len, &r, why, sizeof(why)) < 0)
-        bench_die("client %zu: bad answer (%s): %.*s", i, why, (int)len, data);
-    if (r.status != TY_WIRE_OK || r.id != b->round + 1)
-        bench_die("client %zu, round %d: %.*s", i, b->round, (int)len, data);
+    if (id != b->round + 1)
+        bench_die("client %zu, round %d: the answer to request %lld", i,
+                  b->round, (long long)id);
     if (b->round > 0) {
-        if (r.seq < 1 || r.seq > (int64_t)b->n || b->seen[r.seq - 1])
+        if (seq < 1 || seq > (int64_t)b->n || b->seen[seq - 1])
             bench_die("client %zu, round %d: seq %lld twice or out of range", i,
-                      b->round, (long long)r.seq);
-        b->seen[r.seq - 1] = 1;
+                      b->round, (long long)seq);
+        b->seen[seq - 1] = 1;
     }
-    ty__wire_resp_release(&r);
 }
 
-void
-bar_on_answer(struct bar *b, size_t i, const char *data, size_t len)
+static void
+released(struct bar *b, size_t i)
 {
     struct bar_client *c = &b->c[i];
 
-    if (b->check)
-        check_answer(b, i, data, len);
     if (c->round == b->round)
         bench_die("client %zu: two answers in round %d", i, b->round);
     c->round = b->round;
@@ -56,20 +51,77 @@ bar_on_answer(struct bar *b, size_t i, const char *data, size_t len)
     b->released++;
 }
 
+void
+bar_on_answer(struct bar *b, size_t i, const char *data, size_t len)
+{
+    struct ty_wire_resp r;
+    char why[256];
+
+    if (b->check) {
+        if (ty__wire_resp_decode(data, len, &r, why, sizeof(why)) < 0)
+            bench_die("client %zu: bad answer (%s): %.*s", i, why, (int)len,
+                      data);
+        if (r.status != TY_WIRE_OK)
+            bench_die("client %zu, round %d: %.*s", i, b->round, (int)len,
+                      data);
+        check_release(b, i, r.id, r.seq);
+        if (b->round == 0 && b->board) {
+            if (r.board < 1)
+                bench_die("client %zu: no release board slots: %.*s", i,
+                          (int)len, data);
+            b->c[i].slot = r.board;
+        }
+        ty__wire_resp_release(&r);
+    }
+    released(b, i);
+}
+
+/* The slot holds this round's answer once the id in it is this round's
+ * request's (stored after the seq). A wake-up for a slot not yet written,
+ * or one already read, is not an answer. */
+void
+bar_on_board(struct bar *b, size_t i)
+{
+    const struct ty_board_slot *s = &b->slots[b->c[i].slot - 1];
+    uint64_t id = __atomic_load_n(&s->id, __ATOMIC_ACQUIRE);
+
+    if (b->round == 0 || id != (uint64_t)b->round + 1 ||
+        b->c[i].round == b->round)
+        return;
+    check_release(b, i, (int64_t)id,
+                  __atomic_load_n(&s->seq, __ATOMIC_RELAXED));
+    released(b, i);
+}
+
 char *
 bar_round_request(const struct bar *b, size_t *len)
 {
     struct ty_wire_req req = {.op = TY_WIRE_SIGNAL_WAIT};
+    char *json;
 
     req.id = b->round + 1;
     req.state = b->state;
     req.target = (int64_t)b->n;
     req.timeout_ms = BAR_WAIT_MS;
-    return ty__wire_req_encode(&req, len);
+    json = ty__wire_req_encode(&req, len);
+    if (json == NULL || *len < 2 || json[*len - 1] != '}')
+        bench_die("cannot encode a request");
+    json[--*len] = '\0';
+    return json;
+}
+
+size_t
+bar_request_end(const struct bar_client *c, char *buf, size_t size)
+{
+    int n = c->slot > 0
+                ? snprintf(buf, size, ",\"board\":%lld}", (long long)c->slot)
+                : snprintf(buf, size, "}");
+
+    return (size_t)n;
 }
 
 char *
-bar_hello_request(size_t i, size_t *len)
+bar_hello_request(const struct bar *b, size_t i, size_t *len)
 {
     struct ty_wire_req req = {.id = 1, .op = TY_WIRE_HELLO};
 
@@ -77,7 +129,41 @@ bar_hello_request(size_t i, size_t *len)
     req.group = "g";
     req.group_index = (int64_t)i;
     req.global_index = (int64_t)i;
+    req.board = b->board ? 1 : 0;
     return ty__wire_req_encode(&req, len);
+}
+
+void
+bar_board_map(struct bar *b)
+{
+    char path[128];
+    struct ty_board_header h;
+    int fd;
+
+    snprintf(path, sizeof(path), "%s/.sync/board", b->sp.run_dir);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h))
+        bench_die("%s: %s", path, strerror(errno));
+    b->maplen = sizeof(h) + h.nslots * sizeof(struct ty_board_slot);
+    b->map = mmap(NULL, b->maplen, PROT_READ, MAP_SHARED, fd, 0);
+    close(fd);
+    if (b->map == MAP_FAILED)
+        bench_die("mmap %s: %s", path, strerror(errno));
+    b->slots = (const struct ty_board_slot *)(const void *)((char *)b->map +
+                                                            sizeof(h));
+}
+
+void
+bar_board_watch(struct bar *b, size_t i, int ep)
+{
+    char path[128];
+    struct epoll_event ev = {.events = EPOLLIN | EPOLLET,
+                             .data.u32 = (uint32_t)i | BAR_BOARD_TAG};
+
+    snprintf(path, sizeof(path), "%s/.sync/wake", b->sp.run_dir);
+    b->c[i].wake = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (b->c[i].wake < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, b->c[i].wake, &ev) < 0)
+        bench_die("%s: %s", path, strerror(errno));
 }
 
 void
@@ -141,9 +227,34 @@ zwait_all(struct bar *b)
 
         if (k == 0)
             bar_stuck(b);
-        for (int j = 0; j < k; j++)
-            zdrain(b, idx[j]);
+        for (int j = 0; j < k; j++) {
+            if (idx[j] & BAR_BOARD_TAG)
+                bar_on_board(b, idx[j] & ~BAR_BOARD_TAG);
+            else
+                zdrain(b, idx[j]);
+        }
     }
+}
+
+/* After hello: map the board and watch every client's wake FIFO. */
+static void
+board_start(struct bar *b, int ep)
+{
+    if (!b->board)
+        return;
+    bar_board_map(b);
+    for (size_t i = 0; i < b->n; i++)
+        bar_board_watch(b, i, ep);
+}
+
+static void
+board_stop(struct bar *b)
+{
+    if (!b->board)
+        return;
+    for (size_t i = 0; i < b->n; i++)
+        close(b->c[i].wake);
+    munmap(b->map, b->maplen);
 }
 
 /* Every client connects and says hello (the echo floor sends it back). */
@@ -172,11 +283,12 @@ zconnect(struct bar *b)
             bench_die("connect: %s", zmq_strerror(errno));
         b->c[i].sock = s;
         bench_zpoll_add(b->zp, s, (uint32_t)i);
-        json = bar_hello_request(i, &len);
+        json = bar_hello_request(b, i, &len);
         zsend(s, json, len);
         free(json);
     }
     zwait_all(b);
+    board_start(b, bench_zpoll_fd(b->zp));
 }
 
 static void
@@ -184,18 +296,26 @@ zround(struct bar *b)
 {
     size_t len;
     char *json = bar_round_request(b, &len);
+    char msg[512];
 
-    for (size_t i = 0; i < b->n; i++) {
-        b->c[i].sent_ns = bench_now_ns();
-        zsend(b->c[i].sock, json, len);
-    }
+    if (len + 64 > sizeof(msg))
+        bench_die("a request of %zu bytes", len);
+    memcpy(msg, json, len);
     free(json);
+    for (size_t i = 0; i < b->n; i++) {
+        size_t n =
+            len + bar_request_end(&b->c[i], msg + len, sizeof(msg) - len);
+
+        b->c[i].sent_ns = bench_now_ns();
+        zsend(b->c[i].sock, msg, n);
+    }
     zwait_all(b);
 }
 
 static void
 zclose(struct bar *b)
 {
+    board_stop(b);
     for (size_t i = 0; i < b->n; i++)
         zmq_close(b->c[i].sock);
     bench_zpoll_destroy(&b->zp);
@@ -254,6 +374,10 @@ mready(struct bar *b, uint32_t tag)
 {
     struct lctx x = {b, tag};
 
+    if (tag & BAR_BOARD_TAG) {
+        bar_on_board(b, tag & ~BAR_BOARD_TAG);
+        return;
+    }
     if (zmtp_read(b->c[x.i].z, on_frame, &x) < 0)
         bench_die("client %zu: the server closed the connection", x.i);
 }
@@ -273,7 +397,7 @@ mconnect(struct bar *b)
     for (size_t i = 0; i < b->n; i++) {
         char rid[64];
         size_t len;
-        char *json = bar_hello_request(i, &len);
+        char *json = bar_hello_request(b, i, &len);
 
         snprintf(rid, sizeof(rid), "ty-%zu-%x-bench", i, (unsigned)getpid());
         b->c[i].z = zmtp_open(b->sp.endpoint, rid);
@@ -286,6 +410,7 @@ mconnect(struct bar *b)
     for (size_t i = 0; i < b->n; i++)
         if (!zmtp_ready(b->c[i].z))
             bench_die("client %zu: answered before the handshake", i);
+    board_start(b, b->ep);
 }
 
 static void
@@ -293,19 +418,27 @@ mround(struct bar *b)
 {
     size_t len;
     char *json = bar_round_request(b, &len);
+    char msg[512];
 
+    if (len + 64 > sizeof(msg))
+        bench_die("a request of %zu bytes", len);
+    memcpy(msg, json, len);
+    free(json);
     for (size_t i = 0; i < b->n; i++) {
+        size_t n =
+            len + bar_request_end(&b->c[i], msg + len, sizeof(msg) - len);
+
         b->c[i].sent_ns = bench_now_ns();
-        zmtp_send(b->c[i].z, json, len);
+        zmtp_send(b->c[i].z, msg, n);
         mflush(b->c[i].z);
     }
-    free(json);
     mwait_all(b);
 }
 
 static void
 mclose(struct bar *b)
 {
+    board_stop(b);
     for (size_t i = 0; i < b->n; i++)
         zmtp_close(&b->c[i].z);
     close(b->ep);
@@ -373,14 +506,15 @@ static void
 tround(struct bar *b)
 {
     size_t len;
-    char *json = bar_round_request(b, &len), *line = realloc(json, len + 1);
+    char *json = bar_round_request(b, &len), *line = realloc(json, len + 2);
 
     if (line == NULL)
         bench_die("out of memory");
-    line[len] = '\n';
+    line[len] = '}';
+    line[len + 1] = '\n';
     for (size_t i = 0; i < b->n; i++) {
         b->c[i].sent_ns = bench_now_ns();
-        twrite(b->c[i].fd, line, len + 1);
+        twrite(b->c[i].fd, line, len + 2);
     }
     free(line);
     twait_all(b);

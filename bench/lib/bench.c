@@ -224,6 +224,12 @@ bench_zpoll_add(struct bench_zpoll *zp, void *sock, uint32_t index)
 }
 
 int
+bench_zpoll_fd(const struct bench_zpoll *zp)
+{
+    return zp->ep;
+}
+
+int
 bench_zpoll_wait(struct bench_zpoll *zp, uint32_t *idx, int max, int timeout_ms)
 {
     int n;

@@ -65,6 +65,8 @@ void bench_zpoll_destroy(struct bench_zpoll **zp);
 void bench_zpoll_add(struct bench_zpoll *zp, void *sock, uint32_t index);
 /* Wait up to timeout_ms; fills idx with at most max indexes; returns how
  * many (0 on timeout). */
+/* The epoll set itself, for adding other descriptors. */
+int bench_zpoll_fd(const struct bench_zpoll *zp);
 int bench_zpoll_wait(struct bench_zpoll *zp, uint32_t *idx, int max,
                      int timeout_ms);
 

@@ -57,7 +57,10 @@ run_sync(int ctl, int epfd, const char *run_id, size_t n, const char *dir)
     };
     struct err err = {0};
     struct syncsvc *svc;
+    char board[128];
 
+    snprintf(board, sizeof(board), "%s/.sync", dir);
+    cfg.board_dir = board;
     for (size_t i = 0; i < n; i++) {
         si[i].group = "g";
         si[i].group_index = (int)i;

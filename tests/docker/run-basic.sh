@@ -29,6 +29,11 @@ check_eq "ping.yaml: 4 successes" \
     "$(result ping '[.instances[] | select(.outcome == "success")] | length')" 4
 check "ping.yaml: round trip times in results.out" \
     grep -q rtt_seconds "$RUNS/ping/west/1/results.out"
+check_eq "ping.yaml: containers read their releases from the board" \
+    "$(jq -s '[.[] | select(.result == "released" and .waiters > 0 and
+        .on_board == .waiters)] | length > 0 and
+        all(.[] | select(.result == "released" and .waiters != null);
+            .on_board == .waiters)' "$RUNS/ping/barriers.jsonl" 2>/dev/null)" true
 [ "$rc" = 0 ] || show_log ping
 
 # The default runs folder is relative ("runs"): bind mounts need it

@@ -30,6 +30,11 @@ check_eq "20 barrier releases recorded" "$released" 20
 check_eq "every release counted 200 instances" \
     "$(jq -s '[.[] | select(.result == "released" and .count == 200)] | length' \
         "$RUNS/many/barriers.jsonl" 2>/dev/null)" 20
+check_eq "every waiter was released through the release board" \
+    "$(jq -s '[.[] | select(.result == "released" and .waiters == 199 and
+        .on_board == 199)] | length' "$RUNS/many/barriers.jsonl" 2>/dev/null)" 20
+check "the release board is removed after the run" \
+    test ! -e "$RUNS/many/.sync"
 [ "$rc" = 0 ] || show_log many
 
 f=$(composition crashmid <<'EOF2'

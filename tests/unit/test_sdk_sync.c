@@ -8,6 +8,7 @@
  */
 #include "syncsvc.h"
 #include "th.h"
+#include "ty_board.h"
 #include "ty_internal.h"
 #include "util.h"
 
@@ -32,6 +33,7 @@ static struct {
     int exit_inst;
     char *exit_how;
     char dir[512];
+    char board[600];  /* the release board's folder */
     char types[1024]; /* event types seen, comma-separated */
     char error[1024]; /* the last failure event's error */
     int hellos;
@@ -103,10 +105,12 @@ svc_start(int n)
     memset(&S, 0, sizeof(S));
     pthread_mutex_init(&S.mu, NULL);
     snprintf(S.dir, sizeof(S.dir), "%s", th_tmpdir());
+    snprintf(S.board, sizeof(S.board), "%s/.sync", S.dir);
     for (int i = 0; i < n; i++) {
         dirs[i] = xasprintf("%s/g/%d", S.dir, i);
         inst[i] = (struct syncsvc_instance){"g", i, dirs[i]};
     }
+    cfg.board_dir = S.board;
     cfg.run_id = RUN;
     cfg.run_dir = S.dir;
     cfg.bind = "tcp://127.0.0.1:0";
@@ -136,6 +140,19 @@ svc_stop(void)
     free(S.exit_how);
 }
 
+/* The waiters answered on the release board, summed over barriers.jsonl. */
+static int64_t
+on_board(void)
+{
+    cleanup_free char *path = path_join(S.dir, "barriers.jsonl");
+    cleanup_free char *log = file_read(path, 1u << 20, NULL, &(struct err){0});
+    int64_t sum = 0;
+
+    for (char *p = log; p != NULL && (p = strstr(p, "\"on_board\":")); p++)
+        sum += strtoll(p + 11, NULL, 10);
+    return sum;
+}
+
 static void
 svc_exit_instance(int i, const char *how)
 {
@@ -159,6 +176,7 @@ set_env(int i, int n)
     snprintf(buf, sizeof(buf), "%d", n);
     setenv("TEST_INSTANCE_COUNT", buf, 1);
     setenv("TESTYARD_SYNC_URL", syncsvc_endpoint(S.svc), 1);
+    setenv("TESTYARD_SYNC_BOARD", S.board[0] ? S.board : "/nonexistent", 1);
     setenv("TEST_OUTPUTS_PATH", S.dir, 1);
     unsetenv("TESTYARD_DEADLINE_MS");
     unsetenv("TESTYARD_PARAMS");
@@ -239,6 +257,57 @@ t_barrier_threads(void)
     for (int i = 0; i < N; i++)
         ty__destroy(&ty[i]);
     svc_stop();
+    /* all but the last to signal were answered on the release board */
+    CHECK_EQ_INT(on_board(), N - 1);
+}
+
+/* More waits at once on one handle than it has board slots: the rest
+ * are answered by message, and every one completes. Without a usable
+ * board everything goes by message. */
+static void
+t_barrier_board_slots(void)
+{
+    enum { W = TY_BOARD_AREA + 2 };
+    struct ty *ty, *other;
+    struct wait_arg a[W];
+    pthread_t th[W];
+    char states[W][16];
+
+    svc_start(2);
+    ty = handle(0, 2);
+    other = handle(1, 2);
+    for (int i = 0; i < W; i++) {
+        snprintf(states[i], sizeof(states[i]), "s%d", i);
+        a[i] = (struct wait_arg){ty, states[i], 2, 10000, 0, 0, ""};
+        pthread_create(&th[i], NULL, wait_thread, &a[i]);
+    }
+    usleep(300 * 1000); /* every wait parked at the coordinator */
+    for (int i = 0; i < W; i++)
+        CHECK_EQ_INT(ty_signal_entry(other, states[i]), 2);
+    for (int i = 0; i < W; i++) {
+        pthread_join(th[i], NULL);
+        CHECK_MSG(a[i].rc == 1, "%s: %lld %s", states[i], (long long)a[i].rc,
+                  a[i].msg);
+    }
+    ty__destroy(&ty);
+    ty__destroy(&other);
+    svc_stop();
+    CHECK_EQ_INT(on_board(), TY_BOARD_AREA);
+
+    svc_start(2);
+    S.board[0] = '\0'; /* the instances do not find the board */
+    ty = handle(0, 2);
+    other = handle(1, 2);
+    a[0] = (struct wait_arg){ty, "x", 2, 10000, 0, 0, ""};
+    pthread_create(&th[0], NULL, wait_thread, &a[0]);
+    usleep(100 * 1000);
+    CHECK_EQ_INT(ty_signal_and_wait(other, "x", 2, 10000), 2);
+    pthread_join(th[0], NULL);
+    CHECK_EQ_INT(a[0].rc, 1);
+    ty__destroy(&ty);
+    ty__destroy(&other);
+    svc_stop();
+    CHECK_EQ_INT(on_board(), TY_BOARD_AREA); /* none more */
 }
 
 static void
@@ -712,6 +781,7 @@ t_main_crash(void)
 
 static const struct th_case cases[] = {
     {"barrier_threads", t_barrier_threads},
+    {"barrier_board_slots", t_barrier_board_slots},
     {"barrier_timeout", t_barrier_timeout},
     {"barrier_fails_on_exit", t_barrier_fails_on_exit},
     {"hello_rejected", t_hello_rejected},

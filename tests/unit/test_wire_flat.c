@@ -142,6 +142,19 @@ t_flat_print_requests(void)
     CHECK_EQ_STR(s, "{\"id\":77,\"op\":\"signal_and_wait\",\"state\":"
                     "\"round-3\",\"target\":1000,\"timeout_ms\":60000}");
     free(s);
+    /* an optional field: printed last when set, by both printers alike */
+    r.board = 9;
+    s = ty__wire_req_print_flat(&r, &len);
+    CHECK_EQ_STR(s, "{\"id\":77,\"op\":\"signal_and_wait\",\"state\":"
+                    "\"round-3\",\"target\":1000,\"timeout_ms\":60000,"
+                    "\"board\":9}");
+    free(s);
+    r.op = TY_WIRE_SIGNAL; /* not an op that takes it: left out */
+    s = ty__wire_req_print_flat(&r, &len);
+    CHECK_EQ_STR(s, "{\"id\":77,\"op\":\"signal\",\"state\":\"round-3\"}");
+    free(s);
+    r.op = TY_WIRE_SIGNAL_WAIT;
+    r.board = 0;
     /* JSON values, a missing string, a negative number: cJSON's job */
     r.op = TY_WIRE_PUBLISH;
     CHECK(ty__wire_req_print_flat(&r, &len) == NULL);
@@ -152,9 +165,11 @@ t_flat_print_requests(void)
     r.op = TY_WIRE_HELLO;
     r.run = r.group = "x";
     r.group_index = -1;
+    r.board = 1;
     CHECK(ty__wire_req_print_flat(&r, &len) == NULL);
     s = ty__wire_req_encode(&r, &len);
     CHECK_CONTAINS(s, "\"group_index\":-1");
+    CHECK_CONTAINS(s, "\"global_index\":0,\"board\":1}"); /* cJSON's too */
     free(s);
 }
 
@@ -237,7 +252,8 @@ same_req(const char *json, size_t len, const void *data, size_t dlen,
               a.timeout_ms == b.timeout_ms && a.from == b.from &&
               a.max == b.max && a.group_index == b.group_index &&
               a.global_index == b.global_index && a.size == b.size &&
-              a.upload == b.upload && a.offset == b.offset && a.len == b.len);
+              a.upload == b.upload && a.offset == b.offset && a.len == b.len &&
+              a.board == b.board);
         CHECK((a.state == NULL) == (b.state == NULL));
         CHECK(!a.state || strcmp(a.state, b.state) == 0);
         CHECK(!a.run || strcmp(a.run, b.run) == 0);
@@ -264,7 +280,8 @@ same_resp(const char *json, size_t len)
     CHECK_MSG(ra == rb, "%.*s: %d vs %d", (int)len, json, ra, rb);
     if (ra == 0 && rb == 0)
         CHECK_MSG(a.id == b.id && a.status == b.status && a.seq == b.seq &&
-                      a.upload == b.upload && a.next == b.next,
+                      a.upload == b.upload && a.next == b.next &&
+                      a.board == b.board,
                   "%.*s", (int)len, json);
     else
         CHECK_EQ_STR(w1, w2);
@@ -327,6 +344,10 @@ t_flat_decode_agrees(void)
         "{\"id\":5,\"op\":\"fetch\",\"topic\":\"t\",\"from\":1,\"max\":1000,"
         "\"timeout_ms\":0}",
         "{\"id\":6,\"op\":\"upload_begin\",\"name\":\"a/b.c\",\"size\":0}",
+        "{\"id\":9,\"op\":\"signal_and_wait\",\"state\":\"r\",\"target\":2,"
+        "\"timeout_ms\":5,\"board\":17}",
+        "{\"id\":1,\"op\":\"hello\",\"run\":\"r\",\"group\":\"g\","
+        "\"group_index\":0,\"global_index\":1,\"board\":1}",
     };
     static const char *const with_payload[] = {
         "{\"id\":7,\"op\":\"upload_chunk\",\"upload\":1,\"offset\":0}",
@@ -336,6 +357,7 @@ t_flat_decode_agrees(void)
         "{\"id\":12,\"status\":\"ok\",\"seq\":37}",
         "{\"id\":0,\"status\":\"ok\",\"upload\":1,\"next\":20}",
         "{\"id\":3,\"status\":\"failed\",\"error\":\"x\",\"seq\":2}",
+        "{\"id\":1,\"status\":\"ok\",\"board\":5}",
     };
 
     for (size_t i = 0; i < sizeof(reqs) / sizeof(reqs[0]); i++)
