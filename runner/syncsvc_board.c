@@ -69,8 +69,8 @@ svc_board_open(struct syncsvc *svc, const char *dir, struct err *err)
         close(fd);
         return err_sys(err, errno, "release board: %s", file);
     }
-    svc->board = mmap(NULL, svc->board_bytes, PROT_READ | PROT_WRITE,
-                      MAP_SHARED, fd, 0);
+    svc->board =
+        mmap(NULL, svc->board_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
     if (svc->board == MAP_FAILED) {
         svc->board = NULL;
@@ -122,7 +122,7 @@ svc_board_post(struct syncsvc *svc, int64_t slot, int64_t id, int64_t seq)
 {
     struct ty_board_slot *s =
         (struct ty_board_slot *)(void *)((char *)svc->board +
-                                          sizeof(struct ty_board_header)) +
+                                         sizeof(struct ty_board_header)) +
         (slot - 1);
 
     __atomic_store_n(&s->seq, seq, __ATOMIC_RELAXED);
@@ -137,6 +137,5 @@ svc_board_wake(struct syncsvc *svc)
     while (read(svc->wake_fd, c, sizeof(c)) > 0)
         ;
     if (write(svc->wake_fd, "w", 1) != 1)
-        log_warnx("release board: cannot wake instances: %s",
-                  strerror(errno));
+        log_warnx("release board: cannot wake instances: %s", strerror(errno));
 }

@@ -65,8 +65,8 @@ map_board(struct ty__board *b, const char *path)
         b->len = sizeof(h) + h.nslots * sizeof(struct ty_board_slot);
         b->map = mmap(NULL, b->len, PROT_READ, MAP_SHARED, fd, 0);
         if (b->map != MAP_FAILED) {
-            b->slots = (const struct ty_board_slot *)(const void *)((
-                const char *)b->map + sizeof(h));
+            b->slots = (const struct ty_board_slot
+                            *)(const void *)((const char *)b->map + sizeof(h));
             b->nslots = h.nslots;
             ok = true;
         } else {

@@ -61,8 +61,7 @@ void ty__board_forget(struct ty__board *board, int64_t id);
 int ty__board_waiting(const struct ty__board *board);
 /* Consume the wake-up, then free every slot answered since the last look,
  * putting its request id and seq in ids/seqs; returns how many. */
-size_t ty__board_collect(struct ty__board *board,
-                         int64_t ids[TY_BOARD_AREA],
+size_t ty__board_collect(struct ty__board *board, int64_t ids[TY_BOARD_AREA],
                          int64_t seqs[TY_BOARD_AREA]);
 
 #endif
