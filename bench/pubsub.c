@@ -5,7 +5,9 @@
  *             publisher sends `publish` requests; each subscriber keeps
  *             one `fetch` parked on the topic from its cursor and asks
  *             again from `next` as each answer arrives (what ty_sub_next
- *             does)
+ *             does). Every client speaks ZMTP itself over a plain socket
+ *             (lib/zmtp.c), as lean as the Redis clients
+ *   testyard-zmq  the same with a libzmq DEALER per client, as the SDK
  *   redis     Redis pub/sub: N connections SUBSCRIBE a channel, the
  *             publisher PUBLISHes on its own connection
  *
@@ -18,12 +20,13 @@
  * delivery. Clients parse no more than they need (find "t", find "next")
  * on both sides, so the numbers are the servers'.
  *
- *   pubsub --system testyard|redis -n N -m M [--size B] [--window W]
- *          [--redis-port P]
+ *   pubsub --system testyard|testyard-zmq|redis -n N -m M [--size B]
+ *          [--window W] [--redis-port P]
  */
 #include "lib/bench.h"
 #include "lib/resp.h"
 #include "lib/svcproc.h"
+#include "lib/zmtp.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -39,7 +42,8 @@
 #define WAIT_MS 60000
 
 struct sub {
-    void *sock;
+    void *sock;          /* testyard-zmq */
+    struct zmtp_conn *z; /* testyard */
     struct resp_conn *rc;
     int64_t next; /* testyard: cursor */
     size_t got;
@@ -47,6 +51,7 @@ struct sub {
 
 struct bench {
     bool redis;
+    bool zmq; /* testyard with libzmq clients */
     size_t n, m, size, window;
     int redis_port;
     struct svcproc sp;
@@ -54,7 +59,8 @@ struct bench {
     struct bench_zpoll *zp;
     int ep;
     struct sub *subs;
-    void *pub;             /* testyard publisher socket */
+    void *pub;             /* testyard-zmq publisher socket */
+    struct zmtp_conn *pz;  /* testyard publisher connection */
     struct resp_conn *prc; /* redis publisher connection */
     size_t sent, acked;    /* publishes */
     size_t done;           /* subscribers that got all M */
@@ -68,8 +74,8 @@ struct bench {
 static void
 usage(void)
 {
-    fprintf(stderr, "usage: pubsub --system testyard|redis -n N -m M "
-                    "[--size B] [--window W] [--redis-port P]\n");
+    fprintf(stderr, "usage: pubsub --system testyard|testyard-zmq|redis -n N "
+                    "-m M [--size B] [--window W] [--redis-port P]\n");
     exit(64);
 }
 
@@ -83,6 +89,8 @@ parse_args(struct bench *b, int argc, char **argv)
             i++;
             if (strcmp(argv[i], "redis") == 0)
                 b->redis = true;
+            else if (strcmp(argv[i], "testyard-zmq") == 0)
+                b->zmq = true;
             else if (strcmp(argv[i], "testyard") != 0)
                 usage();
         } else if (strcmp(argv[i], "-n") == 0) {
@@ -156,40 +164,80 @@ zsend(void *sock, const char *data, size_t len)
             bench_die("send: %s", zmq_strerror(errno));
 }
 
-static void *
-zopen(struct bench *b, size_t i)
+static void
+mflush(struct zmtp_conn *z)
 {
-    void *s = zmq_socket(b->ctx, ZMQ_DEALER);
+    int rc;
+
+    while ((rc = zmtp_flush(z)) == 1) {
+        struct pollfd p = {.fd = zmtp_fd(z), .events = POLLOUT};
+
+        poll(&p, 1, 1000);
+    }
+    if (rc < 0)
+        bench_die("zmtp: write: %s", strerror(errno));
+}
+
+/* Send on client i's connection (i == n: the publisher's). */
+static void
+tsend(struct bench *b, size_t i, const char *data, size_t len)
+{
+    struct zmtp_conn *z;
+
+    if (b->zmq) {
+        zsend(i == b->n ? b->pub : b->subs[i].sock, data, len);
+        return;
+    }
+    z = i == b->n ? b->pz : b->subs[i].z;
+    zmtp_send(z, data, len);
+    mflush(z);
+}
+
+/* Connect client i (i == n: the publisher) and say hello. */
+static void
+topen(struct bench *b, size_t i)
+{
     char rid[64], hello[256];
     int zero = 0, n;
 
-    if (s == NULL)
-        bench_die("socket: %s", zmq_strerror(errno));
     snprintf(rid, sizeof(rid), "ty-%zu-%x-bench", i, (unsigned)getpid());
-    zmq_setsockopt(s, ZMQ_ROUTING_ID, rid, strlen(rid));
-    zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof(zero));
-    if (zmq_connect(s, b->sp.endpoint) < 0)
-        bench_die("connect: %s", zmq_strerror(errno));
-    bench_zpoll_add(b->zp, s, (uint32_t)i);
+    if (b->zmq) {
+        void *s = zmq_socket(b->ctx, ZMQ_DEALER);
+
+        if (s == NULL)
+            bench_die("socket: %s", zmq_strerror(errno));
+        zmq_setsockopt(s, ZMQ_ROUTING_ID, rid, strlen(rid));
+        zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof(zero));
+        if (zmq_connect(s, b->sp.endpoint) < 0)
+            bench_die("connect: %s", zmq_strerror(errno));
+        bench_zpoll_add(b->zp, s, (uint32_t)i);
+        *(i == b->n ? &b->pub : &b->subs[i].sock) = s;
+    } else {
+        struct zmtp_conn *z = zmtp_open(b->sp.endpoint, rid);
+        struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)i};
+
+        if (epoll_ctl(b->ep, EPOLL_CTL_ADD, zmtp_fd(z), &ev) < 0)
+            bench_die("epoll_ctl: %s", strerror(errno));
+        *(i == b->n ? &b->pz : &b->subs[i].z) = z;
+    }
     n = snprintf(hello, sizeof(hello),
                  "{\"id\":1,\"op\":\"hello\",\"run\":\"%s\",\"group\":\"g\","
                  "\"group_index\":%zu,\"global_index\":%zu}",
                  RUN_ID, i, i);
-    zsend(s, hello, (size_t)n);
-    return s;
+    tsend(b, i, hello, (size_t)n);
 }
 
 static void
-zfetch(struct bench *b, struct sub *s)
+zfetch(struct bench *b, size_t i)
 {
     char req[256];
+    struct sub *s = &b->subs[i];
     int n = snprintf(req, sizeof(req),
                      "{\"id\":%lld,\"op\":\"fetch\",\"topic\":\"" TOPIC
                      "\",\"from\":%lld,\"max\":1000,\"timeout_ms\":%d}",
                      (long long)s->next + 1, (long long)s->next, WAIT_MS);
 
-    (void)b;
-    zsend(s->sock, req, (size_t)n);
+    tsend(b, i, req, (size_t)n);
 }
 
 static void
@@ -205,7 +253,7 @@ zpublish_more(struct bench *b)
                      b->sent + 2, b->val);
         if (b->sent == 0)
             b->first_ns = bench_now_ns();
-        zsend(b->pub, b->req, (size_t)n);
+        tsend(b, b->n, b->req, (size_t)n);
         b->sent++;
     }
 }
@@ -218,12 +266,10 @@ json_int(const char *data, size_t len, const char *key)
     return p ? strtoll(p + strlen(key), NULL, 10) : -1;
 }
 
-/* One reply on socket i (i == n: the publisher). */
+/* One reply on connection i (i == n: the publisher). */
 static void
-zreply(struct bench *b, size_t i, zmq_msg_t *msg, bool started)
+zreply(struct bench *b, size_t i, const char *data, size_t len, bool started)
 {
-    const char *data = zmq_msg_data(msg);
-    size_t len = zmq_msg_size(msg);
     struct sub *s;
 
     if (memmem(data, len, "\"status\":\"ok\"", 13) == NULL)
@@ -241,7 +287,7 @@ zreply(struct bench *b, size_t i, zmq_msg_t *msg, bool started)
     if (s->next < 1)
         bench_die("subscriber %zu: no cursor in the answer", i);
     if (s->got < b->m)
-        zfetch(b, s);
+        zfetch(b, i);
 }
 
 static size_t
@@ -259,10 +305,59 @@ zdrain(struct bench *b, size_t i, bool started)
                 return k;
             bench_die("recv: %s", zmq_strerror(errno));
         }
-        zreply(b, i, &msg, started);
+        zreply(b, i, zmq_msg_data(&msg), zmq_msg_size(&msg), started);
         zmq_msg_close(&msg);
         k++;
     }
+}
+
+struct mctx {
+    struct bench *b;
+    size_t i, k;
+    bool started;
+};
+
+static void
+on_frame(void *arg, const char *data, size_t len, bool more)
+{
+    struct mctx *x = arg;
+
+    if (more)
+        bench_die("connection %zu: an answer of more than one frame", x->i);
+    zreply(x->b, x->i, data, len, x->started);
+    x->k++;
+}
+
+/* Read what connection i has; returns how many answers. */
+static size_t
+tdrain(struct bench *b, size_t i, bool started)
+{
+    struct mctx x = {b, i, 0, started};
+
+    if (b->zmq)
+        return zdrain(b, i, started);
+    if (zmtp_read(i == b->n ? b->pz : b->subs[i].z, on_frame, &x) < 0)
+        bench_die("connection %zu: the service closed it", i);
+    return x.k;
+}
+
+/* Wait for ready connections; their indexes go in idx. */
+static int
+twait(struct bench *b, uint32_t *idx, int max)
+{
+    struct epoll_event ev[1024];
+    int k;
+
+    if (b->zmq)
+        return bench_zpoll_wait(b->zp, idx, max, WAIT_MS);
+    if (max > 1024)
+        max = 1024;
+    do
+        k = epoll_wait(b->ep, ev, max, WAIT_MS);
+    while (k < 0 && errno == EINTR);
+    for (int j = 0; j < k; j++)
+        idx[j] = ev[j].data.u32;
+    return k < 0 ? 0 : k;
 }
 
 static void
@@ -272,45 +367,57 @@ zrun(struct bench *b)
     size_t hellos = 0;
 
     svcproc_start(&b->sp, SVCPROC_SYNC, RUN_ID, b->n + 1);
-    b->ctx = zmq_ctx_new();
-    zmq_ctx_set(b->ctx, ZMQ_MAX_SOCKETS, (int)b->n + 64);
-    zmq_ctx_set(b->ctx, ZMQ_IO_THREADS, 1);
-    b->zp = bench_zpoll_new(b->n + 1);
-    for (size_t i = 0; i < b->n; i++)
-        b->subs[i].sock = zopen(b, i);
-    b->pub = zopen(b, b->n);
-    /* A send may have swallowed a socket's wake-up: look at each once. */
+    if (b->zmq) {
+        b->ctx = zmq_ctx_new();
+        zmq_ctx_set(b->ctx, ZMQ_MAX_SOCKETS, (int)b->n + 64);
+        zmq_ctx_set(b->ctx, ZMQ_IO_THREADS, 1);
+        b->zp = bench_zpoll_new(b->n + 1);
+    } else {
+        b->ep = epoll_create1(EPOLL_CLOEXEC);
+    }
     for (size_t i = 0; i <= b->n; i++)
-        hellos += zdrain(b, i, false);
+        topen(b, i);
+    /* A send may have swallowed a socket's wake-up: look at each once. */
+    for (size_t i = 0; b->zmq && i <= b->n; i++)
+        hellos += tdrain(b, i, false);
     while (hellos < b->n + 1) {
-        int k = bench_zpoll_wait(b->zp, idx, 1024, WAIT_MS);
+        int k = twait(b, idx, 1024);
 
         if (k == 0)
             bench_die("hello: %zu of %zu answered", hellos, b->n + 1);
         for (int j = 0; j < k; j++)
-            hellos += zdrain(b, idx[j], false);
+            hellos += tdrain(b, idx[j], false);
     }
     for (size_t i = 0; i < b->n; i++) {
         b->subs[i].next = 1;
-        zfetch(b, &b->subs[i]);
+        zfetch(b, i);
     }
     zpublish_more(b);
-    for (size_t i = 0; i <= b->n; i++)
-        zdrain(b, i, true);
+    for (size_t i = 0; b->zmq && i <= b->n; i++)
+        tdrain(b, i, true);
     while (b->done < b->n) {
-        int k = bench_zpoll_wait(b->zp, idx, 1024, WAIT_MS);
+        int k = twait(b, idx, 1024);
 
         if (k == 0)
             bench_die("%zu of %zu subscribers done after %d ms", b->done, b->n,
                       WAIT_MS);
         for (int j = 0; j < k; j++)
-            zdrain(b, idx[j], true);
+            tdrain(b, idx[j], true);
     }
-    for (size_t i = 0; i < b->n; i++)
-        zmq_close(b->subs[i].sock);
-    zmq_close(b->pub);
-    bench_zpoll_destroy(&b->zp);
-    zmq_ctx_term(b->ctx);
+    for (size_t i = 0; i < b->n; i++) {
+        if (b->zmq)
+            zmq_close(b->subs[i].sock);
+        else
+            zmtp_close(&b->subs[i].z);
+    }
+    if (b->zmq) {
+        zmq_close(b->pub);
+        bench_zpoll_destroy(&b->zp);
+        zmq_ctx_term(b->ctx);
+    } else {
+        zmtp_close(&b->pz);
+        close(b->ep);
+    }
     svcproc_stop(&b->sp);
 }
 

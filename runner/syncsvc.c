@@ -613,6 +613,8 @@ syncsvc_destroy(struct syncsvc **psvc)
     if (svc->log_fd >= 0)
         close(svc->log_fd);
     svc_board_close(svc);
+    strbuf_release(&svc->items);
+    strbuf_release(&svc->answer);
     free(svc->timers.v);
     free(svc->inst);
     free(svc->alive);

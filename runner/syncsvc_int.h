@@ -16,6 +16,7 @@
 
 #include "syncsvc.h"
 #include "ty_board.h"
+#include "util.h"
 #include "ty_wire.h"
 
 #include <stdbool.h>
@@ -139,9 +140,16 @@ struct svc_state {
     size_t nreleased, capreleased;
 };
 
+/* An entry of a topic, printed once as it goes into answers. */
+struct svc_entry {
+    char *item;  /* {"seq":<n>,"value":<value printed compactly>} */
+    size_t len;  /* of item */
+    size_t vlen; /* of the value alone: what the bounds count */
+};
+
 struct svc_topic {
     char *name;
-    char **values; /* printed JSON, seq = index + 1 */
+    struct svc_entry *entries; /* seq = index + 1 */
     size_t n, cap;
     size_t bytes;
     struct svc_waiter *waiters;
@@ -183,6 +191,8 @@ struct syncsvc {
     uint64_t board_slots, board_next;
     int wake_fd;
     char *board_dir;
+    /* fetch answers are built here (syncsvc_topic.c) */
+    struct strbuf items, answer;
 };
 
 /* What a handler knows about the message it serves. */

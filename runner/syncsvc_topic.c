@@ -11,6 +11,11 @@
  *
  * Topics are bounded in entries and bytes; a publish past a bound fails with
  * "full" and says which bound.
+ *
+ * Each entry is printed as its item ({"seq":n,"value":...}) once, when it
+ * is published, and answers are put together from those texts: a publish
+ * that wakes a hundred caught-up readers builds the shared part of their
+ * answers once and only the id differs.
  */
 #include "syncsvc_int.h"
 
@@ -38,33 +43,53 @@ topic_get(struct syncsvc *svc, const char *name)
     return t;
 }
 
-/* Answer request id with the items of t from `from` on. */
+/* The part of an answer after the id, for the items of t from `from` on
+ * (at most max, and about FETCH_BYTES of values), into svc->items. */
+static void
+render_items(struct syncsvc *svc, const struct svc_topic *t, int64_t from,
+             int64_t max)
+{
+    struct strbuf *sb = &svc->items;
+    size_t bytes = 0;
+    int64_t seq = from, last;
+
+    for (; seq <= (int64_t)t->n && seq < from + max; seq++) {
+        size_t vlen = t->entries[seq - 1].vlen;
+
+        if (seq > from && bytes + vlen > FETCH_BYTES)
+            break;
+        bytes += vlen;
+    }
+    last = seq;
+    sb->len = 0;
+    strbuf_addf(sb, ",\"status\":\"ok\",\"next\":%lld,\"items\":[",
+                (long long)last);
+    for (seq = from; seq < last; seq++) {
+        if (seq > from)
+            strbuf_addc(sb, ',');
+        strbuf_add(sb, t->entries[seq - 1].item, t->entries[seq - 1].len);
+    }
+    strbuf_add(sb, "]}", 2);
+}
+
+/* Send request id its answer: the id, then what render_items made. */
+static void
+send_items(struct syncsvc *svc, const struct svc_peer *peer, int64_t id)
+{
+    struct strbuf *sb = &svc->answer;
+
+    sb->len = 0;
+    strbuf_addf(sb, "{\"id\":%lld", (long long)id);
+    strbuf_add(sb, svc->items.buf, svc->items.len);
+    svc_send(svc, peer, sb->buf, sb->len, id);
+}
+
 static void
 answer_items(struct syncsvc *svc, const struct svc_peer *peer, int64_t id,
              const struct svc_topic *t, int64_t from, int64_t max)
 {
-    cJSON *items = cJSON_CreateArray();
-    struct ty_wire_resp r;
-    size_t bytes = 0;
-    int64_t seq = from;
-
-    for (; seq <= (int64_t)t->n && seq < from + max; seq++) {
-        const char *v = t->values[seq - 1];
-        cJSON *it;
-
-        if (seq > from && bytes + strlen(v) > FETCH_BYTES)
-            break;
-        bytes += strlen(v);
-        it = cJSON_CreateObject();
-        cJSON_AddNumberToObject(it, "seq", (double)seq);
-        cJSON_AddItemToObject(it, "value", cJSON_CreateRaw(v));
-        cJSON_AddItemToArray(items, it);
-    }
-    ty__wire_resp_init(&r, id);
-    r.items = items;
-    r.next = seq;
-    svc_reply(svc, peer, &r);
-    cJSON_Delete(items);
+    render_items(svc, t, from, max);
+    send_items(svc, peer, id);
 }
 
 static int
@@ -93,17 +118,25 @@ check_bounds(struct syncsvc *svc, const struct svc_ctx *c,
     return 0;
 }
 
+/* Answer every reader waiting for an item that now exists. Readers that
+ * ask from the same place get the same items: rendered once. */
 static void
 wake_readers(struct syncsvc *svc, struct svc_topic *t)
 {
     struct svc_waiter *w = t->waiters, *next;
+    int64_t from = -1, max = -1;
 
     for (; w != NULL; w = next) {
         next = w->next;
         if (w->from > (int64_t)t->n)
             continue;
         svc_list_del(&t->waiters, w);
-        answer_items(svc, &w->peer, w->id, t, w->from, w->max);
+        if (w->from != from || w->max != max) {
+            from = w->from;
+            max = w->max;
+            render_items(svc, t, from, max);
+        }
+        send_items(svc, &w->peer, w->id);
         svc_waiter_free(svc, w);
     }
 }
@@ -127,9 +160,14 @@ svc_op_publish(struct syncsvc *svc, const struct svc_ctx *c,
         free(v);
         return;
     }
-    xgrow(&t->values, &t->cap, t->n + 1, sizeof(*t->values));
-    t->values[t->n++] = v;
+    xgrow(&t->entries, &t->cap, t->n + 1, sizeof(*t->entries));
+    t->entries[t->n].item =
+        xasprintf("{\"seq\":%zu,\"value\":%s}", t->n + 1, v);
+    t->entries[t->n].len = strlen(t->entries[t->n].item);
+    t->entries[t->n].vlen = len;
+    t->n++;
     t->bytes += len;
+    free(v);
     ty__wire_resp_init(&r, req->id);
     r.seq = (int64_t)t->n;
     svc_reply(svc, &c->peer, &r);
@@ -212,8 +250,8 @@ svc_topic_free(void *value)
         svc_waiter_drop(w);
     }
     for (size_t i = 0; i < t->n; i++)
-        free(t->values[i]);
-    free(t->values);
+        free(t->entries[i].item);
+    free(t->entries);
     free(t->name);
     free(t);
 }

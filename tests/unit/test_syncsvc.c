@@ -447,6 +447,70 @@ t_upload_rules_and_append(void)
     fix_stop();
 }
 
+/* The next answer to client c as raw text (pumping), in buf. */
+static bool
+recv_raw(int c, char *buf, size_t size)
+{
+    for (int i = 0; i < 2000; i++) {
+        int n = zmq_recv(F.cli[c], buf, size - 1, ZMQ_DONTWAIT);
+
+        if (n >= 0) {
+            buf[(size_t)n < size - 1 ? (size_t)n : size - 1] = '\0';
+            return true;
+        }
+        pump(2);
+    }
+    return false;
+}
+
+/* One publish answers readers parked from different cursors and with
+ * different limits, each with its own items, in exactly the bytes cJSON
+ * prints for the answer. */
+static void
+t_pubsub_shared_answers(void)
+{
+    static const char *const want[4] = {
+        "{\"id\":4,\"status\":\"ok\",\"next\":2,\"items\":[{\"seq\":1,"
+        "\"value\":{\"a\":[1,2.5,\"x\\\"y\"]}}]}",
+        "{\"id\":5,\"status\":\"ok\",\"next\":2,\"items\":[{\"seq\":1,"
+        "\"value\":{\"a\":[1,2.5,\"x\\\"y\"]}}]}",
+        "{\"id\":6,\"status\":\"ok\",\"next\":3,\"items\":[{\"seq\":2,"
+        "\"value\":null}]}",
+        "{\"id\":7,\"status\":\"ok\",\"next\":3,\"items\":[{\"seq\":1,"
+        "\"value\":{\"a\":[1,2.5,\"x\\\"y\"]}},{\"seq\":2,\"value\":null}]}",
+    };
+    char buf[4096];
+
+    fix_start(4);
+    hello_all();
+    sendf(0, "{\"id\":4,\"op\":\"fetch\",\"topic\":\"t\",\"from\":1,"
+             "\"max\":10,\"timeout_ms\":5000}");
+    sendf(1, "{\"id\":5,\"op\":\"fetch\",\"topic\":\"t\",\"from\":1,"
+             "\"max\":1,\"timeout_ms\":5000}");
+    sendf(2, "{\"id\":6,\"op\":\"fetch\",\"topic\":\"t\",\"from\":2,"
+             "\"max\":10,\"timeout_ms\":5000}");
+    for (int i = 0; i < 20; i++)
+        pump(1);
+    sendf(3, "{\"id\":1,\"op\":\"publish\",\"topic\":\"t\","
+             "\"value\":{ \"a\" : [1, 2.5, \"x\\\"y\"] }}");
+    expect_free(3, "ok");
+    for (int c = 0; c < 2; c++) {
+        CHECK(recv_raw(c, buf, sizeof(buf)));
+        CHECK_EQ_STR(buf, want[c]);
+    }
+    CHECK(recv_resp(2, 50) == NULL); /* it waits for item 2 */
+    sendf(3, "{\"id\":2,\"op\":\"publish\",\"topic\":\"t\","
+             "\"value\":null}");
+    expect_free(3, "ok");
+    CHECK(recv_raw(2, buf, sizeof(buf)));
+    CHECK_EQ_STR(buf, want[2]);
+    sendf(0, "{\"id\":7,\"op\":\"fetch\",\"topic\":\"t\",\"from\":1,"
+             "\"max\":10,\"timeout_ms\":0}");
+    CHECK(recv_raw(0, buf, sizeof(buf)));
+    CHECK_EQ_STR(buf, want[3]);
+    fix_stop();
+}
+
 static void
 t_malformed(void)
 {
@@ -522,6 +586,7 @@ static const struct th_case cases[] = {
     {"upload_whole", t_upload_whole},
     {"upload_absent_when_client_gone", t_upload_absent_when_client_gone},
     {"upload_rules_and_append", t_upload_rules_and_append},
+    {"pubsub_shared_answers", t_pubsub_shared_answers},
     {"malformed", t_malformed},
     {"events_and_cancel", t_events_and_cancel},
     {NULL, NULL},
