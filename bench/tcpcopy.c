@@ -2,14 +2,19 @@
  * tcpcopy.c — the plainest way to move bytes between two programs on one
  * machine: a TCP connection on loopback, one thread writing --bytes in
  * --chunk writes, the other reading them. The transfer benchmark compares
- * memory-stress's provider-to-requestor throughput against this.
+ * memory-stress's provider-to-requestor throughput against this. With
+ * --sha256 both ends also do the hashing memory-stress does: the sender
+ * hashes each chunk before writing it (the provider names every block by
+ * its SHA-256) and the receiver hashes each whole chunk it has read (the
+ * requestor checks every block) — the floor for a transfer that verifies.
  *
- *   tcpcopy [--bytes B] [--chunk C]
+ *   tcpcopy [--bytes B] [--chunk C] [--sha256]
  *
  * Prints result lines: the bytes moved, the seconds it took from the first
  * write to the last read, and the throughput in MiB/s.
  */
 #include "lib/bench.h"
+#include "testyard.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -24,6 +29,7 @@
 struct sender {
     int port;
     size_t bytes, chunk;
+    bool sha256;
 };
 
 static void *
@@ -41,14 +47,21 @@ send_all(void *arg)
     if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
         bench_die("connect: %s", strerror(errno));
     while (left > 0) {
-        size_t want = left < s->chunk ? left : s->chunk;
-        ssize_t n = write(fd, buf, want);
+        size_t want = left < s->chunk ? left : s->chunk, off = 0;
+        uint8_t digest[32];
 
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            bench_die("write: %s", strerror(errno));
-        left -= (size_t)n;
+        if (s->sha256)
+            ty_sha256(buf, want, digest);
+        while (off < want) {
+            ssize_t n = write(fd, buf + off, want - off);
+
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0)
+                bench_die("write: %s", strerror(errno));
+            off += (size_t)n;
+        }
+        left -= want;
     }
     close(fd);
     free(buf);
@@ -85,8 +98,10 @@ main(int argc, char **argv)
             s.bytes = (size_t)bench_arg_long(argc, argv, &i);
         else if (strcmp(argv[i], "--chunk") == 0)
             s.chunk = (size_t)bench_arg_long(argc, argv, &i);
+        else if (strcmp(argv[i], "--sha256") == 0)
+            s.sha256 = true;
         else
-            bench_die("usage: tcpcopy [--bytes B] [--chunk C]");
+            bench_die("usage: tcpcopy [--bytes B] [--chunk C] [--sha256]");
     }
     if (s.chunk == 0)
         bench_die("--chunk: expected at least 1 byte");
@@ -98,16 +113,26 @@ main(int argc, char **argv)
     fd = accept(lfd, NULL, NULL);
     if (fd < 0)
         bench_die("accept: %s", strerror(errno));
-    for (;;) {
-        ssize_t n = read(fd, buf, s.chunk);
+    for (size_t have = 0;;) {
+        ssize_t n = read(fd, buf + have, s.chunk - have);
+        uint8_t digest[32];
 
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
             bench_die("read: %s", strerror(errno));
-        if (n == 0)
+        if (n == 0) {
+            if (s.sha256 && have > 0)
+                ty_sha256(buf, have, digest);
             break;
+        }
         got += (size_t)n;
+        have += (size_t)n;
+        if (have == s.chunk) {
+            if (s.sha256)
+                ty_sha256(buf, have, digest);
+            have = 0;
+        }
     }
     t1 = bench_now_ns();
     pthread_join(th, NULL);
