@@ -49,6 +49,10 @@ ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -fPIC \
 	-DTY_VERSION='"$(VERSION)"' -DTY_PREFIX='"$(PREFIX)"' $(PKG_CFLAGS)
 ALL_LDFLAGS := $(LDFLAGS) -pthread
 LIBS := $(PKG_LIBS) -lm -ldl -pthread
+# what the SDK itself needs: plans and LD_PRELOAD'ed programs load no more
+SDK_PKGS := libcjson zlib
+SDK_LIBS := $(shell $(PKG_CONFIG) --libs $(SDK_PKGS) 2>/dev/null) -lm -ldl \
+	-pthread
 
 ifeq ($(SAN),1)
 SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined
@@ -115,10 +119,11 @@ $(SDK_A): $(SDK_LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
 $(SDK_SO): $(SDK_LIB_OBJ)
-	$(CC) $(ALL_LDFLAGS) -shared -Wl,-soname,libtestyard.so -o $@ $^ $(LIBS)
+	$(CC) $(ALL_LDFLAGS) -shared -Wl,-soname,libtestyard.so -o $@ $^ \
+		$(SDK_LIBS)
 
 $(HEAP_SO): $(PRELOAD_OBJ) $(SDK_LIB_OBJ)
-	$(CC) $(ALL_LDFLAGS) -shared -o $@ $^ $(LIBS)
+	$(CC) $(ALL_LDFLAGS) -shared -o $@ $^ $(SDK_LIBS)
 
 # Objects and files that embed PREFIX are rebuilt when it changes.
 PREFIX_STAMP := $(BUILD)/.prefix$(subst /,_,$(PREFIX))
@@ -131,7 +136,7 @@ $(PC): Makefile $(PREFIX_STAMP)
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' \
 	  'includedir=$${prefix}/include' '' 'Name: testyard' \
 	  'Description: testyard SDK for test plans' 'Version: $(VERSION)' \
-	  'Requires: libzmq libcjson zlib' \
+	  'Requires: libcjson zlib' \
 	  'Cflags: -I$${includedir}' \
 	  'Libs: -L$${libdir} -ltestyard -pthread -lm -ldl' > $@
 

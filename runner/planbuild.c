@@ -130,7 +130,6 @@ pkg_config(const char *what, char *const *pkgs, size_t npkgs, struct args *a,
     strbuf_init(&out);
     args_add(&pc, "pkg-config");
     args_add(&pc, what);
-    args_add(&pc, "libzmq");
     args_add(&pc, "libcjson");
     args_add(&pc, "zlib");
     for (size_t i = 0; i < npkgs; i++)

@@ -18,6 +18,7 @@
 #include "ty_board.h"
 #include "util.h"
 #include "ty_wire.h"
+#include "wire_zmq.h"
 
 #include <stdbool.h>
 #include <stddef.h>

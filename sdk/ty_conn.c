@@ -1,15 +1,15 @@
 /*
  * ty_conn.c — the SDK's connection to the coordinator (see ty_conn.h).
  *
- * A ZeroMQ socket may only be used by one thread, and a plan may block in a
- * barrier on one thread while another publishes or uploads. So the DEALER
- * belongs to a private I/O thread. A caller builds a request, takes an id,
- * queues it and wakes the I/O thread through an eventfd; the I/O thread
- * sends what is queued (never blocking: a full socket is retried when it
- * polls writable), reads responses, and hands each to the request with its
- * id, waking the callers on a condition variable. Callers wait with their
- * own deadline, so a coordinator that never answers costs a timeout, not a
- * hang.
+ * The connection is a ZMTP DEALER spoken directly over one TCP socket
+ * (ty_zmtp.c). A caller builds a request, takes an id and writes it into
+ * the socket itself, under the connection's lock (what the socket does not
+ * take at once is buffered, and a private I/O thread writes it when the
+ * socket drains). The I/O thread reads answers and hands each to the
+ * request with its id, waking the callers on a condition variable; it
+ * also drives connecting and the handshake, and watches the release board
+ * (ty_board.c). Callers wait with their own deadline, so a coordinator that
+ * never answers costs a timeout, not a hang.
  *
  * fork(): handlers registered with pthread_atfork hold every connection's
  * mutex across the fork, so the child never inherits one locked; the child
@@ -18,8 +18,10 @@
 #include "ty_conn.h"
 
 #include "ty_board.h"
+#include "ty_zmtp.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -38,14 +40,8 @@
 
 struct ty__creq {
     struct ty__creq *prev, *next; /* pending list */
-    struct ty__creq *qnext;       /* send queue */
     int64_t id;
-    char *json;
-    size_t jlen;
-    const void *data;
-    size_t len;
-    bool has_payload;
-    bool queued, async, done;
+    bool async, done;
     int rc;
     struct ty_wire_resp resp;
 };
@@ -53,13 +49,12 @@ struct ty__creq {
 struct ty__conn {
     pthread_mutex_t mu;
     pthread_cond_t cond;
-    void *ctx, *sock;
+    struct ty__zmtp *z;
     int wake_fd;
     pthread_t io;
     bool io_started;
     pid_t pid;
     int64_t next_id;
-    struct ty__creq *qhead, *qtail;
     struct ty__creq *pending;
     int nasync;
     bool stopping, broken;
@@ -134,59 +129,13 @@ pending_del(struct ty__conn *c, struct ty__creq *r)
 }
 
 static void
-queue_del(struct ty__conn *c, struct ty__creq *r)
-{
-    struct ty__creq *prev = NULL;
-
-    for (struct ty__creq *q = c->qhead; q != NULL; prev = q, q = q->qnext) {
-        if (q != r)
-            continue;
-        if (prev != NULL)
-            prev->qnext = q->qnext;
-        else
-            c->qhead = q->qnext;
-        if (c->qtail == q)
-            c->qtail = prev;
-        break;
-    }
-    r->queued = false;
-}
-
-static void
 creq_free(struct ty__creq *r)
 {
     ty__wire_resp_release(&r->resp);
-    free(r->json);
     free(r);
 }
 
 /* ---- the I/O thread ---------------------------------------------------- */
-
-static void
-send_queued(struct ty__conn *c)
-{
-    struct ty__creq *r;
-
-    while ((r = c->qhead) != NULL) {
-        int rc = ty__wire_send(c->sock, NULL, 0, r->json, r->jlen, r->data,
-                               r->len, r->has_payload, ZMQ_DONTWAIT);
-
-        if (rc < 0 && errno == EAGAIN)
-            return;
-        queue_del(c, r);
-        r->data = NULL;
-        if (rc < 0) {
-            r->done = true;
-            r->rc = -ENOTCONN;
-            pending_del(c, r);
-            if (r->async) {
-                c->nasync--;
-                creq_free(r);
-            }
-            pthread_cond_broadcast(&c->cond);
-        }
-    }
-}
 
 static struct ty__creq *
 pending_find(struct ty__conn *c, int64_t id)
@@ -197,15 +146,15 @@ pending_find(struct ty__conn *c, int64_t id)
     return NULL;
 }
 
+/* An answer for the request with its id (under mu). */
 static void
 deliver(struct ty__conn *c, struct ty_wire_resp *resp)
 {
     struct ty__creq *r;
 
-    pthread_mutex_lock(&c->mu);
     ty__board_forget(c->board, resp->id);
     r = pending_find(c, resp->id);
-    if (r != NULL && !r->queued) {
+    if (r != NULL) {
         pending_del(c, r);
         r->resp = *resp;
         resp->root = NULL;
@@ -216,7 +165,6 @@ deliver(struct ty__conn *c, struct ty_wire_resp *resp)
         }
         pthread_cond_broadcast(&c->cond);
     }
-    pthread_mutex_unlock(&c->mu);
     ty__wire_resp_release(resp);
 }
 
@@ -233,7 +181,7 @@ board_collect(struct ty__conn *c)
     for (size_t i = 0; i < n; i++) {
         struct ty__creq *r = pending_find(c, ids[i]);
 
-        if (r == NULL || r->queued)
+        if (r == NULL)
             continue;
         pending_del(c, r);
         ty__wire_resp_init(&r->resp, ids[i]);
@@ -245,31 +193,48 @@ board_collect(struct ty__conn *c)
     pthread_mutex_unlock(&c->mu);
 }
 
+/* A message from the coordinator (ty_zmtp.c calls this under mu). */
 static void
-receive_all(struct ty__conn *c)
+on_message(void *arg, const char *data, size_t len)
 {
-    struct ty_wire_msg m;
+    struct ty__conn *c = arg;
     struct ty_wire_resp resp;
     char why[256];
 
-    while (ty__wire_recv(c->sock, &m, ZMQ_DONTWAIT) == 0) {
-        if (ty__wire_resp_decode(zmq_msg_data(&m.part[0]),
-                                 zmq_msg_size(&m.part[0]), &resp, why,
-                                 sizeof(why)) == 0)
-            deliver(c, &resp);
-        else
-            ty__wire_resp_release(&resp);
-        ty__wire_msg_close(&m);
-    }
+    if (ty__wire_resp_decode(data, len, &resp, why, sizeof(why)) == 0)
+        deliver(c, &resp);
+    else
+        ty__wire_resp_release(&resp);
 }
 
+/* Under mu: the connection is gone; every waiter hears so. */
 static void
-mark_broken(struct ty__conn *c)
+set_broken(struct ty__conn *c)
 {
-    pthread_mutex_lock(&c->mu);
     c->broken = true;
     pthread_cond_broadcast(&c->cond);
-    pthread_mutex_unlock(&c->mu);
+}
+
+/* What to poll: the socket, the wake-up eventfd, and the release board
+ * when there is one; the timeout is the next connection attempt or, while
+ * a release is expected on the board, a look at it now and then. */
+static int
+io_prepare(struct ty__conn *c, struct pollfd p[3], int *nfds)
+{
+    int64_t retry = ty__zmtp_retry_ms(c->z);
+    int timeout = -1;
+
+    p[0] = (struct pollfd){ty__zmtp_fd(c->z), ty__zmtp_events(c->z), 0};
+    p[1] = (struct pollfd){c->wake_fd, POLLIN, 0};
+    *nfds = 2;
+    if (ty__board_enabled(c->board)) {
+        p[(*nfds)++] = (struct pollfd){ty__board_fd(c->board), POLLIN, 0};
+        if (ty__board_waiting(c->board) > 0)
+            timeout = BOARD_LOOK_MS;
+    }
+    if (retry >= 0 && (timeout < 0 || retry < timeout))
+        timeout = (int)retry;
+    return timeout;
 }
 
 static void *
@@ -279,41 +244,27 @@ io_main(void *arg)
     uint64_t n;
 
     for (;;) {
-        zmq_pollitem_t it[3] = {{c->sock, 0, ZMQ_POLLIN, 0},
-                                {NULL, c->wake_fd, ZMQ_POLLIN, 0},
-                                {NULL, -1, ZMQ_POLLIN, 0}};
-        int nit = 2;
-        long timeout = -1;
-        bool stop;
-        int rc;
+        struct pollfd p[3];
+        int nfds, timeout, rc;
 
         pthread_mutex_lock(&c->mu);
-        stop = c->stopping;
-        if (!stop)
-            send_queued(c);
-        if (c->qhead != NULL)
-            it[0].events |= ZMQ_POLLOUT;
-        if (ty__board_enabled(c->board)) {
-            it[nit++].fd = ty__board_fd(c->board);
-            if (ty__board_waiting(c->board) > 0)
-                timeout = BOARD_LOOK_MS;
-        }
-        pthread_mutex_unlock(&c->mu);
-        if (stop)
+        if (c->stopping || c->broken) {
+            pthread_mutex_unlock(&c->mu);
             break;
-        rc = zmq_poll(it, nit, timeout);
+        }
+        timeout = io_prepare(c, p, &nfds);
+        pthread_mutex_unlock(&c->mu);
+        rc = poll(p, (nfds_t)nfds, timeout);
         if (rc < 0 && errno == EINTR)
             continue;
-        if (rc < 0) {
-            mark_broken(c);
-            break;
-        }
-        if (it[1].revents & ZMQ_POLLIN)
+        if (p[1].revents & POLLIN)
             while (read(c->wake_fd, &n, sizeof(n)) < 0 && errno == EINTR)
                 ;
-        if (it[0].revents & ZMQ_POLLIN)
-            receive_all(c);
-        if (nit == 3 && (rc == 0 || (it[2].revents & ZMQ_POLLIN)))
+        pthread_mutex_lock(&c->mu);
+        if (rc < 0 || ty__zmtp_io(c->z, p[0].revents, on_message, c) < 0)
+            set_broken(c);
+        pthread_mutex_unlock(&c->mu);
+        if (nfds == 3 && (rc == 0 || (p[2].revents & POLLIN)))
             board_collect(c);
     }
     return NULL;
@@ -330,32 +281,15 @@ wake(struct ty__conn *c)
 
 /* ---- opening and closing ----------------------------------------------- */
 
-static int
-set_int(void *sock, int opt, int v)
+/* The DEALER's routing id: unique per process and stable while it runs. */
+static void
+routing_id(char *rid, size_t size, int global_index)
 {
-    return zmq_setsockopt(sock, opt, &v, sizeof(v));
-}
-
-static int
-open_socket(struct ty__conn *c, const char *url, int global_index)
-{
-    char rid[64];
     struct timespec ts;
 
     clock_gettime(CLOCK_REALTIME, &ts);
-    snprintf(rid, sizeof(rid), "ty-%d-%x-%lx", global_index, (unsigned)getpid(),
+    snprintf(rid, size, "ty-%d-%x-%lx", global_index, (unsigned)getpid(),
              (unsigned long)ts.tv_nsec ^ (unsigned long)ts.tv_sec);
-    c->ctx = zmq_ctx_new();
-    if (c->ctx == NULL)
-        return -1;
-    c->sock = zmq_socket(c->ctx, ZMQ_DEALER);
-    if (c->sock == NULL ||
-        zmq_setsockopt(c->sock, ZMQ_ROUTING_ID, rid, strlen(rid)) < 0 ||
-        set_int(c->sock, ZMQ_LINGER, 0) < 0 ||
-        set_int(c->sock, ZMQ_SNDHWM, 10000) < 0 ||
-        set_int(c->sock, ZMQ_RCVHWM, 10000) < 0)
-        return -1;
-    return zmq_connect(c->sock, url);
 }
 
 /* Start the I/O thread with every signal blocked: the plan's handlers run
@@ -413,15 +347,22 @@ struct ty__conn *
 ty__conn_open(const char *url, int global_index, char *why, size_t whylen)
 {
     struct ty__conn *c = conn_alloc(url);
+    char rid[64], zwhy[400];
 
     if (c == NULL || c->url == NULL) {
         snprintf(why, whylen, "out of memory");
         return c ? (conn_free(c), NULL) : NULL;
     }
     c->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (c->wake_fd < 0 || open_socket(c, url, global_index) < 0) {
-        snprintf(why, whylen, "cannot connect to %s: %s", url,
-                 c->wake_fd < 0 ? strerror(errno) : zmq_strerror(errno));
+    if (c->wake_fd < 0) {
+        snprintf(why, whylen, "eventfd: %s", strerror(errno));
+        ty__conn_close(&c, 0);
+        return NULL;
+    }
+    routing_id(rid, sizeof(rid), global_index);
+    c->z = ty__zmtp_new(url, rid, zwhy, sizeof(zwhy));
+    if (c->z == NULL) {
+        snprintf(why, whylen, "cannot connect to %s", zwhy);
         ty__conn_close(&c, 0);
         return NULL;
     }
@@ -454,10 +395,7 @@ ty__conn_close(struct ty__conn **pc, int64_t flush_ms)
         wake(c);
         pthread_join(c->io, NULL);
     }
-    if (c->sock != NULL)
-        zmq_close(c->sock);
-    if (c->ctx != NULL)
-        zmq_ctx_term(c->ctx);
+    ty__zmtp_free(&c->z);
     if (c->wake_fd >= 0)
         close(c->wake_fd);
     ty__board_close(&c->board);
@@ -474,6 +412,20 @@ const char *
 ty__conn_url(const struct ty__conn *c)
 {
     return c ? c->url : "";
+}
+
+const char *
+ty__conn_error(struct ty__conn *c)
+{
+    const char *e = "";
+
+    if (c == NULL || c->pid != getpid())
+        return e;
+    pthread_mutex_lock(&c->mu);
+    if (c->broken && c->z != NULL)
+        e = ty__zmtp_error(c->z);
+    pthread_mutex_unlock(&c->mu);
+    return e;
 }
 
 /* ---- the release board ------------------------------------------------- */
@@ -542,17 +494,6 @@ creq_build(struct ty__conn *c, struct ty_wire_req *req, bool async, int *rc)
         req->board = ty__board_reserve(c->board, req->id);
     pthread_mutex_unlock(&c->mu);
     r->id = req->id;
-    r->json = ty__wire_req_encode(req, &r->jlen);
-    if (r->json == NULL) {
-        pthread_mutex_lock(&c->mu);
-        ty__board_forget(c->board, req->id);
-        pthread_mutex_unlock(&c->mu);
-        free(r);
-        return *rc = -EINVAL, NULL;
-    }
-    r->data = req->data;
-    r->len = req->len;
-    r->has_payload = ty__wire_op_has_payload(req->op);
     r->async = async;
     ty__wire_resp_init(&r->resp, r->id);
     return r;
@@ -575,6 +516,9 @@ ty__conn_submit(struct ty__conn *c, struct ty_wire_req *req, bool async,
                 int *rc)
 {
     struct ty__creq *r;
+    char *json;
+    size_t jlen;
+    bool more;
 
     *rc = 0;
     if (!ty__conn_usable(c))
@@ -582,26 +526,38 @@ ty__conn_submit(struct ty__conn *c, struct ty_wire_req *req, bool async,
     r = creq_build(c, req, async, rc);
     if (r == NULL)
         return NULL;
+    json = ty__wire_req_encode(req, &jlen);
     pthread_mutex_lock(&c->mu);
-    if (c->broken || c->stopping || (async && !async_room(c))) {
+    if (json == NULL || c->broken || c->stopping || (async && !async_room(c))) {
         ty__board_forget(c->board, r->id);
         pthread_mutex_unlock(&c->mu);
         creq_free(r);
-        return *rc = async ? -ETIMEDOUT : -ENOTCONN, NULL;
+        free(json);
+        *rc = json == NULL ? -EINVAL : async ? -ETIMEDOUT : -ENOTCONN;
+        return NULL;
     }
-    r->queued = true;
-    if (c->qtail != NULL)
-        c->qtail->qnext = r;
-    else
-        c->qhead = r;
-    c->qtail = r;
     r->next = c->pending;
     if (c->pending != NULL)
         c->pending->prev = r;
     c->pending = r;
     c->nasync += async;
+    if (ty__zmtp_send(c->z, json, jlen, req->data, req->len,
+                      ty__wire_op_has_payload(req->op)) < 0) {
+        ty__board_forget(c->board, r->id);
+        pending_del(c, r);
+        c->nasync -= async;
+        set_broken(c);
+        pthread_mutex_unlock(&c->mu);
+        creq_free(r);
+        free(json);
+        return *rc = -ENOTCONN, NULL;
+    }
+    /* output the socket did not take: the I/O thread writes it */
+    more = ty__zmtp_pending(c->z);
     pthread_mutex_unlock(&c->mu);
-    wake(c);
+    free(json);
+    if (more)
+        wake(c);
     return async ? NULL : r;
 }
 
@@ -622,8 +578,6 @@ ty__conn_wait(struct ty__conn *c, struct ty__creq *r, int64_t deadline_ms,
         }
     } else {
         rc = c->broken ? -ENOTCONN : -ETIMEDOUT;
-        if (r->queued)
-            queue_del(c, r);
         pending_del(c, r);
     }
     pthread_mutex_unlock(&c->mu);
@@ -635,8 +589,6 @@ void
 ty__conn_forget(struct ty__conn *c, struct ty__creq *r)
 {
     pthread_mutex_lock(&c->mu);
-    if (r->queued)
-        queue_del(c, r);
     if (!r->done)
         pending_del(c, r);
     pthread_mutex_unlock(&c->mu);

@@ -2,12 +2,13 @@
  * ty_conn.h — the SDK's connection to the sync service (sdk/ty_conn.c), and
  * what ty_main.c and ty_sync.c share about it. Internal to the SDK.
  *
- * One I/O thread owns the DEALER socket (ZeroMQ sockets are not
- * thread-safe). Callers on any thread submit a request, which the I/O thread
- * sends; responses are matched to requests by id and the caller that waits
- * for one is woken. A request is either waited for (ty__conn_wait, exactly
- * once, or ty__conn_forget) or async (events: nobody waits; ty__conn_flush
- * waits for all of them before the connection closes).
+ * The connection is a ZMTP DEALER over one TCP socket (ty_zmtp.h).
+ * Callers on any thread submit a request, which goes into the socket at
+ * once under the connection's lock; an I/O thread reads the responses,
+ * matches them to requests by id and wakes the caller that waits for one. A
+ * request is either waited for (ty__conn_wait, exactly once, or
+ * ty__conn_forget) or async (events: nobody waits; ty__conn_flush waits for all
+ * of them before the connection closes).
  *
  * After fork() the child has no I/O thread: ty__conn_usable() is false there
  * and every call fails with -ENOTCONN, while the parent's connection goes on
@@ -35,6 +36,8 @@ void ty__conn_close(struct ty__conn **conn, int64_t flush_ms);
  * once the I/O thread failed). */
 bool ty__conn_usable(const struct ty__conn *conn);
 const char *ty__conn_url(const struct ty__conn *conn);
+/* Why the connection is down ("" while it is up, or unknown). */
+const char *ty__conn_error(struct ty__conn *conn);
 
 /* The release board (ty_board.h) in dir, for a connection on the
  * coordinator's host: open it before hello (which then asks for an area
@@ -44,10 +47,10 @@ const char *ty__conn_url(const struct ty__conn *conn);
 bool ty__conn_board_open(struct ty__conn *conn, const char *dir);
 bool ty__conn_board_enable(struct ty__conn *conn, int64_t first);
 
-/* Queue a request (req->id is assigned here). The payload (req->data) is
- * borrowed until the request is answered, forgotten or, for async ones,
- * sent. Returns NULL for async requests and when the request cannot be
- * encoded (then *rc is -EINVAL) or the connection is down (-ENOTCONN). */
+/* Send a request (req->id is assigned here; the payload, req->data, is
+ * copied or written before this returns). Returns NULL for async requests
+ * and when the request cannot be encoded (then *rc is -EINVAL) or the
+ * connection is down (-ENOTCONN). */
 struct ty__creq *ty__conn_submit(struct ty__conn *conn, struct ty_wire_req *req,
                                  bool async, int *rc);
 /* Wait for the answer until deadline_ms (monotonic). Returns 0 with resp

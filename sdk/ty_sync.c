@@ -70,6 +70,10 @@ not_connected(struct ty *ty, const char *what)
                           "TESTYARD_SYNC_URL nor SYNC_SERVICE_HOST is set): "
                           "running standalone",
                           what);
+    if (ty__conn_error(ty->conn)[0] != '\0')
+        return ty__seterr(ty, -ENOTCONN,
+                          "%s: the sync connection to %s is down: %s", what,
+                          ty__conn_url(ty->conn), ty__conn_error(ty->conn));
     return ty__seterr(ty, -ENOTCONN,
                       "%s: the sync connection to %s is not usable here (it "
                       "is down, or this is a forked child of the process "

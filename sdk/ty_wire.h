@@ -27,7 +27,6 @@
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>
-#include <zmq.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -163,28 +162,5 @@ size_t ty__wire_resp_join(int64_t id, const char *mid, size_t midlen,
  * separated by '/', none empty, "." or "..", no control characters or
  * backslashes, not ending in ".tmp", at most TY_WIRE_NAME_MAX bytes. */
 bool ty__wire_name_ok(const char *name);
-
-/* ---- frames on a ZeroMQ socket (libzmq wrapped once: EINTR retried,
- * -1 and errno on failure) ---- */
-
-/* Frames kept per message: routing id, JSON, payload, one to spot extras. */
-#define TY_WIRE_PARTS 4
-
-/* One received message: up to TY_WIRE_PARTS frames; more_parts is set when
- * the message had more (they were read and dropped). */
-struct ty_wire_msg {
-    zmq_msg_t part[TY_WIRE_PARTS];
-    int nparts;
-    bool more_parts;
-};
-
-/* Receive every frame of one message (flags: 0 or ZMQ_DONTWAIT). */
-int ty__wire_recv(void *sock, struct ty_wire_msg *m, int flags);
-void ty__wire_msg_close(struct ty_wire_msg *m);
-/* Send [peer] json [data]: peer only when peer != NULL (a ROUTER), data
- * only when has_payload. flags: 0 or ZMQ_DONTWAIT. */
-int ty__wire_send(void *sock, const void *peer, size_t peerlen,
-                  const char *json, size_t jlen, const void *data, size_t len,
-                  bool has_payload, int flags);
 
 #endif

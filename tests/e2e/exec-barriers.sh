@@ -68,4 +68,25 @@ check "the whole run took well under its 2 min deadline (${took_ms} ms)" \
     [ "$took_ms" -lt 30000 ]
 [ "$rc" = 1 ] || show_log crashmid
 
+# TESTYARD_RELEASE_BOARD=0: every release is a message, and the run is the
+# same otherwise.
+f=$(composition noboard <<'EOF2'
+metadata: {name: no-board}
+global:
+  plan: placebo
+  case: barrier
+  runner: local:exec
+  run: {test_params: {rounds: 3}}
+groups:
+  - id: g
+    instances: {count: 10}
+EOF2
+)
+rc=$(TESTYARD_RELEASE_BOARD=0 run_comp noboard "$f")
+check_eq "without the release board: exit 0" "$rc" 0
+check_eq "3 releases of 9 waiters, none on the board" \
+    "$(jq -s '[.[] | select(.result == "released" and .waiters == 9 and
+        .on_board == 0)] | length' "$RUNS/noboard/barriers.jsonl" 2>/dev/null)" 3
+[ "$rc" = 0 ] || show_log noboard
+
 finish

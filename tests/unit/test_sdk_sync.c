@@ -6,10 +6,9 @@
  * ty_main end to end (this program re-runs itself as a plan with
  * "--plan": ok, fail, unknown case, crash).
  */
-#include "syncsvc.h"
+#include "sdk_fixture.h"
 #include "th.h"
 #include "ty_board.h"
-#include "ty_internal.h"
 #include "util.h"
 
 #include <errno.h>
@@ -23,208 +22,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#define RUN "run-sdk"
-
-static struct {
-    struct syncsvc *svc;
-    pthread_t th;
-    pthread_mutex_t mu;
-    bool stop;
-    int exit_inst;
-    char *exit_how;
-    char dir[512];
-    char board[600];  /* the release board's folder */
-    char types[1024]; /* event types seen, comma-separated */
-    char error[1024]; /* the last failure event's error */
-    int hellos;
-} S;
-
-/* ---- the service on its own thread ------------------------------------- */
-
-static void
-on_event(void *arg, int inst, const cJSON *ev)
-{
-    const cJSON *err = cJSON_GetObjectItem(ev, "error");
-    size_t n = strlen(S.types);
-
-    (void)arg;
-    (void)inst;
-    snprintf(S.types + n, sizeof(S.types) - n, "%s,",
-             cJSON_GetObjectItem(ev, "type")->valuestring);
-    if (cJSON_IsString(err))
-        snprintf(S.error, sizeof(S.error), "%s", err->valuestring);
-}
-
-static void
-on_hello(void *arg, int inst)
-{
-    (void)arg;
-    (void)inst;
-    S.hellos++;
-}
-
-static const struct syncsvc_observer observer = {.on_event = on_event,
-                                                 .on_hello = on_hello};
-
-static void *
-svc_loop(void *arg)
-{
-    struct err err;
-
-    (void)arg;
-    for (;;) {
-        zmq_pollitem_t it = {syncsvc_socket(S.svc), 0, ZMQ_POLLIN, 0};
-        int64_t next = syncsvc_next_deadline_ms(S.svc);
-
-        zmq_poll(&it, 1, 5);
-        pthread_mutex_lock(&S.mu);
-        if (S.stop) {
-            pthread_mutex_unlock(&S.mu);
-            return NULL;
-        }
-        syncsvc_handle(S.svc, &err);
-        if (next >= 0 && next <= now_mono_ns() / 1000000)
-            syncsvc_tick(S.svc);
-        if (S.exit_how != NULL) {
-            syncsvc_instance_exited(S.svc, S.exit_inst, S.exit_how);
-            free(S.exit_how);
-            S.exit_how = NULL;
-        }
-        pthread_mutex_unlock(&S.mu);
-    }
-}
-
-static void
-svc_start(int n)
-{
-    struct syncsvc_instance *inst = xcalloc((size_t)n, sizeof(*inst));
-    char **dirs = xcalloc((size_t)n, sizeof(char *));
-    struct syncsvc_config cfg = {0};
-    struct err err = {0};
-
-    memset(&S, 0, sizeof(S));
-    pthread_mutex_init(&S.mu, NULL);
-    snprintf(S.dir, sizeof(S.dir), "%s", th_tmpdir());
-    snprintf(S.board, sizeof(S.board), "%s/.sync", S.dir);
-    for (int i = 0; i < n; i++) {
-        dirs[i] = xasprintf("%s/g/%d", S.dir, i);
-        inst[i] = (struct syncsvc_instance){"g", i, dirs[i]};
-    }
-    cfg.board_dir = S.board;
-    cfg.run_id = RUN;
-    cfg.run_dir = S.dir;
-    cfg.bind = "tcp://127.0.0.1:0";
-    cfg.instances = inst;
-    cfg.ninstances = (size_t)n;
-    cfg.observer = &observer;
-    S.svc = syncsvc_new(&cfg, &err);
-    for (int i = 0; i < n; i++)
-        free(dirs[i]);
-    free(dirs);
-    free(inst);
-    if (S.svc == NULL)
-        th_fail(__FILE__, __LINE__, "syncsvc_new: %s", err.msg);
-    if (S.svc == NULL)
-        th_skip("no service");
-    pthread_create(&S.th, NULL, svc_loop, NULL);
-}
-
-static void
-svc_stop(void)
-{
-    pthread_mutex_lock(&S.mu);
-    S.stop = true;
-    pthread_mutex_unlock(&S.mu);
-    pthread_join(S.th, NULL);
-    syncsvc_destroy(&S.svc);
-    free(S.exit_how);
-}
-
-/* The waiters answered on the release board, summed over barriers.jsonl. */
-static int64_t
-on_board(void)
-{
-    cleanup_free char *path = path_join(S.dir, "barriers.jsonl");
-    cleanup_free char *log = file_read(path, 1u << 20, NULL, &(struct err){0});
-    int64_t sum = 0;
-
-    for (char *p = log; p != NULL && (p = strstr(p, "\"on_board\":")); p++)
-        sum += strtoll(p + 11, NULL, 10);
-    return sum;
-}
-
-static void
-svc_exit_instance(int i, const char *how)
-{
-    pthread_mutex_lock(&S.mu);
-    S.exit_inst = i;
-    S.exit_how = xstrdup(how);
-    pthread_mutex_unlock(&S.mu);
-}
-
-static void
-set_env(int i, int n)
-{
-    char buf[64];
-
-    setenv("TEST_RUN", RUN, 1);
-    setenv("TEST_PLAN", "sdkplan", 1);
-    setenv("TEST_GROUP_ID", "g", 1);
-    snprintf(buf, sizeof(buf), "%d", i);
-    setenv("TESTYARD_GROUP_INDEX", buf, 1);
-    setenv("TESTYARD_GLOBAL_INDEX", buf, 1);
-    snprintf(buf, sizeof(buf), "%d", n);
-    setenv("TEST_INSTANCE_COUNT", buf, 1);
-    setenv("TESTYARD_SYNC_URL", syncsvc_endpoint(S.svc), 1);
-    setenv("TESTYARD_SYNC_BOARD", S.board[0] ? S.board : "/nonexistent", 1);
-    setenv("TEST_OUTPUTS_PATH", S.dir, 1);
-    unsetenv("TESTYARD_DEADLINE_MS");
-    unsetenv("TESTYARD_PARAMS");
-    unsetenv("TEST_INSTANCE_PARAMS");
-    unsetenv("SYNC_SERVICE_HOST");
-}
-
-/* A connected handle for instance i of n. */
-static struct ty *
-handle(int i, int n)
-{
-    char why[256];
-    struct ty *ty;
-    int rc;
-
-    set_env(i, n);
-    ty = ty__new_from_env(why, sizeof(why));
-    CHECK_MSG(ty != NULL, "%s", why);
-    if (ty == NULL)
-        th_skip("no handle");
-    rc = ty__sync_connect(ty);
-    CHECK_MSG(rc == 0, "connect: %d %s", rc, ty_errmsg(ty));
-    return ty;
-}
-
 /* ---- barriers ---------------------------------------------------------- */
-
-struct wait_arg {
-    struct ty *ty;
-    const char *state;
-    int64_t target;
-    int64_t timeout_ms;
-    int64_t rc;
-    int64_t elapsed_ms;
-    char msg[512];
-};
-
-static void *
-wait_thread(void *p)
-{
-    struct wait_arg *a = p;
-    int64_t t0 = ty__now_ms();
-
-    a->rc = ty_signal_and_wait(a->ty, a->state, a->target, a->timeout_ms);
-    a->elapsed_ms = ty__now_ms() - t0;
-    snprintf(a->msg, sizeof(a->msg), "%s", ty_errmsg(a->ty));
-    return NULL;
-}
 
 static void
 t_barrier_threads(void)
@@ -259,55 +57,6 @@ t_barrier_threads(void)
     svc_stop();
     /* all but the last to signal were answered on the release board */
     CHECK_EQ_INT(on_board(), N - 1);
-}
-
-/* More waits at once on one handle than it has board slots: the rest
- * are answered by message, and every one completes. Without a usable
- * board everything goes by message. */
-static void
-t_barrier_board_slots(void)
-{
-    enum { W = TY_BOARD_AREA + 2 };
-    struct ty *ty, *other;
-    struct wait_arg a[W];
-    pthread_t th[W];
-    char states[W][16];
-
-    svc_start(2);
-    ty = handle(0, 2);
-    other = handle(1, 2);
-    for (int i = 0; i < W; i++) {
-        snprintf(states[i], sizeof(states[i]), "s%d", i);
-        a[i] = (struct wait_arg){ty, states[i], 2, 10000, 0, 0, ""};
-        pthread_create(&th[i], NULL, wait_thread, &a[i]);
-    }
-    usleep(300 * 1000); /* every wait parked at the coordinator */
-    for (int i = 0; i < W; i++)
-        CHECK_EQ_INT(ty_signal_entry(other, states[i]), 2);
-    for (int i = 0; i < W; i++) {
-        pthread_join(th[i], NULL);
-        CHECK_MSG(a[i].rc == 1, "%s: %lld %s", states[i], (long long)a[i].rc,
-                  a[i].msg);
-    }
-    ty__destroy(&ty);
-    ty__destroy(&other);
-    svc_stop();
-    CHECK_EQ_INT(on_board(), TY_BOARD_AREA);
-
-    svc_start(2);
-    S.board[0] = '\0'; /* the instances do not find the board */
-    ty = handle(0, 2);
-    other = handle(1, 2);
-    a[0] = (struct wait_arg){ty, "x", 2, 10000, 0, 0, ""};
-    pthread_create(&th[0], NULL, wait_thread, &a[0]);
-    usleep(100 * 1000);
-    CHECK_EQ_INT(ty_signal_and_wait(other, "x", 2, 10000), 2);
-    pthread_join(th[0], NULL);
-    CHECK_EQ_INT(a[0].rc, 1);
-    ty__destroy(&ty);
-    ty__destroy(&other);
-    svc_stop();
-    CHECK_EQ_INT(on_board(), TY_BOARD_AREA); /* none more */
 }
 
 static void
@@ -350,49 +99,6 @@ t_barrier_fails_on_exit(void)
     }
     for (int i = 0; i < 2; i++)
         ty__destroy(&ty[i]);
-    svc_stop();
-}
-
-static void
-t_hello_rejected(void)
-{
-    char why[256];
-    struct ty *ty;
-
-    svc_start(1);
-    set_env(0, 1);
-    setenv("TEST_RUN", "some-other-run", 1);
-    ty = ty__new_from_env(why, sizeof(why));
-    CHECK_EQ_INT(ty__sync_connect(ty), -EACCES);
-    CHECK_CONTAINS(ty_errmsg(ty), "unknown run \"some-other-run\"");
-    CHECK(ty->conn == NULL);
-    CHECK_EQ_INT(ty_signal_entry(ty, "s"), -ENOTCONN);
-    ty__destroy(&ty);
-    svc_stop();
-}
-
-/* Nobody listens: hello gives up at the run's deadline. */
-static void
-t_no_coordinator(void)
-{
-    char why[256], buf[64];
-    struct timespec now;
-    struct ty *ty;
-    int64_t t0;
-
-    svc_start(1);
-    set_env(0, 1);
-    setenv("TESTYARD_SYNC_URL", "tcp://127.0.0.1:1", 1);
-    clock_gettime(CLOCK_REALTIME, &now);
-    snprintf(buf, sizeof(buf), "%lld",
-             (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000 + 500);
-    setenv("TESTYARD_DEADLINE_MS", buf, 1);
-    ty = ty__new_from_env(why, sizeof(why));
-    t0 = ty__now_ms();
-    CHECK_EQ_INT(ty__sync_connect(ty), -ETIMEDOUT);
-    CHECK(ty__now_ms() - t0 < 3000);
-    CHECK_CONTAINS(ty_errmsg(ty), "no answer from the coordinator");
-    ty__destroy(&ty);
     svc_stop();
 }
 
@@ -781,11 +487,8 @@ t_main_crash(void)
 
 static const struct th_case cases[] = {
     {"barrier_threads", t_barrier_threads},
-    {"barrier_board_slots", t_barrier_board_slots},
     {"barrier_timeout", t_barrier_timeout},
     {"barrier_fails_on_exit", t_barrier_fails_on_exit},
-    {"hello_rejected", t_hello_rejected},
-    {"no_coordinator", t_no_coordinator},
     {"pubsub", t_pubsub},
     {"one_handle_many_threads", t_one_handle_many_threads},
     {"outputs", t_outputs},

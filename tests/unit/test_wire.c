@@ -7,6 +7,7 @@
  */
 #include "th.h"
 #include "ty_wire.h"
+#include "wire_zmq.h"
 
 #include <errno.h>
 #include <stdlib.h>
