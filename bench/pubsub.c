@@ -7,7 +7,8 @@
  *             again from `next` as each answer arrives (what ty_sub_next
  *             does). Every client speaks ZMTP itself over a plain socket
  *             (lib/zmtp.c), as lean as the Redis clients
- *   testyard-zmq  the same with a libzmq DEALER per client, as the SDK
+ *   testyard-zmq  the same with a libzmq DEALER per client, as a plan
+ *             using a ZeroMQ binding would (the C SDK speaks ZMTP itself)
  *   redis     Redis pub/sub: N connections SUBSCRIBE a channel, the
  *             publisher PUBLISHes on its own connection
  *
