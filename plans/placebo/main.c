@@ -11,9 +11,10 @@
  *   oom      allocates and touches alloc_step at a time until killed,
  *            taking a heap snapshot every snapshot_every bytes (at most
  *            max_snapshots of them) on the way
- *   barrier  rounds × signal-and-wait on "round-<n>" by every instance;
- *            with crash_at_round > 0 the instance crash_instance dies at
- *            the start of that round instead of signalling
+ *   barrier  rounds × signal-and-wait on "round-<n>" by every instance,
+ *            each round after round_time of (sleeping) work; with
+ *            crash_at_round > 0 the instance crash_instance dies at the
+ *            start of that round instead of signalling
  */
 #include <testyard.h>
 
@@ -136,15 +137,20 @@ crash_here(struct ty *ty, int64_t round)
 static int
 run_barrier(struct ty *ty)
 {
-    int64_t rounds = 3;
+    int64_t rounds = 3, work_ns = 0;
     int n = ty_instance_count(ty);
 
     if (ty_param_has(ty, "rounds") && ty_param_int(ty, "rounds", &rounds) < 0)
         return ty_fail(ty, "rounds: %s", ty_errmsg(ty));
+    if (ty_param_has(ty, "round_time") &&
+        ty_param_duration(ty, "round_time", &work_ns) < 0)
+        return ty_fail(ty, "round_time: %s", ty_errmsg(ty));
     for (int64_t r = 1; r <= rounds; r++) {
         char state[32];
         int64_t seq;
 
+        if (work_ns > 0)
+            sleep_ns(work_ns);
         if (crash_here(ty, r))
             run_crash(ty);
         snprintf(state, sizeof(state), "round-%lld", (long long)r);
