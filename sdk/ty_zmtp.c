@@ -193,8 +193,8 @@ start_connect(struct ty__zmtp *z)
 {
     int one = 1;
 
-    z->fd = socket(z->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-                   0);
+    z->fd = socket(z->addr.ss_family,
+                   SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (z->fd < 0) {
         z->fd = -1;
         broken(z, "socket: %s", strerror(errno));
@@ -346,8 +346,8 @@ static int
 flush(struct ty__zmtp *z)
 {
     while (zb_used(&z->out) > 0) {
-        ssize_t n = send(z->fd, z->out.p + z->out.off, zb_used(&z->out),
-                         MSG_NOSIGNAL);
+        ssize_t n =
+            send(z->fd, z->out.p + z->out.off, zb_used(&z->out), MSG_NOSIGNAL);
 
         if (n < 0 && errno == EINTR)
             continue;

@@ -52,8 +52,7 @@ int ty__zmtp_send(struct ty__zmtp *z, const void *json, size_t jlen,
  * connecting, write, read; fn gets the first frame of each message that
  * arrived. 0, or -1 once the connection is broken. */
 int ty__zmtp_io(struct ty__zmtp *z, short revents,
-                void (*fn)(void *arg, const char *data, size_t len),
-                void *arg);
+                void (*fn)(void *arg, const char *data, size_t len), void *arg);
 const char *ty__zmtp_error(const struct ty__zmtp *z);
 
 #endif

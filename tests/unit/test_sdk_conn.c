@@ -253,7 +253,6 @@ t_no_coordinator(void)
     svc_stop();
 }
 
-
 static const struct th_case cases[] = {
     {"coordinator_late", t_coordinator_late},
     {"coordinator_gone", t_coordinator_gone},
