@@ -1,13 +1,11 @@
 /*
- * zmtp.h — just enough of ZMTP 3.0 (the ZeroMQ wire protocol, rfc.zeromq.org
- * spec 23) for a benchmark client to be a DEALER without libzmq: a plain
- * non-blocking TCP socket that the caller waits on with its own epoll, the
- * greeting and the NULL mechanism's READY handshake, and single-frame
- * messages. On the wire it is what a libzmq DEALER sends, so the server
- * cannot tell the difference; what it saves is libzmq's per-socket
- * machinery on the client side (an I/O thread hand-off and a mailbox per
- * socket), which in the barrier benchmark is paid a thousand times per
- * round by one process.
+ * zmtp.h — a ZMTP 3.0 DEALER for the benchmarks' clients, without libzmq:
+ * the SDK's own (sdk/ty_zmtp.c) over a plain socket that the caller waits
+ * on with its own epoll. On the wire it is what a libzmq DEALER sends, so
+ * the server cannot tell the difference; what it saves is libzmq's
+ * per-socket machinery on the client side (an I/O thread hand-off and a
+ * mailbox per socket), which in the barrier benchmark is paid a thousand
+ * times per round by one process.
  *
  * Everything a peer can get wrong ends the benchmark with a message: a
  * benchmark has no one to return an error to.
@@ -24,24 +22,23 @@
 
 struct zmtp_conn;
 
-/* Connect to endpoint ("tcp://127.0.0.1:<port>"; blocking connect, then
- * non-blocking) and queue the greeting and a READY that names the socket a
- * DEALER with routing id rid. Nothing is written until zmtp_flush. */
+/* Connect to endpoint ("tcp://127.0.0.1:<port>") as a DEALER with routing
+ * id rid and wait for the handshake. */
 struct zmtp_conn *zmtp_open(const char *endpoint, const char *rid);
 void zmtp_close(struct zmtp_conn **c);
 int zmtp_fd(const struct zmtp_conn *c);
 /* Whether the server's greeting and READY have arrived (and were right). */
 bool zmtp_ready(const struct zmtp_conn *c);
 
-/* Queue a message of one frame. Until the server's READY has arrived it
- * is held back; zmtp_read writes it once the handshake completes. */
+/* Send a message of one frame: into the socket at once, or queued behind
+ * what is waiting (zmtp_flush). */
 void zmtp_send(struct zmtp_conn *c, const void *data, size_t len);
 /* Write what is queued; returns 0 when all of it went out, 1 when some is
  * left (wait for EPOLLOUT), -1 on error. */
 int zmtp_flush(struct zmtp_conn *c);
-/* Read what the socket has, finish the handshake, and call fn for each
- * frame of each message (more: another frame of the same message follows).
- * Returns the number of frames, or -1 when the peer closed or failed. */
+/* Read what the socket has and call fn for the first frame of each
+ * message (more is always false: further frames are dropped). Returns the
+ * number of messages, or -1 when the peer closed or failed. */
 int zmtp_read(struct zmtp_conn *c,
               void (*fn)(void *arg, const char *data, size_t len, bool more),
               void *arg);

@@ -27,13 +27,13 @@
 
 struct peer {
     int lfd, port;
-    bool slow;          /* read in small pieces with pauses */
-    bool not_zmtp;      /* answer with something else */
-    char rid[64];       /* the Identity the client sent */
-    int got;            /* messages read and checked */
-    bool bad;           /* something was not as sent */
+    bool slow;     /* read in small pieces with pauses */
+    bool not_zmtp; /* answer with something else */
+    char rid[64];  /* the Identity the client sent */
+    int got;       /* messages read and checked */
+    bool bad;      /* something was not as sent */
     char why[256];
-    int answers;        /* messages to send back once all are read */
+    int answers; /* messages to send back once all are read */
 };
 
 static int
@@ -114,8 +114,7 @@ write_frame(int fd, unsigned flags, const void *data, size_t len)
         h[0] = (unsigned char)flags;
         h[1] = (unsigned char)len;
     }
-    if (write(fd, h, hl) != (ssize_t)hl ||
-        write(fd, data, len) != (ssize_t)len)
+    if (write(fd, h, hl) != (ssize_t)hl || write(fd, data, len) != (ssize_t)len)
         (void)0;
 }
 
@@ -123,11 +122,10 @@ static void
 greet(int fd)
 {
     static const unsigned char ready[] = {
-        5,   'R', 'E', 'A', 'D', 'Y', 11,  'S', 'o', 'c', 'k', 'e', 't',
-        '-', 'T', 'y', 'p', 'e', 0,   0,   0,   6,   'R', 'O', 'U', 'T',
-        'E', 'R'};
-    unsigned char g[64] = {0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0x7f, 3, 0,
-                           'N',  'U', 'L', 'L'};
+        5,   'R', 'E', 'A', 'D', 'Y', 11, 'S', 'o', 'c', 'k', 'e', 't', '-',
+        'T', 'y', 'p', 'e', 0,   0,   0,  6,   'R', 'O', 'U', 'T', 'E', 'R'};
+    unsigned char g[64] = {0xff, 0,    0, 0, 0,   0,   0,   0,
+                           0,    0x7f, 3, 0, 'N', 'U', 'L', 'L'};
 
     g[32] = 1; /* as-server */
     if (write(fd, g, sizeof(g)) != (ssize_t)sizeof(g))
@@ -247,8 +245,9 @@ peer_main(void *arg)
     if (fd < 0)
         return NULL;
     if (p->not_zmtp) {
-        if (write(fd, "SSH-2.0-OpenSSH\r\n                                  "
-                      "                              ",
+        if (write(fd,
+                  "SSH-2.0-OpenSSH\r\n                                  "
+                  "                              ",
                   80) < 0)
             (void)0;
         usleep(300 * 1000);
@@ -281,8 +280,8 @@ on_msg(void *arg, const char *data, size_t len)
 
 /* Poll and drive z until done(arg) or ms pass; the last ty__zmtp_io. */
 static int
-drive(struct ty__zmtp *z, struct got *g, bool (*done)(struct ty__zmtp *, struct got *),
-      int ms)
+drive(struct ty__zmtp *z, struct got *g,
+      bool (*done)(struct ty__zmtp *, struct got *), int ms)
 {
     int rc = 0;
 
@@ -479,9 +478,9 @@ t_bad_urls(void)
 }
 
 static const struct th_case cases[] = {
-    {"exchange", t_exchange},     {"slow_reader", t_slow_reader},
-    {"not_zmtp", t_not_zmtp},     {"listen_late", t_listen_late},
-    {"bad_urls", t_bad_urls},     {NULL, NULL},
+    {"exchange", t_exchange}, {"slow_reader", t_slow_reader},
+    {"not_zmtp", t_not_zmtp}, {"listen_late", t_listen_late},
+    {"bad_urls", t_bad_urls}, {NULL, NULL},
 };
 
 int
