@@ -53,6 +53,8 @@ struct dk_inst {
     bool dead;       /* `die` seen and reported */
     bool oom;        /* `oom` seen */
     bool logs_done;
+    bool exit_held; /* `die` came before the start was reported */
+    struct backend_event exit_ev;
     char *cgdir; /* memory cgroup, from the pid at start */
     enum ty__cgver cgver;
     int64_t peak; /* highest usage read by this backend, -1 */
@@ -203,7 +205,17 @@ on_die(struct dk_backend *k, int index)
     }
     fill_exit(&ev, &st, oom);
     ev.peak_bytes = peak;
-    push_event(k, &ev);
+    /* A container that ends at once can die before its worker has
+     * reported the start; the exit then waits for it (start_index), so
+     * the orchestrator always hears of a start before the end. */
+    pthread_mutex_lock(&k->lock);
+    if (di->started) {
+        push_event(k, &ev);
+    } else {
+        di->exit_ev = ev;
+        di->exit_held = true;
+    }
+    pthread_mutex_unlock(&k->lock);
     copy_logs(k, di);
 }
 
@@ -432,8 +444,12 @@ start_index(struct dk_backend *k, size_t i)
     if (di->pid > 0)
         di->cgdir = ty__cgroup_memory_dir(di->pid, &di->cgver);
     di->started = true;
+    push_simple(k, BACKEND_STARTED, (int)i, NULL); /* before any exit */
+    if (di->exit_held) {
+        di->exit_held = false;
+        push_event(k, &di->exit_ev);
+    }
     pthread_mutex_unlock(&k->lock);
-    push_simple(k, BACKEND_STARTED, (int)i, NULL);
 }
 
 static void *
