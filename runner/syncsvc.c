@@ -515,6 +515,29 @@ open_log(struct syncsvc *svc, const char *run_dir, struct err *err)
     return 0;
 }
 
+/* The index of group id in svc->groups, added when new. */
+static int
+group_index_of(struct syncsvc *svc, const char *group)
+{
+    size_t cap = svc->ngroups;
+
+    for (size_t g = 0; g < svc->ngroups; g++)
+        if (strcmp(svc->groups[g], group) == 0)
+            return (int)g;
+    xgrow(&svc->groups, &cap, svc->ngroups + 1, sizeof(*svc->groups));
+    svc->groups[svc->ngroups] = xstrdup(group);
+    return (int)svc->ngroups++;
+}
+
+int
+svc_group_find(const struct syncsvc *svc, const char *group)
+{
+    for (size_t g = 0; g < svc->ngroups; g++)
+        if (strcmp(svc->groups[g], group) == 0)
+            return (int)g;
+    return -1;
+}
+
 static int
 copy_instances(struct syncsvc *svc, const struct syncsvc_config *cfg,
                struct err *err)
@@ -532,6 +555,7 @@ copy_instances(struct syncsvc *svc, const struct syncsvc_config *cfg,
                            "output folder",
                            i);
         svc->inst[i].group = xstrdup(ci->group);
+        svc->inst[i].gidx = group_index_of(svc, ci->group);
         svc->inst[i].group_index = ci->group_index;
         svc->inst[i].outdir = xstrdup(ci->outdir);
         svc->inst[i].alive = true;
@@ -610,6 +634,9 @@ syncsvc_destroy(struct syncsvc **psvc)
         free(svc->inst[i].outdir);
         free(svc->inst[i].how);
     }
+    for (size_t g = 0; g < svc->ngroups; g++)
+        free(svc->groups[g]);
+    free(svc->groups);
     if (svc->log_fd >= 0)
         close(svc->log_fd);
     svc_board_close(svc);

@@ -34,8 +34,13 @@ state_get(struct syncsvc *svc, const char *name)
     st = xcalloc(1, sizeof(*st));
     st->name = xstrdup(name);
     st->signalled = xcalloc(svc->words ? svc->words : 1, sizeof(uint64_t));
-    for (size_t w = 0; w < svc->words; w++)
-        st->pending += __builtin_popcountll(svc->alive[w]);
+    st->gpending = xcalloc(svc->ngroups ? svc->ngroups : 1, sizeof(int64_t));
+    for (size_t i = 0; i < svc->ninst; i++) {
+        if (!svc->inst[i].alive)
+            continue;
+        st->pending++;
+        st->gpending[svc->inst[i].gidx]++;
+    }
     svc_map_put(&svc->states, name, len, st);
     return st;
 }
@@ -46,23 +51,26 @@ has_signalled(const struct svc_state *st, int inst)
     return (st->signalled[inst / 64] >> (inst % 64)) & 1;
 }
 
-/* Signals so far plus one from each live instance yet to signal. */
+/* Signals so far plus one from each live instance yet to signal — of
+ * group scope when scope >= 0, else of the whole run. */
 static int64_t
-reachable(const struct svc_state *st)
+reachable(const struct svc_state *st, int scope)
 {
-    return st->count + st->pending;
+    return st->count + (scope >= 0 ? st->gpending[scope] : st->pending);
 }
 
-/* The first instance that ended without signalling, or -1; *more gets how
- * many others did too. */
+/* The first instance (of group scope, when >= 0) that ended without
+ * signalling, or -1; *more gets how many others did too. */
 static int
-first_lost(const struct syncsvc *svc, const struct svc_state *st, int *more)
+first_lost(const struct syncsvc *svc, const struct svc_state *st, int scope,
+           int *more)
 {
     int first = -1;
 
     *more = 0;
     for (size_t i = 0; i < svc->ninst; i++) {
-        if (svc->inst[i].alive || has_signalled(st, (int)i))
+        if (svc->inst[i].alive || has_signalled(st, (int)i) ||
+            (scope >= 0 && svc->inst[i].gidx != scope))
             continue;
         if (first < 0)
             first = (int)i;
@@ -246,54 +254,61 @@ release_reached(struct syncsvc *svc, struct svc_state *st)
 static int64_t
 signal_state(struct syncsvc *svc, struct svc_state *st, int inst)
 {
-    if (!has_signalled(st, inst) && svc->inst[inst].alive)
+    if (!has_signalled(st, inst) && svc->inst[inst].alive) {
         st->pending--;
+        st->gpending[svc->inst[inst].gidx]--;
+    }
     st->signalled[inst / 64] |= 1ULL << (inst % 64);
     return ++st->count;
 }
 
-/* Whether (st, target) is out of reach; if so, why goes in msg. The lost
- * instance named is `lost` when >= 0, else the first one found. */
+/* Whether barrier (st, target, scope) is out of reach; if so, why goes
+ * in msg. The lost instance named is `lost` when >= 0, else the first one
+ * found. */
 static bool
 out_of_reach(const struct syncsvc *svc, const struct svc_state *st,
-             int64_t target, int lost, char *msg, size_t size)
+             int64_t target, int scope, int lost, char *msg, size_t size)
 {
-    int64_t can = reachable(st);
+    int64_t can = reachable(st, scope);
     int more = 0;
-    char name[300];
+    char name[300], in[300] = "";
 
     if (can >= target)
         return false;
+    if (scope >= 0)
+        snprintf(in, sizeof(in), " in group %s", svc->groups[scope]);
     if (lost < 0)
-        lost = first_lost(svc, st, &more);
+        lost = first_lost(svc, st, scope, &more);
     if (lost < 0) {
         snprintf(msg, size,
-                 "barrier \"%s\" can never reach %lld: %lld signalled and "
-                 "the run has %zu instances",
-                 st->name, (long long)target, (long long)st->count, svc->ninst);
+                 "barrier \"%s\"%s can never reach %lld: %lld signalled and "
+                 "%lld instances could still signal",
+                 st->name, in, (long long)target, (long long)st->count,
+                 (long long)(can - st->count));
         return true;
     }
     svc_inst_name(svc, lost, name, sizeof(name));
     snprintf(msg, size,
-             "%s %s%s: barrier \"%s\" can no longer reach %lld (%lld "
+             "%s %s%s: barrier \"%s\"%s can no longer reach %lld (%lld "
              "signalled, at most %lld more)",
              name, svc->inst[lost].how, more ? " (and others ended)" : "",
-             st->name, (long long)target, (long long)st->count,
+             st->name, in, (long long)target, (long long)st->count,
              (long long)(can - st->count));
     return true;
 }
 
 static struct svc_barrier *
-barrier_get(struct svc_state *st, int64_t target)
+barrier_get(struct svc_state *st, int64_t target, int scope)
 {
     struct svc_barrier *b;
 
     for (b = st->barriers; b != NULL; b = b->next)
-        if (b->target == target)
+        if (b->target == target && b->scope == scope)
             return b;
     b = xcalloc(1, sizeof(*b));
     b->state = st;
     b->target = target;
+    b->scope = scope;
     b->next = st->barriers;
     st->barriers = b;
     return b;
@@ -301,7 +316,8 @@ barrier_get(struct svc_state *st, int64_t target)
 
 static void
 wait_common(struct syncsvc *svc, const struct svc_ctx *c,
-            const struct ty_wire_req *req, struct svc_state *st, int64_t seq)
+            const struct ty_wire_req *req, struct svc_state *st, int64_t seq,
+            int scope)
 {
     struct ty_wire_resp r;
     struct svc_waiter *w;
@@ -315,7 +331,7 @@ wait_common(struct syncsvc *svc, const struct svc_ctx *c,
         svc_reply(svc, &c->peer, &r);
         return;
     }
-    if (out_of_reach(svc, st, req->target, -1, msg, sizeof(msg))) {
+    if (out_of_reach(svc, st, req->target, scope, -1, msg, sizeof(msg))) {
         log_line(svc, st, req->target, "failed", msg, -1, -1);
         r.status = TY_WIRE_FAILED;
         r.error = msg;
@@ -325,7 +341,7 @@ wait_common(struct syncsvc *svc, const struct svc_ctx *c,
     w = svc_waiter_new(svc, c, req->id, req->timeout_ms, SVC_T_BARRIER);
     if (w == NULL)
         return;
-    b = barrier_get(st, req->target);
+    b = barrier_get(st, req->target, scope);
     w->seq = seq;
     w->board = req->board;
     w->barrier = b;
@@ -362,12 +378,32 @@ board_slot_ok(struct syncsvc *svc, const struct svc_ctx *c,
     return false;
 }
 
+/* The group a barrier is scoped to (-1: none); -2, with an answer sent,
+ * when the run has no such group. */
+static int
+scope_of(struct syncsvc *svc, const struct svc_ctx *c,
+         const struct ty_wire_req *req)
+{
+    int g;
+
+    if (req->group == NULL)
+        return -1;
+    g = svc_group_find(svc, req->group);
+    if (g < 0)
+        svc_reply_status(svc, &c->peer, req->id, TY_WIRE_INVALID,
+                         "\"group\": the run has no group \"%s\"", req->group);
+    return g < 0 ? -2 : g;
+}
+
 void
 svc_op_barrier(struct syncsvc *svc, const struct svc_ctx *c,
                const struct ty_wire_req *req)
 {
-    if (board_slot_ok(svc, c, req))
-        wait_common(svc, c, req, state_get(svc, req->state), -1);
+    int scope;
+
+    if (!board_slot_ok(svc, c, req) || (scope = scope_of(svc, c, req)) == -2)
+        return;
+    wait_common(svc, c, req, state_get(svc, req->state), -1, scope);
 }
 
 void
@@ -376,14 +412,14 @@ svc_op_signal_wait(struct syncsvc *svc, const struct svc_ctx *c,
 {
     struct svc_state *st;
     int64_t seq;
+    int scope;
 
-    if (!board_slot_ok(svc, c, req))
+    if (!board_slot_ok(svc, c, req) || (scope = scope_of(svc, c, req)) == -2)
         return;
     st = state_get(svc, req->state);
     seq = signal_state(svc, st, c->inst);
-
     release_reached(svc, st);
-    wait_common(svc, c, req, st, seq);
+    wait_common(svc, c, req, st, seq, scope);
 }
 
 void
@@ -424,9 +460,13 @@ exited_state(void *value, void *arg)
     if (has_signalled(st, ew->inst))
         return;
     st->pending--; /* it will never signal now */
+    st->gpending[ew->svc->inst[ew->inst].gidx]--;
     for (; b != NULL; b = next) {
         next = b->next;
-        if (out_of_reach(ew->svc, st, b->target, ew->inst, msg, sizeof(msg)))
+        if (b->scope >= 0 && b->scope != ew->svc->inst[ew->inst].gidx)
+            continue; /* not one of its participants */
+        if (out_of_reach(ew->svc, st, b->target, b->scope, ew->inst, msg,
+                         sizeof(msg)))
             barrier_finish(ew->svc, b, TY_WIRE_FAILED, msg);
     }
 }
@@ -481,6 +521,7 @@ svc_state_free(void *value)
     }
     free(st->released);
     free(st->signalled);
+    free(st->gpending);
     free(st->name);
     free(st);
 }

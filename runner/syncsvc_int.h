@@ -98,6 +98,7 @@ struct svc_upload;
 
 struct svc_inst {
     char *group;
+    int gidx; /* index of group in svc->groups */
     int group_index;
     char *outdir;
     bool alive;
@@ -127,6 +128,7 @@ struct svc_waiter {
 struct svc_barrier {
     struct svc_state *state;
     int64_t target;
+    int scope; /* the group whose instances take part, -1 = every one */
     struct svc_waiter *waiters;
     struct svc_barrier *next;
 };
@@ -136,6 +138,7 @@ struct svc_state {
     int64_t count;
     uint64_t *signalled; /* bitmap over instances */
     int64_t pending;     /* live instances that have not signalled */
+    int64_t *gpending;   /* the same per group (svc->groups) */
     struct svc_barrier *barriers;
     int64_t *released; /* targets already logged as released */
     size_t nreleased, capreleased;
@@ -171,6 +174,8 @@ struct syncsvc {
     char *run_id;
     struct svc_inst *inst;
     size_t ninst;
+    char **groups; /* the run's group ids, in order of first instance */
+    size_t ngroups;
     uint64_t *alive; /* bitmap over instances */
     size_t words;    /* uint64 words in each bitmap */
     size_t topic_max_entries;
@@ -228,6 +233,8 @@ void svc_waiter_free(struct syncsvc *svc, struct svc_waiter *w);
 void svc_waiter_drop(struct svc_waiter *w);
 void svc_list_add(struct svc_waiter **head, struct svc_waiter *w);
 void svc_list_del(struct svc_waiter **head, struct svc_waiter *w);
+/* The index of a group id in svc->groups, or -1. */
+int svc_group_find(const struct syncsvc *svc, const char *group);
 /* "<group>/<index>" in buf. */
 const char *svc_inst_name(const struct syncsvc *svc, int i, char *buf,
                           size_t size);

@@ -129,6 +129,15 @@ TY_EXPORT int ty_barrier(struct ty *ty, const char *state, int64_t target,
 /* Signal, then wait for target; returns the sequence number or -errno. */
 TY_EXPORT int64_t ty_signal_and_wait(struct ty *ty, const char *state,
                                      int64_t target, int64_t timeout_ms);
+/* The same for a barrier that only the instances of `group` signal (say
+ * "providers-ready", target = the providers' count): it fails at once when
+ * one of them ends before signalling and the rest can no longer reach the
+ * target, instead of counting on instances of other groups. */
+TY_EXPORT int ty_barrier_in(struct ty *ty, const char *state, const char *group,
+                            int64_t target, int64_t timeout_ms);
+TY_EXPORT int64_t ty_signal_and_wait_in(struct ty *ty, const char *state,
+                                        const char *group, int64_t target,
+                                        int64_t timeout_ms);
 /* Append a JSON value to a topic; returns its 1-based sequence number. */
 TY_EXPORT int64_t ty_publish(struct ty *ty, const char *topic,
                              const char *json);

@@ -252,14 +252,18 @@ ty_signal_entry(struct ty *ty, const char *state)
     return call_seq(ty, &req, REPLY_MS);
 }
 
+/* A barrier or signal_and_wait; group (NULL: every instance) names the
+ * instances that take part. */
 static int64_t
-wait_state(struct ty *ty, enum ty_wire_op op, const char *state, int64_t target,
-           int64_t timeout_ms)
+wait_state(struct ty *ty, enum ty_wire_op op, const char *state,
+           const char *group, int64_t target, int64_t timeout_ms)
 {
-    struct ty_wire_req req = {.op = op, .state = state, .target = target};
+    struct ty_wire_req req = {
+        .op = op, .state = state, .group = group, .target = target};
     int64_t t = budget_ms(ty, timeout_ms);
 
-    if (check_name(ty, ty__wire_op_name(op), state) < 0)
+    if (check_name(ty, ty__wire_op_name(op), state) < 0 ||
+        (group != NULL && check_name(ty, ty__wire_op_name(op), group) < 0))
         return -EINVAL;
     if (target < 1)
         return ty__seterr(ty, -EINVAL,
@@ -273,7 +277,8 @@ wait_state(struct ty *ty, enum ty_wire_op op, const char *state, int64_t target,
 int
 ty_barrier(struct ty *ty, const char *state, int64_t target, int64_t timeout_ms)
 {
-    int64_t rc = wait_state(ty, TY_WIRE_BARRIER, state, target, timeout_ms);
+    int64_t rc =
+        wait_state(ty, TY_WIRE_BARRIER, state, NULL, target, timeout_ms);
 
     return rc < 0 ? (int)rc : 0;
 }
@@ -282,7 +287,25 @@ int64_t
 ty_signal_and_wait(struct ty *ty, const char *state, int64_t target,
                    int64_t timeout_ms)
 {
-    return wait_state(ty, TY_WIRE_SIGNAL_WAIT, state, target, timeout_ms);
+    return wait_state(ty, TY_WIRE_SIGNAL_WAIT, state, NULL, target, timeout_ms);
+}
+
+int
+ty_barrier_in(struct ty *ty, const char *state, const char *group,
+              int64_t target, int64_t timeout_ms)
+{
+    int64_t rc = wait_state(ty, TY_WIRE_BARRIER, state, group ? group : "",
+                            target, timeout_ms);
+
+    return rc < 0 ? (int)rc : 0;
+}
+
+int64_t
+ty_signal_and_wait_in(struct ty *ty, const char *state, const char *group,
+                      int64_t target, int64_t timeout_ms)
+{
+    return wait_state(ty, TY_WIRE_SIGNAL_WAIT, state, group ? group : "",
+                      target, timeout_ms);
 }
 
 /* ---- topics ------------------------------------------------------------ */

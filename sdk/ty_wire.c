@@ -54,10 +54,10 @@ const struct ty__wire_opdesc ty__wire_ops[TY_WIRE_NOPS] = {
                        false, B(F_BOARD)},
     [TY_WIRE_SIGNAL] = {"signal", B(F_STATE), false},
     [TY_WIRE_BARRIER] = {"barrier", B(F_STATE) | B(F_TARGET) | B(F_TIMEOUT),
-                         false, B(F_BOARD)},
+                         false, B(F_GROUP) | B(F_BOARD)},
     [TY_WIRE_SIGNAL_WAIT] = {"signal_and_wait",
                              B(F_STATE) | B(F_TARGET) | B(F_TIMEOUT), false,
-                             B(F_BOARD)},
+                             B(F_GROUP) | B(F_BOARD)},
     [TY_WIRE_PUBLISH] = {"publish", B(F_TOPIC) | B(F_VALUE), false},
     [TY_WIRE_FETCH] = {"fetch",
                        B(F_TOPIC) | B(F_FROM) | B(F_MAX) | B(F_TIMEOUT), false},
@@ -386,9 +386,13 @@ bool
 ty__wire_opt_present(const struct ty_wire_req *req, int f)
 {
     const struct ty__wire_fdesc *fd = &ty__wire_fields[f];
+    const char *p = (const char *)req + fd->off;
 
-    return (ty__wire_ops[req->op].optional & B(f)) && fd->type == FT_INT &&
-           *(const int64_t *)(const void *)((const char *)req + fd->off) != 0;
+    if (!(ty__wire_ops[req->op].optional & B(f)))
+        return false;
+    if (fd->type == FT_INT)
+        return *(const int64_t *)(const void *)p != 0;
+    return fd->type == FT_STR && *(const char *const *)(const void *)p != NULL;
 }
 
 void

@@ -77,7 +77,8 @@ struct ty_wire_req {
     int64_t id; /* chosen by the client, echoed in the response */
     enum ty_wire_op op;
     const char *run;      /* hello */
-    const char *group;    /* hello */
+    const char *group;    /* hello; barrier, signal_and_wait: optional, the
+                             group whose instances take part */
     int64_t group_index;  /* hello */
     int64_t global_index; /* hello */
     const char *state;    /* signal, barrier, signal_and_wait */

@@ -44,8 +44,8 @@ struct ty__wire_fdesc {
 
 /* An op: its wire name, the fields it requires and those it may carry
  * (bits of enum ty__wire_field), whether a binary frame follows. An
- * optional field is an integer, 0 in struct ty_wire_req when absent and
- * left out when printed. */
+ * optional field is an integer (0 in struct ty_wire_req when absent) or a
+ * string (NULL when absent), left out when printed while absent. */
 struct ty__wire_opdesc {
     const char *name;
     unsigned fields;

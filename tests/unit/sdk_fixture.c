@@ -191,7 +191,10 @@ wait_thread(void *p)
     struct wait_arg *a = p;
     int64_t t0 = ty__now_ms();
 
-    a->rc = ty_signal_and_wait(a->ty, a->state, a->target, a->timeout_ms);
+    a->rc = a->group
+                ? ty_signal_and_wait_in(a->ty, a->state, a->group, a->target,
+                                        a->timeout_ms)
+                : ty_signal_and_wait(a->ty, a->state, a->target, a->timeout_ms);
     a->elapsed_ms = ty__now_ms() - t0;
     snprintf(a->msg, sizeof(a->msg), "%s", ty_errmsg(a->ty));
     return NULL;

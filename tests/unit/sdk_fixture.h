@@ -59,6 +59,7 @@ struct wait_arg {
     int64_t rc;
     int64_t elapsed_ms;
     char msg[512];
+    const char *group; /* ty_signal_and_wait_in when set */
 };
 
 void *wait_thread(void *p);

@@ -60,6 +60,20 @@ static const struct syncsvc_observer observer = {on_event, on_hello, on_barrier,
 
 /* ---- fixture ----------------------------------------------------------- */
 
+int fix_split;
+
+static const char *
+group_of(int i)
+{
+    return fix_split > 0 && i >= fix_split ? "h" : "g";
+}
+
+static int
+index_in_group(int i)
+{
+    return fix_split > 0 && i >= fix_split ? i - fix_split : i;
+}
+
 void
 fix_start_opts(int n, size_t max_entries, size_t max_bytes,
                const char *board_dir)
@@ -73,9 +87,9 @@ fix_start_opts(int n, size_t max_entries, size_t max_bytes,
     memset(&F, 0, sizeof(F));
     snprintf(F.dir, sizeof(F.dir), "%s", th_tmpdir());
     for (int i = 0; i < n; i++) {
-        dirs[i] = xasprintf("%s/g/%d", F.dir, i);
-        inst[i].group = "g";
-        inst[i].group_index = i;
+        dirs[i] = xasprintf("%s/%s/%d", F.dir, group_of(i), index_in_group(i));
+        inst[i].group = group_of(i);
+        inst[i].group_index = index_in_group(i);
         inst[i].outdir = dirs[i];
     }
     cfg.run_id = RUN;
@@ -233,9 +247,9 @@ void
 hello(int c)
 {
     sendf(c,
-          "{\"id\":1,\"op\":\"hello\",\"run\":\"%s\",\"group\":\"g\","
+          "{\"id\":1,\"op\":\"hello\",\"run\":\"%s\",\"group\":\"%s\","
           "\"group_index\":%d,\"global_index\":%d}",
-          RUN, c, c);
+          RUN, group_of(c), index_in_group(c), c);
 }
 
 void

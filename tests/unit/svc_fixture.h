@@ -5,7 +5,7 @@
  * The service is driven inline: pump() polls its socket and calls
  * syncsvc_handle / syncsvc_tick, as the orchestrator's loop does. Clients
  * are numbered from 0; client i has routing id "c<i>" and is instance
- * g/i of run RUN.
+ * g/i of run RUN (or h/<i - fix_split> from fix_split on).
  */
 #ifndef TY_SVC_FIXTURE_H
 #define TY_SVC_FIXTURE_H
@@ -29,6 +29,9 @@ struct svc_fixture {
 };
 
 extern struct svc_fixture F;
+/* Set before fix_start*: instances from this index on are in group "h"
+ * (index within it from 0), the others in "g"; 0 = all in "g". */
+extern int fix_split;
 
 /* Start a service for n instances (topic bounds 0 = default; board_dir
  * NULL = no release board) and connect n clients. */

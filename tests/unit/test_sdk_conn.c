@@ -94,7 +94,7 @@ t_coordinator_gone(void)
 
     svc_start(2);
     ty = handle(0, 2);
-    a = (struct wait_arg){ty, "never", 2, 30000, 0, 0, ""};
+    a = (struct wait_arg){ty, "never", 2, 30000, 0, 0, "", NULL};
     pthread_create(&th, NULL, wait_thread, &a);
     usleep(200 * 1000);
     svc_stop();
@@ -178,7 +178,7 @@ t_barrier_board_slots(void)
     other = handle(1, 2);
     for (int i = 0; i < W; i++) {
         snprintf(states[i], sizeof(states[i]), "s%d", i);
-        a[i] = (struct wait_arg){ty, states[i], 2, 10000, 0, 0, ""};
+        a[i] = (struct wait_arg){ty, states[i], 2, 10000, 0, 0, "", NULL};
         pthread_create(&th[i], NULL, wait_thread, &a[i]);
     }
     usleep(300 * 1000); /* every wait parked at the coordinator */
@@ -198,7 +198,7 @@ t_barrier_board_slots(void)
     S.board[0] = '\0'; /* the instances do not find the board */
     ty = handle(0, 2);
     other = handle(1, 2);
-    a[0] = (struct wait_arg){ty, "x", 2, 10000, 0, 0, ""};
+    a[0] = (struct wait_arg){ty, "x", 2, 10000, 0, 0, "", NULL};
     pthread_create(&th[0], NULL, wait_thread, &a[0]);
     usleep(100 * 1000);
     CHECK_EQ_INT(ty_signal_and_wait(other, "x", 2, 10000), 2);

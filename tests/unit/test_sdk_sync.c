@@ -37,7 +37,7 @@ t_barrier_threads(void)
     for (int i = 0; i < N; i++)
         ty[i] = handle(i, N);
     for (int i = 0; i < N; i++) {
-        a[i] = (struct wait_arg){ty[i], "ready", N, 10000, 0, 0, ""};
+        a[i] = (struct wait_arg){ty[i], "ready", N, 10000, 0, 0, "", NULL};
         pthread_create(&th[i], NULL, wait_thread, &a[i]);
     }
     for (int i = 0; i < N; i++) {
@@ -57,6 +57,37 @@ t_barrier_threads(void)
     svc_stop();
     /* all but the last to signal were answered on the release board */
     CHECK_EQ_INT(on_board(), N - 1);
+}
+
+/* ty_signal_and_wait_in / ty_barrier_in: the group travels with the
+ * request; an unknown or missing group is refused. */
+static void
+t_barrier_in_group(void)
+{
+    struct ty *ty[2];
+    struct wait_arg a;
+    pthread_t th;
+    int64_t seq;
+
+    svc_start(3);
+    ty[0] = handle(0, 3);
+    ty[1] = handle(1, 3);
+    a = (struct wait_arg){ty[0], "go", 3, 30000, 0, 0, "", "g"};
+    pthread_create(&th, NULL, wait_thread, &a);
+    seq = ty_signal_and_wait_in(ty[1], "two", "g", 1, 5000);
+    CHECK_EQ_INT(seq, 1);
+    CHECK_EQ_INT(ty_barrier_in(ty[1], "two", "g", 1, 5000), 0);
+    CHECK_EQ_INT(ty_barrier_in(ty[1], "two", "nope", 1, 5000), -EINVAL);
+    CHECK_CONTAINS(ty_errmsg(ty[1]), "the run has no group \"nope\"");
+    CHECK_EQ_INT(ty_signal_and_wait_in(ty[1], "two", NULL, 1, 5000), -EINVAL);
+    usleep(100 * 1000);
+    svc_exit_instance(2, "exited with status 1");
+    pthread_join(th, NULL);
+    CHECK_EQ_INT(a.rc, -EPIPE);
+    CHECK_CONTAINS(a.msg, "barrier \"go\" in group g can no longer reach 3");
+    for (int i = 0; i < 2; i++)
+        ty__destroy(&ty[i]);
+    svc_stop();
 }
 
 static void
@@ -85,7 +116,7 @@ t_barrier_fails_on_exit(void)
     svc_start(3);
     for (int i = 0; i < 2; i++) {
         ty[i] = handle(i, 3);
-        a[i] = (struct wait_arg){ty[i], "go", 3, 30000, 0, 0, ""};
+        a[i] = (struct wait_arg){ty[i], "go", 3, 30000, 0, 0, "", NULL};
         pthread_create(&th[i], NULL, wait_thread, &a[i]);
     }
     usleep(200 * 1000);
@@ -225,7 +256,7 @@ t_one_handle_many_threads(void)
     other = handle(1, 2);
     sa.ty = ty;
     pthread_create(&ts, NULL, sub_thread, &sa);
-    wa = (struct wait_arg){ty, "both", 2, 10000, 0, 0, ""};
+    wa = (struct wait_arg){ty, "both", 2, 10000, 0, 0, "", NULL};
     pthread_create(&tw, NULL, wait_thread, &wa);
     ua = (struct up_arg){ty, xmalloc(3u << 20), 3u << 20, 0};
     for (size_t i = 0; i < ua.len; i++)
@@ -487,6 +518,7 @@ t_main_crash(void)
 
 static const struct th_case cases[] = {
     {"barrier_threads", t_barrier_threads},
+    {"barrier_in_group", t_barrier_in_group},
     {"barrier_timeout", t_barrier_timeout},
     {"barrier_fails_on_exit", t_barrier_fails_on_exit},
     {"pubsub", t_pubsub},

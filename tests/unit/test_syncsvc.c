@@ -511,6 +511,61 @@ t_pubsub_shared_answers(void)
     fix_stop();
 }
 
+/* A barrier scoped to a group counts only that group's live instances as
+ * signallers to come: when one of them ends it fails at once, where the
+ * same barrier over the whole run keeps waiting on the other group. */
+static void
+t_barrier_in_group(void)
+{
+    cJSON *r;
+
+    fix_split = 2; /* g/0 g/1 h/0 h/1 */
+    fix_start(4);
+    hello_all();
+    sendf(0, "{\"id\":2,\"op\":\"signal_and_wait\",\"state\":\"p\","
+             "\"target\":2,\"timeout_ms\":60000,\"group\":\"g\"}");
+    sendf(2, "{\"id\":2,\"op\":\"barrier\",\"state\":\"q\",\"target\":2,"
+             "\"timeout_ms\":60000}");
+    sendf(3, "{\"id\":2,\"op\":\"signal\",\"state\":\"q\"}");
+    expect_free(3, "ok");
+    for (int i = 0; i < 20; i++)
+        pump(1);
+    syncsvc_instance_exited(F.svc, 1, "exited with status 137 (oom)");
+    r = expect(0, "failed");
+    CHECK_CONTAINS(error_of(r), "g/1 exited with status 137 (oom): barrier "
+                                "\"p\" in group g can no longer reach 2");
+    CHECK_EQ_INT(int_of(r, "seq"), 1);
+    cJSON_Delete(r);
+    /* the unscoped "q" can still be met by g/0 or h/0 */
+    r = recv_resp(2, 100);
+    CHECK_MSG(r == NULL, "the run-wide barrier failed too");
+    cJSON_Delete(r);
+    sendf(0, "{\"id\":3,\"op\":\"signal\",\"state\":\"q\"}");
+    expect_free(0, "ok");
+    expect_free(2, "ok");
+    /* a scoped barrier met normally, and one already out of reach */
+    sendf(2, "{\"id\":4,\"op\":\"signal_and_wait\",\"state\":\"s\","
+             "\"target\":1,\"timeout_ms\":1000,\"group\":\"h\"}");
+    expect_free(2, "ok");
+    sendf(0, "{\"id\":5,\"op\":\"barrier\",\"state\":\"t\",\"target\":2,"
+             "\"timeout_ms\":1000,\"group\":\"g\"}");
+    r = expect(0, "failed");
+    CHECK_CONTAINS(error_of(r), "g/1 exited");
+    cJSON_Delete(r);
+    /* an unknown group is refused before the signal counts */
+    sendf(3, "{\"id\":6,\"op\":\"signal_and_wait\",\"state\":\"u\","
+             "\"target\":1,\"timeout_ms\":1000,\"group\":\"x\"}");
+    r = expect(3, "invalid");
+    CHECK_CONTAINS(error_of(r), "the run has no group \"x\"");
+    cJSON_Delete(r);
+    sendf(3, "{\"id\":7,\"op\":\"signal\",\"state\":\"u\"}");
+    r = expect(3, "ok");
+    CHECK_EQ_INT(int_of(r, "seq"), 1);
+    cJSON_Delete(r);
+    fix_stop();
+    fix_split = 0;
+}
+
 static void
 t_malformed(void)
 {
@@ -587,6 +642,7 @@ static const struct th_case cases[] = {
     {"upload_absent_when_client_gone", t_upload_absent_when_client_gone},
     {"upload_rules_and_append", t_upload_rules_and_append},
     {"pubsub_shared_answers", t_pubsub_shared_answers},
+    {"barrier_in_group", t_barrier_in_group},
     {"malformed", t_malformed},
     {"events_and_cancel", t_events_and_cancel},
     {NULL, NULL},
