@@ -149,12 +149,19 @@ t_flat_print_requests(void)
                     "\"round-3\",\"target\":1000,\"timeout_ms\":60000,"
                     "\"board\":9}");
     free(s);
-    r.op = TY_WIRE_SIGNAL; /* not an op that takes it: left out */
+    r.group = "providers"; /* an optional string, in the table's order */
+    s = ty__wire_req_print_flat(&r, &len);
+    CHECK_EQ_STR(s, "{\"id\":77,\"op\":\"signal_and_wait\",\"group\":"
+                    "\"providers\",\"state\":\"round-3\",\"target\":1000,"
+                    "\"timeout_ms\":60000,\"board\":9}");
+    free(s);
+    r.op = TY_WIRE_SIGNAL; /* not an op that takes them: left out */
     s = ty__wire_req_print_flat(&r, &len);
     CHECK_EQ_STR(s, "{\"id\":77,\"op\":\"signal\",\"state\":\"round-3\"}");
     free(s);
     r.op = TY_WIRE_SIGNAL_WAIT;
     r.board = 0;
+    r.group = NULL;
     /* JSON values, a missing string, a negative number: cJSON's job */
     r.op = TY_WIRE_PUBLISH;
     CHECK(ty__wire_req_print_flat(&r, &len) == NULL);
@@ -255,6 +262,7 @@ same_req(const char *json, size_t len, const void *data, size_t dlen,
               a.upload == b.upload && a.offset == b.offset && a.len == b.len &&
               a.board == b.board);
         CHECK((a.state == NULL) == (b.state == NULL));
+        CHECK((a.group == NULL) == (b.group == NULL));
         CHECK(!a.state || strcmp(a.state, b.state) == 0);
         CHECK(!a.run || strcmp(a.run, b.run) == 0);
         CHECK(!a.group || strcmp(a.group, b.group) == 0);
@@ -348,6 +356,8 @@ t_flat_decode_agrees(void)
         "\"timeout_ms\":5,\"board\":17}",
         "{\"id\":1,\"op\":\"hello\",\"run\":\"r\",\"group\":\"g\","
         "\"group_index\":0,\"global_index\":1,\"board\":1}",
+        "{\"id\":3,\"op\":\"barrier\",\"group\":\"providers\",\"state\":"
+        "\"s\",\"target\":2,\"timeout_ms\":5,\"board\":3}",
     };
     static const char *const with_payload[] = {
         "{\"id\":7,\"op\":\"upload_chunk\",\"upload\":1,\"offset\":0}",
