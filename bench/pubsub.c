@@ -165,20 +165,6 @@ zsend(void *sock, const char *data, size_t len)
             bench_die("send: %s", zmq_strerror(errno));
 }
 
-static void
-mflush(struct zmtp_conn *z)
-{
-    int rc;
-
-    while ((rc = zmtp_flush(z)) == 1) {
-        struct pollfd p = {.fd = zmtp_fd(z), .events = POLLOUT};
-
-        poll(&p, 1, 1000);
-    }
-    if (rc < 0)
-        bench_die("zmtp: write: %s", strerror(errno));
-}
-
 /* Send on client i's connection (i == n: the publisher's). */
 static void
 tsend(struct bench *b, size_t i, const char *data, size_t len)
@@ -191,7 +177,6 @@ tsend(struct bench *b, size_t i, const char *data, size_t len)
     }
     z = i == b->n ? b->pz : b->subs[i].z;
     zmtp_send(z, data, len);
-    mflush(z);
 }
 
 /* Connect client i (i == n: the publisher) and say hello. */

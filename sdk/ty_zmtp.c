@@ -341,6 +341,18 @@ ty__zmtp_error(const struct ty__zmtp *z)
 
 /* ---- writing ------------------------------------------------------------ */
 
+/* After a send or recv that returned -1: 1 to try again (EINTR), 0 when
+ * the socket would block, -1 once the connection is broken. */
+static int
+io_failed(struct ty__zmtp *z)
+{
+    if (errno == EINTR)
+        return 1;
+    if (errno == EAGAIN || errno == EWOULDBLOCK)
+        return 0;
+    return broken(z, "the coordinator's connection: %s", strerror(errno));
+}
+
 /* Write out what the socket takes; -1 once broken. */
 static int
 flush(struct ty__zmtp *z)
@@ -348,15 +360,12 @@ flush(struct ty__zmtp *z)
     while (zb_used(&z->out) > 0) {
         ssize_t n =
             send(z->fd, z->out.p + z->out.off, zb_used(&z->out), MSG_NOSIGNAL);
+        int rc;
 
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-            return 0;
-        if (n < 0)
-            return broken(z, "the coordinator's connection: %s",
-                          strerror(errno));
-        z->out.off += (size_t)n;
+        if (n < 0 && (rc = io_failed(z)) <= 0)
+            return rc;
+        if (n > 0)
+            z->out.off += (size_t)n;
     }
     z->out.off = z->out.len = 0;
     return 0;
@@ -385,10 +394,9 @@ ty__zmtp_send(struct ty__zmtp *z, const void *json, size_t jlen,
 
         do
             n = sendmsg(z->fd, &mh, MSG_NOSIGNAL);
-        while (n < 0 && errno == EINTR);
-        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
-            return broken(z, "the coordinator's connection: %s",
-                          strerror(errno));
+        while (n < 0 && io_failed(z) > 0);
+        if (z->state == Z_BROKEN)
+            return -1;
         if (n == (ssize_t)total)
             return 0;
         skip = n > 0 ? (size_t)n : 0; /* keep the rest, in order */
@@ -558,14 +566,12 @@ read_all(struct ty__zmtp *z, void (*fn)(void *, const char *, size_t),
     for (;;) {
         unsigned char tmp[65536];
         ssize_t n = recv(z->fd, tmp, sizeof(tmp), 0);
+        int rc;
 
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-            return 0;
+        if (n < 0 && (rc = io_failed(z)) <= 0)
+            return rc;
         if (n < 0)
-            return broken(z, "the coordinator's connection: %s",
-                          strerror(errno));
+            continue;
         if (n == 0)
             return broken(z, "%s closed the connection", "the coordinator");
         if (zb_add(&z->in, tmp, (size_t)n) < 0)

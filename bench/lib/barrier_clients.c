@@ -291,8 +291,11 @@ zconnect(struct bar *b)
     board_start(b, bench_zpoll_fd(b->zp));
 }
 
+/* Every client sends this round's request (with its board slot, when it
+ * has one) through send. */
 static void
-zround(struct bar *b)
+send_round(struct bar *b,
+           void (*send)(struct bar *b, size_t i, const char *msg, size_t len))
 {
     size_t len;
     char *json = bar_round_request(b, &len);
@@ -307,8 +310,20 @@ zround(struct bar *b)
             len + bar_request_end(&b->c[i], msg + len, sizeof(msg) - len);
 
         b->c[i].sent_ns = bench_now_ns();
-        zsend(b->c[i].sock, msg, n);
+        send(b, i, msg, n);
     }
+}
+
+static void
+zsend_one(struct bar *b, size_t i, const char *msg, size_t len)
+{
+    zsend(b->c[i].sock, msg, len);
+}
+
+static void
+zround(struct bar *b)
+{
+    send_round(b, zsend_one);
     zwait_all(b);
 }
 
@@ -337,17 +352,6 @@ on_frame(void *arg, const char *data, size_t len, bool more)
     if (more)
         bench_die("client %zu: an answer of more than one frame", x->i);
     bar_on_answer(x->b, x->i, data, len);
-}
-
-static void
-mflush(struct zmtp_conn *z)
-{
-    int rc;
-
-    while ((rc = zmtp_flush(z)) == 1)
-        bar_wait_writable(zmtp_fd(z));
-    if (rc < 0)
-        bench_die("zmtp: write: %s", strerror(errno));
 }
 
 /* Wait until every client was answered this round, handing each ready
@@ -388,8 +392,8 @@ mwait_all(struct bar *b)
     epoll_wait_all(b, mready);
 }
 
-/* Greeting and READY go out at once; hello follows as soon as the
- * service's READY is in (lib/zmtp.c holds it back until then). */
+/* Each client connects (zmtp_open waits for the handshake) and says
+ * hello; then the answers are read together. */
 static void
 mconnect(struct bar *b)
 {
@@ -403,7 +407,6 @@ mconnect(struct bar *b)
         b->c[i].z = zmtp_open(b->sp.endpoint, rid);
         bar_epoll_add(b, zmtp_fd(b->c[i].z), (uint32_t)i);
         zmtp_send(b->c[i].z, json, len);
-        mflush(b->c[i].z);
         free(json);
     }
     mwait_all(b);
@@ -414,24 +417,15 @@ mconnect(struct bar *b)
 }
 
 static void
+msend_one(struct bar *b, size_t i, const char *msg, size_t len)
+{
+    zmtp_send(b->c[i].z, msg, len);
+}
+
+static void
 mround(struct bar *b)
 {
-    size_t len;
-    char *json = bar_round_request(b, &len);
-    char msg[512];
-
-    if (len + 64 > sizeof(msg))
-        bench_die("a request of %zu bytes", len);
-    memcpy(msg, json, len);
-    free(json);
-    for (size_t i = 0; i < b->n; i++) {
-        size_t n =
-            len + bar_request_end(&b->c[i], msg + len, sizeof(msg) - len);
-
-        b->c[i].sent_ns = bench_now_ns();
-        zmtp_send(b->c[i].z, msg, n);
-        mflush(b->c[i].z);
-    }
+    send_round(b, msend_one);
     mwait_all(b);
 }
 

@@ -81,15 +81,14 @@ zmtp_send(struct zmtp_conn *c, const void *data, size_t len)
 {
     if (ty__zmtp_send(c->z, data, len, NULL, 0, false) < 0)
         bench_die("zmtp: %s", ty__zmtp_error(c->z));
-}
+    /* what the socket did not take: wait for room, a rare case */
+    while (ty__zmtp_pending(c->z)) {
+        struct pollfd p = {ty__zmtp_fd(c->z), POLLOUT, 0};
 
-int
-zmtp_flush(struct zmtp_conn *c)
-{
-    if (ty__zmtp_pending(c->z) &&
-        ty__zmtp_io(c->z, POLLOUT, unexpected, NULL) < 0)
-        return -1;
-    return ty__zmtp_pending(c->z) ? 1 : 0;
+        poll(&p, 1, 1000);
+        if (ty__zmtp_io(c->z, POLLOUT, unexpected, NULL) < 0)
+            bench_die("zmtp: %s", ty__zmtp_error(c->z));
+    }
 }
 
 struct reader {

@@ -30,12 +30,8 @@ int zmtp_fd(const struct zmtp_conn *c);
 /* Whether the server's greeting and READY have arrived (and were right). */
 bool zmtp_ready(const struct zmtp_conn *c);
 
-/* Send a message of one frame: into the socket at once, or queued behind
- * what is waiting (zmtp_flush). */
+/* Send a message of one frame, waiting for room when the socket is full. */
 void zmtp_send(struct zmtp_conn *c, const void *data, size_t len);
-/* Write what is queued; returns 0 when all of it went out, 1 when some is
- * left (wait for EPOLLOUT), -1 on error. */
-int zmtp_flush(struct zmtp_conn *c);
 /* Read what the socket has and call fn for the first frame of each
  * message (more is always false: further frames are dropped). Returns the
  * number of messages, or -1 when the peer closed or failed. */

@@ -343,24 +343,41 @@ send_range(struct ty__zmtp *z, int from, int to)
     }
 }
 
+/* Listen on p->port (0: any free one) and serve one connection on th. */
+static void
+peer_start(struct peer *p, pthread_t *th)
+{
+    p->lfd = listen_loopback(&p->port);
+    if (p->lfd < 0)
+        th_skip("no loopback listener");
+    pthread_create(th, NULL, peer_main, p);
+}
+
+/* A connection to the loopback port, as routing id rid. */
+static struct ty__zmtp *
+dial(int port, const char *rid)
+{
+    char url[64], why[256];
+    struct ty__zmtp *z;
+
+    snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", port);
+    z = ty__zmtp_new(url, rid, why, sizeof(why));
+    CHECK_MSG(z != NULL, "%s", why);
+    if (z == NULL)
+        th_skip("no connection");
+    return z;
+}
+
 static void
 run_exchange(bool slow)
 {
     struct peer p = {.slow = slow, .answers = 4};
     struct got g = {0};
     struct ty__zmtp *z;
-    char url[64], why[256];
     pthread_t th;
 
-    p.lfd = listen_loopback(&p.port);
-    if (p.lfd < 0)
-        th_skip("no loopback listener");
-    pthread_create(&th, NULL, peer_main, &p);
-    snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", p.port);
-    z = ty__zmtp_new(url, "ty-7-test", why, sizeof(why));
-    CHECK_MSG(z != NULL, "%s", why);
-    if (z == NULL)
-        th_skip("no connection");
+    peer_start(&p, &th);
+    z = dial(p.port, "ty-7-test");
     send_range(z, 0, NMSG / 2); /* before the handshake: held back */
     CHECK(!ty__zmtp_open(z));
     CHECK_EQ_INT(drive(z, &g, is_open, 5000), 0);
@@ -408,20 +425,12 @@ t_not_zmtp(void)
     struct peer p = {.not_zmtp = true};
     struct got g = {0};
     struct ty__zmtp *z;
-    char url[64], why[256];
     pthread_t th;
 
-    p.lfd = listen_loopback(&p.port);
-    if (p.lfd < 0)
-        th_skip("no loopback listener");
-    pthread_create(&th, NULL, peer_main, &p);
-    snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", p.port);
-    z = ty__zmtp_new(url, "r", why, sizeof(why));
-    CHECK(z != NULL);
-    if (z != NULL) {
-        CHECK_EQ_INT(drive(z, &g, never, 3000), -1);
-        CHECK_CONTAINS(ty__zmtp_error(z), "not a ZeroMQ peer");
-    }
+    peer_start(&p, &th);
+    z = dial(p.port, "r");
+    CHECK_EQ_INT(drive(z, &g, never, 3000), -1);
+    CHECK_CONTAINS(ty__zmtp_error(z), "not a ZeroMQ peer");
     pthread_join(th, NULL);
     ty__zmtp_free(&z);
     close(p.lfd);
@@ -435,25 +444,17 @@ t_listen_late(void)
     struct peer p = {.answers = 4};
     struct got g = {0};
     struct ty__zmtp *z;
-    char url[64], why[256];
     pthread_t th;
     int port = 0, fd = listen_loopback(&port);
 
     close(fd); /* a free port, for now */
-    snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", port);
-    z = ty__zmtp_new(url, "late", why, sizeof(why));
-    CHECK_MSG(z != NULL, "%s", why);
-    if (z == NULL)
-        return;
+    z = dial(port, "late");
     send_range(z, 0, NMSG);
     CHECK_EQ_INT(drive(z, &g, never, 350), 0); /* refused, still trying */
     CHECK(!ty__zmtp_open(z));
     CHECK(ty__zmtp_retry_ms(z) >= 0 || ty__zmtp_fd(z) >= 0);
     p.port = port;
-    p.lfd = listen_loopback(&p.port);
-    if (p.lfd < 0)
-        th_skip("the port was taken meanwhile");
-    pthread_create(&th, NULL, peer_main, &p);
+    peer_start(&p, &th);
     CHECK_EQ_INT(drive(z, &g, four_answers, 10000), 0);
     CHECK_EQ_INT(g.n, 4);
     ty__zmtp_free(&z);
