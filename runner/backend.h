@@ -88,6 +88,11 @@ struct backend {
     char sync_host[64];
     /* The image the plan's containers run ("" when none), for result.json. */
     char image[256];
+    /* The user and group instances run as, when not the coordinator's own
+     * (-1 = the coordinator's): the sync service gives this group, and no
+     * one else, access to the release board. Set by new() or prepare(). */
+    int instance_uid;
+    int instance_gid;
 };
 
 /* Settings every backend gets from the orchestrator. */

@@ -807,6 +807,8 @@ backend_docker_new(const struct backend_config *cfg, struct err *err)
         return err_sys(err, errno, "pipe"), NULL;
     }
     k->base.ops = &docker_ops;
+    k->base.instance_uid = -1;
+    k->base.instance_gid = -1;
     snprintf(k->base.sync_host, sizeof(k->base.sync_host), "127.0.0.1");
     k->cfg = *cfg;
     pthread_mutex_init(&k->lock, NULL);

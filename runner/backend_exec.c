@@ -320,6 +320,8 @@ backend_exec_new(const struct backend_config *cfg, struct err *err)
 
     (void)err;
     x->base.ops = &exec_ops;
+    x->base.instance_uid = -1;
+    x->base.instance_gid = -1;
     snprintf(x->base.sync_host, sizeof(x->base.sync_host), "127.0.0.1");
     x->cfg = *cfg;
     x->sigfd = -1;
