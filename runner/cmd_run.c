@@ -133,14 +133,11 @@ cmd_run(int argc, char **argv)
     run_block_signals();
     raise_nofile();
     copts.plans_dir = a.plans;
+    copts.runner = a.runner;
     comp = composition_load(a.path, &copts, &err);
     if (comp == NULL) {
         fprintf(stderr, "testyard: %s\n", err.msg);
         return err.status ? err.status : EXIT_DATAERR;
-    }
-    if (a.runner != NULL) {
-        free(comp->runner);
-        comp->runner = strdup(a.runner);
     }
     if (run_execute(comp, &a.opts, &sum, &err) < 0) {
         fprintf(stderr, "testyard: %s\n", err.msg);

@@ -24,7 +24,7 @@ static const char *const metadata_keys[] = {"name", "author", "description",
 static const char *const global_keys[] = {
     "plan", "case", "runner", "total_instances", "run", "run_config", NULL};
 static const char *const run_keys[] = {"test_params", "profiles", "artifact",
-                                       NULL};
+                                       "root", NULL};
 static const char *const run_config_keys[] = {"timeout",
                                               "keep_containers",
                                               "network",
@@ -208,8 +208,10 @@ parse_global_run(struct comp_load *l, struct err *err)
     const struct ynode *run =
         section(l->global, "global", "run", run_keys, path, err, &bad);
 
-    if (bad)
+    if (bad || composition__read_root(yamltree_get(run, "root"), path,
+                                      &l->root_default, err) < 0)
         return -1;
+    l->global_root = yamltree_get(run, "root");
     l->global_params = yamltree_get(run, "test_params");
     if (l->global_params != NULL &&
         yamltree_want_map(l->global_params,
@@ -268,7 +270,8 @@ parse_global(struct comp_load *l, struct err *err)
             NULL ||
         (i = yamltree_enum(runner, "global.runner", runners, err)) < 0)
         return -1;
-    c->runner = xstrdup(runners[i]);
+    c->runner =
+        xstrdup(l->opts && l->opts->runner ? l->opts->runner : runners[i]);
     l->total = yamltree_get(l->global, "total_instances");
     if (l->total != NULL &&
         yamltree_int(l->total, "global.total_instances", 1, MAX_TOTAL_INSTANCES,
@@ -276,6 +279,11 @@ parse_global(struct comp_load *l, struct err *err)
         return -1;
     if (parse_global_run(l, err) < 0 || parse_run_config(l, err) < 0)
         return -1;
+    /* A per-run bridge keeps a run's containers off the host's network
+     * and away from other runs; local:exec has only the host's. */
+    if (c->network == NULL)
+        c->network =
+            xstrdup(strcmp(c->runner, "local:docker") == 0 ? "bridge" : "host");
     if (strcmp(c->runner, "local:exec") == 0 &&
         strcmp(c->network, "bridge") == 0)
         return yamltree_fail(
@@ -283,6 +291,46 @@ parse_global(struct comp_load *l, struct err *err)
             "global.run_config.network", err,
             "expected host with runner local:exec (instances run as host "
             "processes), got \"bridge\"");
+    return 0;
+}
+
+int
+composition__read_root(const struct ynode *v, const char *run_path, bool *out,
+                       struct err *err)
+{
+    char kpath[YAMLTREE_PATH_MAX];
+
+    if (v == NULL)
+        return 0;
+    return yamltree_bool(v, yamltree_path_key(kpath, run_path, "root"), out,
+                         err);
+}
+
+/* run.root asks local:docker for uid 0 in the container; local:exec
+ * instances are the coordinator's own processes and cannot change user. */
+static int
+check_root(const struct comp_load *l, struct err *err)
+{
+    char gpath[YAMLTREE_PATH_MAX], path[YAMLTREE_PATH_MAX];
+
+    if (strcmp(l->c->runner, "local:exec") != 0)
+        return 0;
+    for (size_t i = 0; i < l->c->ngroups; i++) {
+        const struct ynode *v =
+            l->src[i].root ? l->src[i].root : l->global_root;
+
+        if (!l->c->groups[i].root)
+            continue;
+        if (v == l->global_root)
+            snprintf(path, sizeof(path), "global.run.root");
+        else
+            yamltree_path_key(path, yamltree_path_index(gpath, "groups", i),
+                              "run.root");
+        return yamltree_fail(v, path, err,
+                             "expected false with runner local:exec "
+                             "(instances run as the coordinator's own "
+                             "user), got true");
+    }
     return 0;
 }
 
@@ -342,7 +390,6 @@ set_defaults(struct composition *c, const char *path)
 {
     c->path = xstrdup(path);
     c->timeout_ns = COMPOSITION_TIMEOUT_NS;
-    c->network = xstrdup("host");
     c->memory_sample_ns = COMPOSITION_MEMORY_SAMPLE_NS;
     c->diagnostics_ns = COMPOSITION_DIAGNOSTICS_NS;
     c->heap_rate = COMPOSITION_HEAP_RATE;
@@ -358,7 +405,7 @@ load(const struct yamltree *t, void *arg, struct err *err)
             0 ||
         composition__check_keys(l->root, "", top_keys, err) < 0 ||
         parse_metadata(l, err) < 0 || parse_global(l, err) < 0 ||
-        composition__parse_groups(l, err) < 0 ||
+        composition__parse_groups(l, err) < 0 || check_root(l, err) < 0 ||
         composition__resolve_instances(l, err) < 0 || load_plan(l, err) < 0 ||
         find_case(l, err) < 0)
         return -1;

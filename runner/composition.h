@@ -39,6 +39,7 @@ struct composition_group {
     int64_t millicpu;      /* CPU quota in millicpus; 0 = unlimited */
     cJSON *params;         /* resolved test parameters (an object) */
     char *artifact;        /* ready image / executable; NULL = build plan */
+    bool root;             /* run.root: containers run as uid 0 */
 };
 
 struct composition {
@@ -52,7 +53,7 @@ struct composition {
     int64_t total_instances; /* sum of the groups' instances */
     int64_t timeout_ns;
     bool keep_containers;
-    char *network; /* "host" or "bridge" */
+    char *network; /* "host" or "bridge"; default bridge on local:docker */
     int64_t memory_sample_ns;
     int64_t diagnostics_ns;
     int64_t heap_profile_ns; /* 0 = no periodic heap profiles */
@@ -68,6 +69,9 @@ struct composition_opts {
     /* Searched first for the plan's folder; NULL = the TESTYARD_PLANS
      * environment variable, then the default search (manifest_locate). */
     const char *plans_dir;
+    /* Replaces global.runner (testyard run --runner), before the defaults
+     * that depend on it and the checks; NULL = the composition's. */
+    const char *runner;
 };
 
 /* Load, check and resolve the composition at path (.json files are read

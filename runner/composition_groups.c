@@ -23,7 +23,8 @@ static const char *const group_keys[] = {"id", "instances", "resources", "run",
                                          NULL};
 static const char *const instance_keys[] = {"count", "percentage", NULL};
 static const char *const resource_keys[] = {"memory", "cpu", NULL};
-static const char *const group_run_keys[] = {"test_params", "artifact", NULL};
+static const char *const group_run_keys[] = {"test_params", "artifact", "root",
+                                             NULL};
 
 /* Docker refuses memory limits under 6 MiB. */
 #define MIN_MEMORY ((uint64_t)6 << 20)
@@ -173,6 +174,9 @@ parse_run(struct comp_load *l, size_t i, const char *path, struct err *err)
     if (yamltree_want_map(run, rpath, err) < 0 ||
         composition__check_keys(run, rpath, group_run_keys, err) < 0)
         return -1;
+    s->root = yamltree_get(run, "root");
+    if (composition__read_root(s->root, rpath, &l->c->groups[i].root, err) < 0)
+        return -1;
     s->test_params = yamltree_get(run, "test_params");
     if (s->test_params != NULL &&
         yamltree_want_map(s->test_params,
@@ -205,6 +209,8 @@ parse_group(struct comp_load *l, size_t i, struct err *err)
     if (parse_id(l, i, path, err) < 0 || parse_instances(l, i, path, err) < 0 ||
         parse_resources(l, i, path, err) < 0 || parse_run(l, i, path, err) < 0)
         return -1;
+    if (l->src[i].root == NULL)
+        l->c->groups[i].root = l->root_default;
     if (l->c->groups[i].artifact == NULL && l->global_artifact != NULL)
         l->c->groups[i].artifact = xstrdup(l->global_artifact);
     return 0;

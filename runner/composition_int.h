@@ -21,6 +21,7 @@ struct comp_group_src {
     const struct ynode *percentage;  /* instances.percentage, or NULL */
     double fraction;                 /* of total_instances, 0 < f <= 1 */
     const struct ynode *test_params; /* run.test_params, or NULL */
+    const struct ynode *root;        /* run.root, or NULL */
 };
 
 struct comp_load {
@@ -33,6 +34,8 @@ struct comp_load {
     const struct ynode *total;         /* global.total_instances, or NULL */
     const struct ynode *global_params; /* global.run.test_params, or NULL */
     const char *global_artifact;       /* global.run.artifact, or NULL */
+    const struct ynode *global_root;   /* global.run.root, or NULL */
+    bool root_default;                 /* its value, false when absent */
     const struct ynode *groups;        /* the groups list */
     struct comp_group_src *src;        /* one per group */
 };
@@ -41,6 +44,9 @@ struct comp_load {
  * replaces the bare "unknown key". */
 int composition__check_keys(const struct ynode *map, const char *path,
                             const char *const *allowed, struct err *err);
+/* run.root at v (when not NULL) into *out. */
+int composition__read_root(const struct ynode *v, const char *run_path,
+                           bool *out, struct err *err);
 /* Read the groups list into l->c->groups and l->src. */
 int composition__parse_groups(struct comp_load *l, struct err *err);
 /* Counts from percentages, and the total checked against total_instances. */

@@ -62,6 +62,7 @@ group_json(const struct composition_group *g)
     cJSON_AddNumberToObject(r, "cpus", (double)g->millicpu / 1000.0);
     cJSON_AddItemToObject(o, "resources", r);
     ty__json_string(o, "artifact", g->artifact);
+    cJSON_AddBoolToObject(o, "root", g->root);
     cJSON_AddItemToObject(o, "params", cJSON_Duplicate(g->params, 1));
     return o;
 }

@@ -46,6 +46,24 @@ load(const char *name, const char *text, struct err *err)
     return c;
 }
 
+/* load() with a runner that replaces the composition's (run --runner). */
+static struct composition *
+load_on(const char *name, const char *text, const char *runner, struct err *err)
+{
+    struct composition_opts o = {.runner = runner};
+    char rel[128];
+    char *path;
+    struct composition *c;
+
+    free(th_write_tmp("plans/ms/manifest.yaml", manifest));
+    snprintf(rel, sizeof(rel), "comps/%s", name);
+    path = th_write_tmp(rel, text);
+    err_clear(err);
+    c = composition_load(path, &o, err);
+    free(path);
+    return c;
+}
+
 static const char *const full =
     "metadata: {name: n1, author: me}\n"
     "global:\n"
@@ -233,7 +251,8 @@ t_yaml_json_same(void)
     CHECK_CONTAINS(y, "\"groups\":[{\"id\":\"providers\",\"instances\":1,"
                       "\"resources\":{\"memory_bytes\":2147483648,"
                       "\"millicpus\":1500,\"cpus\":1.5},\"artifact\":"
-                      "\"img:2\",\"params\":{\"size\":\"512MB\","
+                      "\"img:2\",\"root\":false,\"params\":{\"size\":"
+                      "\"512MB\","
                       "\"concurrency\":8,");
     CHECK_CONTAINS(y, "\"run_config\":{\"timeout_ns\":3600000000000,");
     free(y);
@@ -328,6 +347,57 @@ t_missing_file_and_opts(void)
     free(alt);
 }
 
+/* The network default follows the runner, also one given by --runner. */
+static void
+t_network_default(void)
+{
+    static const char text[] =
+        "global: {plan: ms, case: solo, runner: local:docker,\n"
+        "         run: {test_params: {seed: 1}}}\n"
+        "groups: [{id: only, instances: {count: 1}}]\n";
+    struct err err;
+    struct composition *c = load_on("net.yaml", text, NULL, &err);
+
+    CHECK_MSG(c != NULL, "%s", err.msg);
+    if (c != NULL)
+        CHECK_EQ_STR(c->network, "bridge");
+    composition_destroy(&c);
+    c = load_on("net.yaml", text, "local:exec", &err);
+    CHECK_MSG(c != NULL, "%s", err.msg);
+    if (c != NULL) {
+        CHECK_EQ_STR(c->runner, "local:exec");
+        CHECK_EQ_STR(c->network, "host");
+    }
+    composition_destroy(&c);
+}
+
+/* run.root: global < group, and refused where it cannot be honoured. */
+static void
+t_root_layering(void)
+{
+    static const char text[] =
+        "global: {plan: ms, case: stress, runner: local:docker,\n"
+        "         run: {root: true}}\n"
+        "groups: [{id: providers, instances: {count: 1}},\n"
+        "         {id: requestors, instances: {count: 1},\n"
+        "          run: {root: false}}]\n";
+    struct err err;
+    struct composition *c = load_on("root.yaml", text, NULL, &err);
+
+    CHECK_MSG(c != NULL, "%s", err.msg);
+    if (c != NULL) {
+        CHECK(c->groups[0].root);
+        CHECK(!c->groups[1].root);
+    }
+    composition_destroy(&c);
+    c = load_on("root.yaml", text, "local:exec", &err);
+    CHECK(c == NULL);
+    CHECK_MSG(strstr(err.msg, "global.run.root: expected false with runner "
+                              "local:exec") != NULL,
+              "%s", err.msg);
+    CHECK_EQ_INT(err.status, EXIT_DATAERR);
+}
+
 static const struct th_case cases[] = {
     {"full", t_full},
     {"defaults", t_defaults},
@@ -335,6 +405,8 @@ static const struct th_case cases[] = {
     {"yaml_json_same", t_yaml_json_same},
     {"errors", t_errors},
     {"missing_file_and_opts", t_missing_file_and_opts},
+    {"network_default", t_network_default},
+    {"root_layering", t_root_layering},
     {NULL, NULL},
 };
 
