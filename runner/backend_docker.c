@@ -22,6 +22,7 @@
  */
 #include "backend.h"
 
+#include "backend_ids.h"
 #include "backend_queue.h"
 #include "composition.h"
 #include "docker.h"
@@ -42,6 +43,9 @@
 #define DK_PIDS_LIMIT 4096
 #define DK_BOARD_PATH "/testyard-sync" /* the release board, read-only */
 #define DK_LOGS_WAIT_MS 30000
+/* The only writable place besides the binds; its pages count against the
+ * container's memory limit, so it is small. */
+#define DK_TMPFS "/tmp:rw,nosuid,nodev,noexec,size=64m,mode=1777"
 
 struct dk_inst {
     const struct backend_instance *in;
@@ -54,6 +58,7 @@ struct dk_inst {
     bool oom;        /* `oom` seen */
     bool logs_done;
     bool exit_held; /* `die` came before the start was reported */
+    bool dirs_made; /* its folders were given to its user */
     struct backend_event exit_ev;
     char *cgdir; /* memory cgroup, from the pid at start */
     enum ty__cgver cgver;
@@ -350,6 +355,8 @@ container_config(const struct dk_backend *k, const struct backend_instance *in,
                  char **env, char **labels, char **binds)
 {
     const struct composition *c = k->cfg.comp;
+    char user[32];
+    int uid;
     struct docker_container_spec s = {
         .image = in->artifact ? in->artifact : k->image,
         .env = (const char *const *)env,
@@ -363,9 +370,11 @@ container_config(const struct dk_backend *k, const struct backend_instance *in,
         .no_new_privileges = true,
         .cap_drop_all = true,
         .init = true,
+        .user = backend_ids_user(&k->base, c, in, &uid, user, sizeof(user)),
+        .readonly_rootfs = true,
+        .tmpfs = (const char *const[]){DK_TMPFS, NULL},
     };
 
-    (void)c;
     return docker_container_config(&s);
 }
 
@@ -402,10 +411,14 @@ create_and_start(struct dk_backend *k, struct dk_inst *di, struct err *err)
     char **labels = make_labels(k, in);
     char **binds = make_binds(in);
     cJSON *cfg = container_config(k, in, env, labels, binds);
-    char *id = NULL;
-    int rc = -1;
+    char *id = NULL, user[32];
+    int rc = -1, uid;
 
-    if (mkdir_p(in->outdir, err) == 0 && mkdir_p(in->tempdir, err) == 0 &&
+    backend_ids_user(&k->base, k->cfg.comp, in, &uid, user, sizeof(user));
+    di->dirs_made = uid >= 0;
+    if (backend_ids_make_dir(in->outdir, uid, k->base.instance_gid, err) == 0 &&
+        backend_ids_make_dir(in->tempdir, uid, k->base.instance_gid, err) ==
+            0 &&
         docker_container_create(k->d, di->name, cfg, &id, err) == 0) {
         pthread_mutex_lock(&k->lock);
         di->id = id;
@@ -598,7 +611,8 @@ dk_prepare(struct backend *b, struct err *err)
         return err_prefix(err, "local:docker needs a Docker engine "
                                "(testyard doctor says how to get one)");
     }
-    if (needs_image(c) && build_image(k, err) < 0)
+    if (backend_ids_for_run(&k->base, c, err) < 0 ||
+        (needs_image(c) && build_image(k, err) < 0))
         return -1;
     if (c->network != NULL && strcmp(c->network, "bridge") == 0 &&
         make_network(k, err) < 0)
@@ -766,6 +780,8 @@ dk_destroy(struct backend *b)
     if (k->d != NULL)
         remove_containers(k);
     for (size_t i = 0; i < k->n; i++) {
+        if (k->insts[i].dirs_made)
+            backend_ids_give_back(k->insts[i].in->outdir);
         free(k->insts[i].id);
         free(k->insts[i].name);
         free(k->insts[i].cgdir);

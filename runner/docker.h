@@ -113,14 +113,16 @@ struct docker_container_spec {
     const char *const *labels;     /* "key=value" */
     const char *const *binds;      /* "/host/path:/in/container[:ro]" */
     const char *const *cap_add;    /* added back after cap_drop_all */
+    const char *const *tmpfs;      /* "/in/container:mount options" */
     const char *network_mode;      /* "host", "bridge", a network name */
     const char *user;              /* "uid[:gid]" */
     const char *working_dir;
-    int64_t memory;      /* bytes; 0 = unlimited */
-    int64_t memory_swap; /* memory + swap in bytes; set = memory for no
-                          * swap; -1 = unlimited swap; 0 = engine default */
-    int64_t nano_cpus;   /* 1e9 = one CPU; 0 = unlimited */
-    int64_t pids_limit;  /* 0 = unlimited */
+    int64_t memory;       /* bytes; 0 = unlimited */
+    int64_t memory_swap;  /* memory + swap in bytes; set = memory for no
+                           * swap; -1 = unlimited swap; 0 = engine default */
+    int64_t nano_cpus;    /* 1e9 = one CPU; 0 = unlimited */
+    int64_t pids_limit;   /* 0 = unlimited */
+    bool readonly_rootfs; /* only binds and tmpfs mounts are writable */
     bool no_new_privileges;
     bool cap_drop_all;
     bool init; /* run docker-init as pid 1 to reap and forward signals */

@@ -40,6 +40,25 @@ add_int(cJSON *obj, const char *key, int64_t v)
         cJSON_AddNumberToObject(obj, key, (double)v);
 }
 
+/* {"/tmp": "size=64m,..."} from "/tmp:size=64m,..." entries. */
+static void
+add_tmpfs(cJSON *obj, const char *const *list)
+{
+    cJSON *m;
+
+    if (list == NULL)
+        return;
+    m = cJSON_AddObjectToObject(obj, "Tmpfs");
+    for (size_t i = 0; list[i]; i++) {
+        const char *colon = strchr(list[i], ':');
+        cleanup_free char *path =
+            colon ? xstrndup(list[i], (size_t)(colon - list[i]))
+                  : xstrdup(list[i]);
+
+        cJSON_AddStringToObject(m, path, colon ? colon + 1 : "");
+    }
+}
+
 static cJSON *
 host_config(const struct docker_container_spec *s)
 {
@@ -58,6 +77,9 @@ host_config(const struct docker_container_spec *s)
     if (s->cap_drop_all)
         add_strings(hc, "CapDrop", all);
     add_strings(hc, "CapAdd", s->cap_add);
+    add_tmpfs(hc, s->tmpfs);
+    if (s->readonly_rootfs)
+        cJSON_AddBoolToObject(hc, "ReadonlyRootfs", 1);
     if (s->init)
         cJSON_AddBoolToObject(hc, "Init", 1);
     return hc;

@@ -362,10 +362,15 @@ struct context {
 
 static const char nsswitch[] = "passwd: files\ngroup: files\n"
                                "hosts: files dns\n";
+/* testyard: the image's own user (docker/Dockerfile.plan: USER), for a
+ * container started by hand; a run gives each container a user of its
+ * own (runner/backend_ids.c). */
 static const char passwd[] =
     "root:x:0:0:root:/root:/sbin/nologin\n"
+    "testyard:x:65532:65532:testyard:/tmp:/sbin/nologin\n"
     "nobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\n";
-static const char group[] = "root:x:0:\nnogroup:x:65534:\n";
+static const char group[] = "root:x:0:\ntestyard:x:65532:\n"
+                            "nogroup:x:65534:\n";
 
 static void
 ctx_add(struct context *c, char *name, char *host, const char *text,

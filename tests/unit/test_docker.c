@@ -194,6 +194,9 @@ static const struct docker_container_spec spec = {
     .no_new_privileges = true,
     .cap_drop_all = true,
     .init = true,
+    .user = "1073741824:1073741824",
+    .readonly_rootfs = true,
+    .tmpfs = (const char *const[]){"/tmp:rw,size=64m", NULL},
 };
 
 static void
@@ -231,6 +234,9 @@ t_create_body(void)
     CHECK_CONTAINS(text, "\"SecurityOpt\":[\"no-new-privileges\"]");
     CHECK_CONTAINS(text, "\"CapDrop\":[\"ALL\"]");
     CHECK_CONTAINS(text, "\"Init\":true");
+    CHECK_CONTAINS(text, "\"User\":\"1073741824:1073741824\"");
+    CHECK_CONTAINS(text, "\"ReadonlyRootfs\":true");
+    CHECK_CONTAINS(text, "\"Tmpfs\":{\"/tmp\":\"rw,size=64m\"}");
     CHECK(strstr(text, "Entrypoint") == NULL);
     CHECK(strstr(text, "CapAdd") == NULL);
     free(text);

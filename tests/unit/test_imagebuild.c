@@ -207,7 +207,15 @@ t_context_layout_and_tag(void)
     CHECK_CONTAINS(out, "FROM scratch\n");
     CHECK_CONTAINS(out, "ENTRYPOINT [\"/plan/ping\"]\n");
     CHECK_CONTAINS(out, "ENV LD_LIBRARY_PATH=/lib/x86_64-linux-gnu:/lib64\n");
+    CHECK_CONTAINS(out, "USER 65532:65532\n");
     CHECK(strstr(out, "{{") == NULL);
+    free(out);
+    free(cmd);
+    /* the image's user has an entry, so tools that look it up work */
+    cmd = xasprintf("tar -xOf %s rootfs/etc/passwd rootfs/etc/group", ctx);
+    out = th_sh(cmd);
+    CHECK_CONTAINS(out, "testyard:x:65532:65532:");
+    CHECK_CONTAINS(out, "testyard:x:65532:\n");
     free(out);
     free(cmd);
     /* same content, same tag; a different binary, a different one */
