@@ -57,8 +57,10 @@ backend_ids_pick(size_t n, int *base, struct err *err)
     uint32_t span = BACKEND_IDS_HIGH - BACKEND_IDS_LOW;
 
     if (n >= span / 2)
-        return err_set(err, E2BIG, "%zu instances: more than testyard has "
-                                   "user ids for", n);
+        return err_set(err, E2BIG,
+                       "%zu instances: more than testyard has "
+                       "user ids for",
+                       n);
     for (int i = 0; i < IDS_DRAWS; i++) {
         uint32_t r;
 
@@ -169,6 +171,8 @@ backend_ids_give_back(const char *dir)
 
     if (fd < 0 && e.code == ENOENT)
         return;
-    if (fd < 0 || fchown(fd, geteuid(), getegid()) < 0 || fchmod(fd, 0755) < 0)
-        log_warnx("%s: %s", dir, e.msg[0] ? e.msg : strerror(errno));
+    if (fd < 0)
+        log_warnx("giving back %s", e.msg);
+    else if (fchown(fd, geteuid(), getegid()) < 0 || fchmod(fd, 0755) < 0)
+        log_warnx("giving back %s: %s", dir, strerror(errno));
 }
