@@ -63,7 +63,8 @@ static void
 t_root_needs_root(void)
 {
     struct composition_group groups[] = {{.id = "admins", .root = true}};
-    struct composition c = {.groups = groups, .ngroups = 1, .total_instances = 1};
+    struct composition c = {
+        .groups = groups, .ngroups = 1, .total_instances = 1};
     struct backend b = {.instance_uid = -1, .instance_gid = -1};
     struct err err = {0};
 
@@ -91,8 +92,8 @@ t_dirs(void)
         th_skip("giving folders away needs root");
     CHECK_MSG(backend_ids_make_dir(dir, 1234567, 7654321, &err) == 0, "%s",
               err.msg);
-    CHECK(stat(dir, &st) == 0 && st.st_uid == 1234567 &&
-          st.st_gid == 7654321 && (st.st_mode & 07777) == 0700);
+    CHECK(stat(dir, &st) == 0 && st.st_uid == 1234567 && st.st_gid == 7654321 &&
+          (st.st_mode & 07777) == 0700);
     /* a folder that is already there and not testyard's is refused */
     CHECK(backend_ids_make_dir(dir, 1234567, 7654321, &err) < 0);
     CHECK(strstr(err.msg, "not testyard's") != NULL);
@@ -115,11 +116,8 @@ t_dirs(void)
 }
 
 static const struct th_case cases[] = {
-    {"pick", t_pick},
-    {"user", t_user},
-    {"root_needs_root", t_root_needs_root},
-    {"dirs", t_dirs},
-    {NULL, NULL},
+    {"pick", t_pick}, {"user", t_user}, {"root_needs_root", t_root_needs_root},
+    {"dirs", t_dirs}, {NULL, NULL},
 };
 
 int
