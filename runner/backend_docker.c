@@ -552,7 +552,13 @@ make_network(struct dk_backend *k, struct err *err)
     k->network = xasprintf("testyard-%s", k->cfg.run_id);
     if (docker_network_create(k->d, k->network, labels, &k->network_id, err) <
         0)
-        return err_prefix(err, "creating network %s", k->network);
+        return err_prefix(err, "creating network %s%s", k->network,
+                          err && strstr(err->msg, "address pool")
+                              ? " (the engine has no address range left: "
+                                "testyard clean removes the networks of "
+                                "runs that are gone; or set "
+                                "run_config.network: host)"
+                              : "");
     list = docker_network_list(k->d, labels, err);
     if (list == NULL)
         return -1;
