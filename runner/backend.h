@@ -90,7 +90,10 @@ struct backend {
     char image[256];
     /* The user and group instances run as, when not the coordinator's own
      * (-1 = the coordinator's): the sync service gives this group, and no
-     * one else, access to the release board. Set by new() or prepare(). */
+     * one else, access to the release board. Set by new() or prepare().
+     * local:docker: the first uid of the run's block (instance i runs as
+     * instance_uid + i, or as 0 when its group asks for root), and the
+     * gid every instance of the run has as its only group. */
     int instance_uid;
     int instance_gid;
 };
