@@ -134,8 +134,20 @@ is_gone(struct dk_backend *k)
     return gone;
 }
 
+static bool
+is_aborted(struct dk_backend *k)
+{
+    bool aborted;
+
+    pthread_mutex_lock(&k->lock);
+    aborted = k->aborted;
+    pthread_mutex_unlock(&k->lock);
+    return aborted;
+}
+
 /* From the watch's thread: the engine has been away for the grace
- * period. Every call in progress ends now, and the orchestrator hears. */
+ * period. Every call in progress ends now, and the orchestrator hears
+ * (unless msg is NULL: shutdown() giving up on its own). */
 static void
 engine_lost(void *arg, const char *msg)
 {
@@ -145,7 +157,8 @@ engine_lost(void *arg, const char *msg)
     k->gone = true;
     docker_abort(k->d);
     pthread_mutex_unlock(&k->lock);
-    push_simple(k, BACKEND_LOST, -1, msg);
+    if (msg != NULL)
+        push_simple(k, BACKEND_LOST, -1, msg);
 }
 
 /* ---- events ------------------------------------------------------------ */
@@ -786,7 +799,7 @@ finish_container(struct dk_backend *k, struct dk_inst *di, bool keep)
     struct err e = {0};
     bool need_logs;
 
-    if (di->id == NULL || is_gone(k))
+    if (di->id == NULL || di->removed || is_gone(k))
         return;
     pthread_mutex_lock(&k->lock);
     need_logs = !di->dead && !di->logs_done;
@@ -867,8 +880,14 @@ engine_back(struct dk_backend *k)
     pthread_mutex_unlock(&k->lock);
     if (!gone || aborted)
         return !gone;
-    if ((d2 = docker_reconnect(docker_host(k->d), DK_COMEBACK_MS)) == NULL)
-        return false;
+    log_warnx("waiting %d s for the Docker engine at %s to come back, to "
+              "remove what run %s started",
+              DK_COMEBACK_MS / 1000, docker_host(k->d), k->cfg.run_id);
+    /* In short tries, so that abort() cuts the wait short too. */
+    for (int t = 0; (d2 = docker_reconnect(docker_host(k->d), 500)) == NULL;
+         t += 500)
+        if (t + 500 >= DK_COMEBACK_MS || is_aborted(k))
+            return false;
     pthread_mutex_lock(&k->lock);
     docker_destroy(&k->d);
     k->d = d2;
@@ -906,6 +925,10 @@ dk_shutdown(struct backend *b)
     if (k->shut)
         return;
     k->shut = true;
+    /* An engine that does not answer now would hold every step below
+     * for a call timeout: it gets its last chance at the end instead. */
+    if (k->watch != NULL && docker_watch_down_since(k->watch) > 0)
+        engine_lost(k, NULL);
     join_workers(k);
     wait_logs(k);
     if (k->events_running) {
@@ -913,12 +936,13 @@ dk_shutdown(struct backend *b)
         pthread_join(k->events_thread, NULL);
         k->events_running = false;
     }
-    docker_watch_destroy(&k->watch);
-    if (k->d == NULL)
-        return;
-    if (engine_back(k))
+    if (k->d != NULL && !is_gone(k))
         remove_containers(k);
-    report_leftovers(k);
+    docker_watch_destroy(&k->watch);
+    if (k->d != NULL && is_gone(k) && engine_back(k))
+        remove_containers(k);
+    if (k->d != NULL)
+        report_leftovers(k);
 }
 
 /* From another thread, while shutdown() runs. */
