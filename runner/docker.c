@@ -384,8 +384,9 @@ transport_error(const struct docker *d, struct call *c, CURLcode rc,
         err_set(err, code, "Docker engine at %s: %s %.*s: no answer in time",
                 d->host, c->req->method, path_len(c->req->path), c->req->path);
     else
-        err_set(err, code, "Docker engine at %s: %s %s: %s", d->host,
-                c->req->method, c->req->path, curl_easy_strerror(rc));
+        err_set(err, code, "Docker engine at %s: %s %.*s: %s", d->host,
+                c->req->method, path_len(c->req->path), c->req->path,
+                curl_easy_strerror(rc));
     return err_status(err, EXIT_UNAVAILABLE);
 }
 

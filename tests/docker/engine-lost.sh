@@ -35,6 +35,7 @@ PROXYPID=
 GRACE=5 # seconds; TESTYARD_ENGINE_GRACE for these runs
 
 start_proxy() {
+    stop_proxy
     "$PROXY" "$SOCK" /var/run/docker.sock >"$RUNS/proxy.out" 2>&1 &
     PROXYPID=$!
     for _ in $(seq 1 100); do
@@ -147,6 +148,8 @@ check_eq "back: exit 69 all the same" "$RC" 69
 check "back: it removed what it started" grep -q "is back: removing" "$RUNS/back.log"
 check_eq "back: no container left" "$(containers_of_run back)" 0
 [ "$RC" = 69 ] || show_log back
+start_proxy
+clean_run back
 
 # --- a short deadline while the engine is gone ------------------------------
 f=$(stall_comp deadline 3s)
