@@ -72,7 +72,9 @@ endif
 PRELOAD_SRC := $(wildcard sdk/preload*.c)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 SDKTEST_SRC := $(wildcard tests/sdk/test_*.c)
-TESTHELP_SRC := $(wildcard tests/helpers/*.c)
+# programs of their own that tests start (not linked into the tests)
+TOOL_SRC := tests/helpers/sockproxy.c
+TESTHELP_SRC := $(filter-out $(TOOL_SRC),$(wildcard tests/helpers/*.c))
 # helpers that use the runner's modules: linked into the unit tests only
 UNITHELP_SRC := $(filter-out $(UNIT_SRC),$(wildcard tests/unit/*.c))
 BENCH_SRC := $(wildcard bench/*.c)
@@ -95,6 +97,7 @@ PC := $(BUILD)/testyard.pc
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 SDKTEST_BIN := $(patsubst tests/sdk/%.c,$(BUILD)/tests/sdk_%,$(SDKTEST_SRC))
 BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
+TOOL_BIN := $(patsubst tests/helpers/%.c,$(BUILD)/tests/%,$(TOOL_SRC))
 
 .PHONY: all test test-unit test-valgrind test-browser demo bench lint format \
 	install uninstall clean setup tests
@@ -102,7 +105,7 @@ BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
 all: $(PROGRAM) $(SDK_A) $(SDK_SO) $(HEAP_SO) $(PC)
 
-tests: all $(UNIT_BIN) $(SDKTEST_BIN)
+tests: all $(UNIT_BIN) $(SDKTEST_BIN) $(TOOL_BIN)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -143,6 +146,9 @@ $(PC): Makefile $(PREFIX_STAMP)
 $(BUILD)/tests/test_%: $(BUILD)/tests/unit/test_%.o $(TESTHELP_OBJ) \
 		$(UNITHELP_OBJ) $(BUILD)/librunner.a $(SDK_CORE_OBJ)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+$(TOOL_BIN): $(BUILD)/tests/%: $(BUILD)/tests/helpers/%.o
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ -pthread
 
 $(BUILD)/tests/sdk_test_%: $(BUILD)/tests/sdk/test_%.o $(TESTHELP_OBJ) $(SDK_A)
 	$(CC) $(ALL_LDFLAGS) -rdynamic -o $@ $< $(TESTHELP_OBJ) $(SDK_A) $(LIBS)

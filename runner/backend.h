@@ -44,6 +44,11 @@ enum backend_event_type {
     BACKEND_STARTED,      /* the instance is running */
     BACKEND_START_FAILED, /* it never ran; message says why */
     BACKEND_EXITED,       /* it ended; status/signal/oom say how */
+    /* The place instances run went away for longer than its grace
+     * period (the Docker engine stopped answering): index is -1, message
+     * says which and since when. Nothing more comes; the instances that
+     * had not ended are lost. */
+    BACKEND_LOST,
 };
 
 struct backend_event {
@@ -77,6 +82,12 @@ struct backend_ops {
     /* The instance's main process as seen from the host, 0 when unknown:
      * where there is no cgroup, the monitor samples it instead. */
     pid_t (*host_pid)(struct backend *b, int index);
+    /* Optional. Everything destroy() does but freeing: stop what runs,
+     * gather its logs, remove what was created. abort() may be called
+     * from another thread while it runs to make it end soon, leaving what
+     * is left (labelled) for `testyard clean`. */
+    void (*shutdown)(struct backend *b);
+    void (*abort)(struct backend *b);
     void (*destroy)(struct backend *b);
 };
 

@@ -16,6 +16,12 @@
  * and removes every container and the network unless the composition keeps
  * containers.
  *
+ * The engine may go away mid-run: a watch (docker_watch.c) pings it, and
+ * when it has not answered for the grace period every call is aborted and
+ * BACKEND_LOST tells the orchestrator. shutdown() then gives the engine a
+ * few seconds to come back to remove what the run started, and otherwise
+ * leaves it, labelled, for `testyard clean --run ID`, and says so.
+ *
  * Threads: start workers and the events thread talk to the orchestrator
  * through a locked queue and a pipe (notify_fd). Each thread uses the
  * docker client with its own requests (the client is thread-safe).
@@ -46,6 +52,10 @@
 /* The only writable place besides the binds; its pages count against the
  * container's memory limit, so it is small. */
 #define DK_TMPFS "/tmp:rw,nosuid,nodev,noexec,size=64m,mode=1777"
+#define DK_COMEBACK_MS 5000    /* a lost engine's last chance at shutdown */
+#define DK_EVENTS_RETRY_MS 200 /* first reconnect delay, doubled up to */
+#define DK_EVENTS_RETRY_MAX_MS 5000
+#define DK_EVENTS_LOG_EVERY_NS (60 * 1000000000LL)
 
 struct dk_inst {
     const struct backend_instance *in;
@@ -60,6 +70,7 @@ struct dk_inst {
     bool exit_held; /* `die` came before the start was reported */
     bool dirs_made; /* its folders were given to its user */
     struct backend_event exit_ev;
+    bool removed;
     char *cgdir; /* memory cgroup, from the pid at start */
     enum ty__cgver cgver;
     int64_t peak; /* highest usage read by this backend, -1 */
@@ -83,7 +94,11 @@ struct dk_backend {
     size_t next_start;
     size_t next_remove;
     bool stopping; /* destroy(): no more starts */
+    bool gone;     /* engine lost or abort(): no more waits on it */
+    bool aborted;  /* abort(): no waiting for the engine to come back */
+    bool shut;     /* shutdown() done */
     size_t logs_pending;
+    struct docker_watch *watch;
 
     pthread_t workers[DK_START_WORKERS];
     int nworkers;
@@ -111,6 +126,44 @@ push_simple(struct dk_backend *k, enum backend_event_type type, int index,
 
     backend_event_init(&ev, type, index, msg);
     push_event(k, &ev);
+}
+
+static bool
+is_gone(struct dk_backend *k)
+{
+    bool gone;
+
+    pthread_mutex_lock(&k->lock);
+    gone = k->gone;
+    pthread_mutex_unlock(&k->lock);
+    return gone;
+}
+
+static bool
+is_aborted(struct dk_backend *k)
+{
+    bool aborted;
+
+    pthread_mutex_lock(&k->lock);
+    aborted = k->aborted;
+    pthread_mutex_unlock(&k->lock);
+    return aborted;
+}
+
+/* From the watch's thread: the engine has been away for the grace
+ * period. Every call in progress ends now, and the orchestrator hears
+ * (unless msg is NULL: shutdown() giving up on its own). */
+static void
+engine_lost(void *arg, const char *msg)
+{
+    struct dk_backend *k = arg;
+
+    pthread_mutex_lock(&k->lock);
+    k->gone = true;
+    docker_abort(k->d);
+    pthread_mutex_unlock(&k->lock);
+    if (msg != NULL)
+        push_simple(k, BACKEND_LOST, -1, msg);
 }
 
 /* ---- events ------------------------------------------------------------ */
@@ -255,6 +308,36 @@ events_ready(void *arg)
     pthread_mutex_unlock(&k->lock);
 }
 
+/* After a failed subscription: wait (0.2 s, doubled each time up to 5 s, or
+ * until canceled) and say so at most once a minute; the watch tells the user
+ * when the engine itself is gone. */
+static void
+events_backoff(struct dk_backend *k, const struct err *e, int64_t *delay_ms,
+               int64_t *logged_ns)
+{
+    int64_t now = now_mono_ns();
+
+    if (*logged_ns == 0 || now - *logged_ns >= DK_EVENTS_LOG_EVERY_NS) {
+        log_warnx("docker events: %s; reconnecting", e->msg);
+        *logged_ns = now;
+    } else {
+        log_debug("docker events: %s; reconnecting", e->msg);
+    }
+    for (int64_t t = 0;
+         t < *delay_ms && !docker_cancel_fired(k->events_cancel) &&
+         !docker_aborted(k->d);
+         t += 50)
+        usleep(50 * 1000);
+    *delay_ms = *delay_ms * 2 > DK_EVENTS_RETRY_MAX_MS ? DK_EVENTS_RETRY_MAX_MS
+                                                       : *delay_ms * 2;
+}
+
+static bool
+events_go_on(struct dk_backend *k)
+{
+    return !docker_cancel_fired(k->events_cancel) && !docker_aborted(k->d);
+}
+
 static void *
 events_main(void *arg)
 {
@@ -263,9 +346,9 @@ events_main(void *arg)
     const char *labels[] = {label, NULL};
     const char *types[] = {"container", NULL};
     const char *events[] = {"die", "oom", NULL};
-    int64_t since = 0;
+    int64_t since = 0, delay = DK_EVENTS_RETRY_MS, logged = 0;
 
-    while (!docker_cancel_fired(k->events_cancel)) {
+    while (events_go_on(k)) {
         struct docker_events_opts o = {
             .labels = labels,
             .types = types,
@@ -275,12 +358,13 @@ events_main(void *arg)
             .cancel = k->events_cancel,
         };
         struct err e = {0};
+        int64_t began = now_mono_ns();
+        int rc = docker_events(k->d, &o, on_event, k, &e);
 
-        if (docker_events(k->d, &o, on_event, k, &e) < 0 &&
-            !docker_cancel_fired(k->events_cancel)) {
-            log_warnx("docker events: %s; reconnecting", e.msg);
-            usleep(200 * 1000);
-        }
+        if (now_mono_ns() - began > 10 * 1000000000LL)
+            delay = DK_EVENTS_RETRY_MS; /* it had been working */
+        if (rc < 0 && events_go_on(k))
+            events_backoff(k, &e, &delay, &logged);
         /* Replay from a little before the drop so nothing is missed;
          * on_die ignores repeats. */
         since = now_wall_ns() / 1000000000 - 2;
@@ -606,6 +690,17 @@ start_events(struct dk_backend *k, struct err *err)
 }
 
 static int
+start_watch(struct dk_backend *k, struct err *err)
+{
+    int64_t grace_ms;
+
+    if (docker_watch_grace_ms(&grace_ms, err) < 0)
+        return err_status(err, EXIT_USAGE);
+    k->watch = docker_watch_new(k->d, grace_ms, engine_lost, k, err);
+    return k->watch ? 0 : -1;
+}
+
+static int
 dk_prepare(struct backend *b, struct err *err)
 {
     struct dk_backend *k = (struct dk_backend *)b;
@@ -617,13 +712,14 @@ dk_prepare(struct backend *b, struct err *err)
         return err_prefix(err, "local:docker needs a Docker engine "
                                "(testyard doctor says how to get one)");
     }
-    if (backend_ids_for_run(&k->base, c, err) < 0 ||
-        (needs_image(c) && build_image(k, err) < 0))
+    if (start_watch(k, err) < 0 || backend_ids_for_run(&k->base, c, err) < 0)
         return -1;
-    if (c->network != NULL && strcmp(c->network, "bridge") == 0 &&
-        make_network(k, err) < 0)
-        return -1;
-    return start_events(k, err);
+    if ((needs_image(c) && build_image(k, err) < 0) ||
+        (c->network != NULL && strcmp(c->network, "bridge") == 0 &&
+         make_network(k, err) < 0) ||
+        start_events(k, err) < 0)
+        return is_gone(k) ? err_status(err, EXIT_UNAVAILABLE) : -1;
+    return 0;
 }
 
 /* ---- the rest of the interface ------------------------------------------ */
@@ -658,9 +754,15 @@ dk_stop(struct backend *b, int index, bool force)
     di = &k->insts[index];
     pthread_mutex_lock(&k->lock);
     di->stop_asked = true;
-    if (di->started && !di->dead && di->id != NULL)
+    if (di->started && !di->dead && di->id != NULL && !k->gone)
         id = xstrdup(di->id);
     pthread_mutex_unlock(&k->lock);
+    /* An engine that does not answer now would only hold the loop. */
+    if (id != NULL && k->watch != NULL &&
+        docker_watch_down_since(k->watch) > 0) {
+        log_debug("%s: not stopped: the engine does not answer", di->name);
+        return;
+    }
     if (id != NULL &&
         docker_container_kill(k->d, id, force ? "SIGKILL" : "SIGTERM", &e) < 0)
         log_debug("%s: kill: %s", di->name, e.msg);
@@ -701,7 +803,7 @@ wait_logs(struct dk_backend *k)
     int64_t until = now_mono_ns() + (int64_t)DK_LOGS_WAIT_MS * 1000000;
 
     pthread_mutex_lock(&k->lock);
-    while (k->logs_pending > 0 && now_mono_ns() < until) {
+    while (k->logs_pending > 0 && !k->gone && now_mono_ns() < until) {
         pthread_mutex_unlock(&k->lock);
         usleep(10000);
         pthread_mutex_lock(&k->lock);
@@ -716,7 +818,7 @@ finish_container(struct dk_backend *k, struct dk_inst *di, bool keep)
     struct err e = {0};
     bool need_logs;
 
-    if (di->id == NULL)
+    if (di->id == NULL || di->removed || is_gone(k))
         return;
     pthread_mutex_lock(&k->lock);
     need_logs = !di->dead && !di->logs_done;
@@ -729,8 +831,19 @@ finish_container(struct dk_backend *k, struct dk_inst *di, bool keep)
         docker_container_kill(k->d, di->id, "SIGKILL", NULL);
         copy_logs(k, di);
     }
-    if (!keep && docker_container_remove(k->d, di->id, true, &e) < 0)
+    if (keep)
+        return;
+    if (docker_container_remove(k->d, di->id, true, &e) == 0 ||
+        e.code == ENOENT) {
+        di->removed = true;
+    } else if (!is_gone(k)) {
         log_warnx("%s: remove: %s", di->name, e.msg);
+        if (e.status == EXIT_UNAVAILABLE) { /* no use asking again */
+            pthread_mutex_lock(&k->lock);
+            k->gone = true;
+            pthread_mutex_unlock(&k->lock);
+        }
+    }
 }
 
 static void *
@@ -767,9 +880,102 @@ remove_containers(struct dk_backend *k)
         remover_main(k);
     for (int w = 0; w < nt; w++)
         pthread_join(t[w], NULL);
-    if (k->network_id != NULL && !k->cfg.comp->keep_containers &&
+    if (k->network_id != NULL && !k->cfg.comp->keep_containers && !is_gone(k) &&
         docker_network_remove(k->d, k->network_id, NULL) < 0)
         log_warnx("could not remove network %s", k->network);
+}
+
+/* A lost engine gets one last chance to answer so that what the run
+ * started is removed; abort() takes even that away. */
+static bool
+engine_back(struct dk_backend *k)
+{
+    struct docker *d2;
+    bool gone, aborted;
+
+    pthread_mutex_lock(&k->lock);
+    gone = k->gone;
+    aborted = k->aborted;
+    pthread_mutex_unlock(&k->lock);
+    if (!gone || aborted)
+        return !gone;
+    log_warnx("waiting %d s for the Docker engine at %s to come back, to "
+              "remove what run %s started",
+              DK_COMEBACK_MS / 1000, docker_host(k->d), k->cfg.run_id);
+    /* In short tries, so that abort() cuts the wait short too. */
+    for (int t = 0; (d2 = docker_reconnect(docker_host(k->d), 500)) == NULL;
+         t += 500)
+        if (t + 500 >= DK_COMEBACK_MS || is_aborted(k))
+            return false;
+    pthread_mutex_lock(&k->lock);
+    docker_destroy(&k->d);
+    k->d = d2;
+    k->gone = k->aborted;
+    if (k->aborted)
+        docker_abort(k->d);
+    pthread_mutex_unlock(&k->lock);
+    log_warnx("the Docker engine at %s is back: removing what this run "
+              "started",
+              docker_host(k->d));
+    return true;
+}
+
+/* Say what is left on the engine, and how it goes. */
+static void
+report_leftovers(struct dk_backend *k)
+{
+    size_t left = 0;
+
+    for (size_t i = 0; i < k->n; i++)
+        left += k->insts[i].id != NULL && !k->insts[i].removed;
+    if (left > 0 && !k->cfg.comp->keep_containers)
+        log_warnx("left %zu container%s of run %s on the Docker engine at "
+                  "%s: `testyard clean --run %s` removes them once it "
+                  "answers",
+                  left, left == 1 ? "" : "s", k->cfg.run_id, docker_host(k->d),
+                  k->cfg.run_id);
+}
+
+static void
+dk_shutdown(struct backend *b)
+{
+    struct dk_backend *k = (struct dk_backend *)b;
+
+    if (k->shut)
+        return;
+    k->shut = true;
+    /* An engine that does not answer now would hold every step below
+     * for a call timeout: it gets its last chance at the end instead. */
+    if (k->watch != NULL && docker_watch_down_since(k->watch) > 0)
+        engine_lost(k, NULL);
+    join_workers(k);
+    wait_logs(k);
+    if (k->events_running) {
+        docker_cancel_fire(k->events_cancel);
+        pthread_join(k->events_thread, NULL);
+        k->events_running = false;
+    }
+    if (k->d != NULL && !is_gone(k))
+        remove_containers(k);
+    docker_watch_destroy(&k->watch);
+    if (k->d != NULL && is_gone(k) && engine_back(k))
+        remove_containers(k);
+    if (k->d != NULL)
+        report_leftovers(k);
+}
+
+/* From another thread, while shutdown() runs. */
+static void
+dk_abort(struct backend *b)
+{
+    struct dk_backend *k = (struct dk_backend *)b;
+
+    pthread_mutex_lock(&k->lock);
+    k->gone = true;
+    k->aborted = true;
+    if (k->d != NULL)
+        docker_abort(k->d);
+    pthread_mutex_unlock(&k->lock);
 }
 
 static void
@@ -777,14 +983,7 @@ dk_destroy(struct backend *b)
 {
     struct dk_backend *k = (struct dk_backend *)b;
 
-    join_workers(k);
-    wait_logs(k);
-    if (k->events_running) {
-        docker_cancel_fire(k->events_cancel);
-        pthread_join(k->events_thread, NULL);
-    }
-    if (k->d != NULL)
-        remove_containers(k);
+    dk_shutdown(b);
     for (size_t i = 0; i < k->n; i++) {
         if (k->insts[i].dirs_made)
             backend_ids_give_back(k->insts[i].in->outdir);
@@ -816,6 +1015,8 @@ static const struct backend_ops docker_ops = {
     .stop = dk_stop,
     .memory_cgroup = dk_memory_cgroup,
     .host_pid = NULL,
+    .shutdown = dk_shutdown,
+    .abort = dk_abort,
     .destroy = dk_destroy,
 };
 

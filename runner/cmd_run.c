@@ -33,7 +33,8 @@ usage(FILE *out)
             "  -h, --help      this text\n\n"
             "exit status: 0 every instance succeeded, 1 the plan failed,\n"
             "130 canceled, 64 usage, 65 bad composition, 69 Docker\n"
-            "unavailable, 70 internal error.\n");
+            "unavailable (or gone for TESTYARD_ENGINE_GRACE, 30s, mid-run),\n"
+            "70 internal error.\n");
 }
 
 struct run_args {
@@ -145,5 +146,7 @@ cmd_run(int argc, char **argv)
         return err.status ? err.status : EXIT_SOFTWARE;
     }
     composition_destroy(&comp);
+    if (sum.message[0] != '\0')
+        fprintf(stderr, "testyard: %s\n", sum.message);
     return sum.exit_status;
 }

@@ -12,6 +12,7 @@
 #include "docker_internal.h"
 
 #include "log.h"
+#include "ty_units.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -22,8 +23,8 @@
 #include <strings.h>
 #include <unistd.h>
 
-#define CONNECT_TIMEOUT_MS 10000L
-#define CALL_TIMEOUT_S 300L           /* short calls; streams have none */
+#define CONNECT_TIMEOUT_MS 10000
+#define CALL_TIMEOUT_MS 60000         /* short calls; a stream's headers */
 #define MAX_BODY (256u * 1024 * 1024) /* a collected answer */
 
 struct docker {
@@ -34,6 +35,9 @@ struct docker {
     char engine[64];
     char engine_api[16];
     char engine_min_api[16];
+    int64_t call_ms;             /* overall bound of a short call */
+    int64_t connect_ms;          /* bound of a connect */
+    struct docker_cancel *abort; /* docker_abort(): every call, for good */
 };
 
 struct docker_cancel {
@@ -132,6 +136,7 @@ struct call {
     int cb_rc; /* what on_data last returned */
     struct err cb_err;
     bool ready_sent;
+    bool headers_done; /* the answer's headers arrived */
 };
 
 static void
@@ -161,6 +166,7 @@ on_header(char *p, size_t size, size_t n, void *arg)
         trim_value(c->resp->api_version, sizeof(c->resp->api_version),
                    p + sizeof(api) - 1, len - (sizeof(api) - 1));
     if (len <= 2 && (p[0] == '\r' || p[0] == '\n')) {
+        c->headers_done = true;
         curl_easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, &c->resp->status);
         if (c->resp->status >= 200 && c->resp->status < 300 &&
             c->req->on_ready && !c->ready_sent) {
@@ -229,6 +235,16 @@ set_body(CURL *h, const struct docker_req *r)
     }
 }
 
+static long
+call_timeout_ms(const struct docker *d, const struct docker_req *r)
+{
+    if (r->stream)
+        return 0;
+    if (r->timeout_ms > 0 && r->timeout_ms < d->call_ms)
+        return (long)r->timeout_ms;
+    return (long)d->call_ms;
+}
+
 static struct curl_slist *
 call_setup(struct docker *d, struct call *c, const char *url)
 {
@@ -246,8 +262,8 @@ call_setup(struct docker *d, struct call *c, const char *url)
     if (d->sockpath)
         curl_easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH, d->sockpath);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, CONNECT_TIMEOUT_MS);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT, r->stream ? 0L : CALL_TIMEOUT_S);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)d->connect_ms);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, call_timeout_ms(d, r));
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
     curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(h, CURLOPT_HEADERDATA, c);
@@ -257,28 +273,49 @@ call_setup(struct docker *d, struct call *c, const char *url)
     return hdrs;
 }
 
-/* Drive the transfer until it ends or the token fires. Returns 0 with
- * *result set, 1 when canceled. */
+/* A stream whose headers have not come by then is given up on. */
+static bool
+headers_late(const struct call *c, int64_t until_ns)
+{
+    return c->req->stream && !c->headers_done && now_mono_ns() > until_ns;
+}
+
+static bool
+call_canceled(const struct docker *d, const struct docker_req *r)
+{
+    return (r->cancel && docker_cancel_fired(r->cancel)) ||
+           docker_cancel_fired(d->abort);
+}
+
+/* Drive the transfer until it ends, the token (or the handle's abort)
+ * fires, or a stream's headers are late. Returns 0 with *result set, 1
+ * when canceled. */
 static int
-run_multi(CURL *h, struct docker_cancel *cancel, CURLcode *result)
+run_multi(struct docker *d, struct call *c, CURLcode *result)
 {
     CURLM *m = curl_multi_init();
+    int64_t until = now_mono_ns() + d->call_ms * 1000000;
     int running = 1, canceled = 0;
     CURLMsg *msg;
     int left;
 
     if (m == NULL)
         fatalx("curl_multi_init failed");
-    curl_multi_add_handle(m, h);
-    cancel_watch(cancel, m);
+    curl_multi_add_handle(m, c->h);
+    cancel_watch(c->req->cancel, m);
+    cancel_watch(d->abort, m);
     *result = CURLE_OK;
     while (running) {
         if (curl_multi_perform(m, &running) != CURLM_OK) {
             *result = CURLE_RECV_ERROR;
             break;
         }
-        if (cancel && docker_cancel_fired(cancel)) {
+        if (call_canceled(d, c->req)) {
             canceled = 1;
+            break;
+        }
+        if (running && headers_late(c, until)) {
+            *result = CURLE_OPERATION_TIMEDOUT;
             break;
         }
         if (running)
@@ -287,8 +324,9 @@ run_multi(CURL *h, struct docker_cancel *cancel, CURLcode *result)
     while ((msg = curl_multi_info_read(m, &left)) != NULL)
         if (msg->msg == CURLMSG_DONE && !canceled)
             *result = msg->data.result;
-    cancel_unwatch(cancel, m);
-    curl_multi_remove_handle(m, h);
+    cancel_unwatch(d->abort, m);
+    cancel_unwatch(c->req->cancel, m);
+    curl_multi_remove_handle(m, c->h);
     curl_multi_cleanup(m);
     return canceled;
 }
@@ -317,6 +355,15 @@ connect_hint(long oserr)
     return "";
 }
 
+/* The path without its query, for messages. */
+static int
+path_len(const char *path)
+{
+    const char *q = strchr(path, '?');
+
+    return q ? (int)(q - path) : (int)strlen(path);
+}
+
 static int
 transport_error(const struct docker *d, struct call *c, CURLcode rc,
                 struct err *err)
@@ -333,9 +380,13 @@ transport_error(const struct docker *d, struct call *c, CURLcode rc,
         err_set(err, code, "cannot reach the Docker engine at %s: %s%s",
                 d->host, oserr ? strerror((int)oserr) : "connection failed",
                 connect_hint(oserr));
+    else if (rc == CURLE_OPERATION_TIMEDOUT)
+        err_set(err, code, "Docker engine at %s: %s %.*s: no answer in time",
+                d->host, c->req->method, path_len(c->req->path), c->req->path);
     else
-        err_set(err, code, "Docker engine at %s: %s %s: %s", d->host,
-                c->req->method, c->req->path, curl_easy_strerror(rc));
+        err_set(err, code, "Docker engine at %s: %s %.*s: %s", d->host,
+                c->req->method, path_len(c->req->path), c->req->path,
+                curl_easy_strerror(rc));
     return err_status(err, EXIT_UNAVAILABLE);
 }
 
@@ -354,15 +405,6 @@ http_errno(long status)
         if (map[i].status == status)
             return map[i].code;
     return EIO;
-}
-
-/* The path without its query, for messages. */
-static int
-path_len(const char *path)
-{
-    const char *q = strchr(path, '?');
-
-    return q ? (int)(q - path) : (int)strlen(path);
 }
 
 static int
@@ -392,8 +434,11 @@ call_result(struct docker *d, struct call *c, int canceled, CURLcode rc,
             struct err *err)
 {
     if (canceled)
-        return err_set(err, ECANCELED, "%s %.*s: canceled", c->req->method,
-                       path_len(c->req->path), c->req->path);
+        return err_set(err, ECANCELED, "%s %.*s: canceled%s", c->req->method,
+                       path_len(c->req->path), c->req->path,
+                       docker_cancel_fired(d->abort)
+                           ? " (the engine was given up on)"
+                           : "");
     if (c->cb_rc < 0) {
         *err = c->cb_err;
         return -1;
@@ -423,7 +468,7 @@ docker__call(struct docker *d, const struct docker_req *r,
     if ((c.h = curl_easy_init()) == NULL)
         fatalx("curl_easy_init failed");
     hdrs = call_setup(d, &c, url);
-    canceled = run_multi(c.h, r->cancel, &rc);
+    canceled = run_multi(d, &c, &rc);
     ret = call_result(d, &c, canceled, rc, err);
     curl_easy_cleanup(c.h);
     curl_slist_free_all(hdrs);
@@ -578,12 +623,48 @@ negotiate(struct docker *d, struct err *err)
     return 0;
 }
 
+/* TESTYARD_DOCKER_TIMEOUT (a duration) bounds short calls and a
+ * stream's wait for its headers; a connect gets at most 10 s of it. */
+static int
+set_timeouts(struct docker *d, int64_t max_ms, struct err *err)
+{
+    const char *v = getenv("TESTYARD_DOCKER_TIMEOUT");
+    int64_t ns;
+    char why[128];
+
+    d->call_ms = CALL_TIMEOUT_MS;
+    if (v != NULL && v[0] != '\0') {
+        if (ty__parse_duration(v, &ns, why, sizeof(why)) < 0 || ns < 1000000)
+            return err_set(err, EINVAL,
+                           "TESTYARD_DOCKER_TIMEOUT \"%s\": expected a "
+                           "duration like 60s",
+                           v);
+        d->call_ms = ns / 1000000;
+    }
+    if (max_ms > 0 && max_ms < d->call_ms)
+        d->call_ms = max_ms;
+    d->connect_ms =
+        d->call_ms < CONNECT_TIMEOUT_MS ? d->call_ms : CONNECT_TIMEOUT_MS;
+    return 0;
+}
+
 struct docker *
 docker_new(const char *host, struct err *err)
+{
+    return docker_new_within(host, 0, err);
+}
+
+struct docker *
+docker_new_within(const char *host, int64_t max_call_ms, struct err *err)
 {
     struct docker *d = xcalloc(1, sizeof(*d));
 
     pthread_once(&curl_once, curl_init_once);
+    d->abort = docker_cancel_new();
+    if (set_timeouts(d, max_call_ms, err) < 0) {
+        docker_destroy(&d);
+        return NULL;
+    }
     if (host == NULL || host[0] == '\0')
         host = getenv("DOCKER_HOST");
     if (host == NULL || host[0] == '\0')
@@ -607,8 +688,27 @@ docker_destroy(struct docker **dp)
     free(d->host);
     free(d->sockpath);
     free(d->base);
+    docker_cancel_destroy(&d->abort);
     free(d);
     *dp = NULL;
+}
+
+void
+docker_abort(struct docker *d)
+{
+    docker_cancel_fire(d->abort);
+}
+
+bool
+docker_aborted(struct docker *d)
+{
+    return docker_cancel_fired(d->abort);
+}
+
+int64_t
+docker_call_timeout_ms(const struct docker *d)
+{
+    return d->call_ms;
 }
 
 const char *

@@ -23,6 +23,13 @@
  * thread makes every call using it return promptly. docker_cancel_fire() is
  * not async-signal-safe; a signal handler should wake a thread that fires.
  *
+ * Time: every call is bounded. A connect takes at most 10 s, a short call
+ * at most TESTYARD_DOCKER_TIMEOUT (a duration, 60 s by default; a call
+ * may ask for less), and a stream (events, build, wait, logs that follow)
+ * must get its answer's headers within that time, after which it lasts
+ * until it ends, its token fires or docker_abort(). A call that runs out
+ * of time fails with err->code ETIMEDOUT and err->status EXIT_UNAVAILABLE.
+ *
  * Ownership: every `char *` and `cJSON *` returned is the caller's (free(),
  * cJSON_Delete()); every `const char *` and `const cJSON *` argument is
  * borrowed for the duration of the call. Lists of strings are
@@ -47,6 +54,10 @@ struct docker_cancel;
 /* Connect and negotiate (see above). host NULL = $DOCKER_HOST or the
  * default socket. */
 struct docker *docker_new(const char *host, struct err *err);
+/* The same with every call bounded by at most max_call_ms (0 = the
+ * usual bound), the handshake included. */
+struct docker *docker_new_within(const char *host, int64_t max_call_ms,
+                                 struct err *err);
 void docker_destroy(struct docker **d);
 /* The host as used ("unix:///var/run/docker.sock", "tcp://h:2375"). */
 const char *docker_host(const struct docker *d);
@@ -57,6 +68,14 @@ const char *docker_api_version(const struct docker *d);
 const char *docker_engine_version(const struct docker *d);
 const char *docker_engine_api(const struct docker *d);
 const char *docker_engine_min_api(const struct docker *d);
+
+/* Give up on the engine: every call in progress returns at once, and every
+ * later one fails at once, with err->code ECANCELED. Thread-safe; for
+ * good (a new handle talks to the engine again). */
+void docker_abort(struct docker *d);
+bool docker_aborted(struct docker *d);
+/* The bound of a short call (TESTYARD_DOCKER_TIMEOUT, default 60 s). */
+int64_t docker_call_timeout_ms(const struct docker *d);
 
 /* A cancellation token for long calls; fire it once from any thread. */
 struct docker_cancel *docker_cancel_new(void);
@@ -249,5 +268,33 @@ struct docker_events_opts {
 int docker_events(struct docker *d, const struct docker_events_opts *o,
                   int (*cb)(void *arg, const struct docker_event *ev),
                   void *arg, struct err *err);
+
+/* --- is the engine there -------------------------------------------- */
+
+#define DOCKER_WATCH_GRACE_MS 30000
+
+struct docker_watch;
+
+/* The grace period: $TESTYARD_ENGINE_GRACE (a duration, at least 1s) or
+ * DOCKER_WATCH_GRACE_MS. */
+int docker_watch_grace_ms(int64_t *ms, struct err *err);
+/* Ping d every second from a thread of its own; when it has not answered
+ * (a transport failure or no answer in time; any HTTP answer counts) for
+ * grace_ms, call lost() once from that thread with a sentence naming the
+ * engine and since when ("the Docker engine at unix:///... has not
+ * answered since 2026-...Z, 30s ago"). Says once (log) when the engine
+ * stops answering and when it answers again. d must outlive the watch. */
+struct docker_watch *docker_watch_new(struct docker *d, int64_t grace_ms,
+                                      void (*lost)(void *arg, const char *msg),
+                                      void *arg, struct err *err);
+/* Stops and joins the thread; NULL-safe. */
+void docker_watch_destroy(struct docker_watch **w);
+/* When the engine last answered (wall clock ns) if it does not answer
+ * now, else 0. */
+int64_t docker_watch_down_since(struct docker_watch *w);
+/* A new handle to host as soon as the engine answers, trying for at most
+ * within_ms (every call of the new handle is bounded by what was left);
+ * NULL when it did not answer in time. */
+struct docker *docker_reconnect(const char *host, int64_t within_ms);
 
 #endif

@@ -282,8 +282,17 @@ docker_container_kill(struct docker *d, const char *id, const char *signal,
     cleanup_free char *esig = docker__esc_query(signal ? signal : "SIGKILL");
     cleanup_free char *path =
         xasprintf("/containers/%s/kill?signal=%s", eid, esig);
+    /* The orchestrator kills from its loop: a hung engine may hold it
+     * only briefly. */
+    struct docker_req r = {.method = "POST",
+                           .path = path,
+                           .body_fd = -1,
+                           .timeout_ms = DOCKER_KILL_TIMEOUT_MS};
+    struct docker_resp resp;
+    int rc = docker__call(d, &r, &resp, err);
 
-    return docker__call_simple(d, "POST", path, NULL, err);
+    docker__resp_release(&resp);
+    return rc;
 }
 
 int

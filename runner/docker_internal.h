@@ -9,6 +9,8 @@
 #include "docker.h"
 #include "util.h"
 
+#define DOCKER_KILL_TIMEOUT_MS 5000
+
 /* One HTTP request. Only method and path are required. */
 struct docker_req {
     const char *method;
@@ -19,7 +21,11 @@ struct docker_req {
     size_t body_len;
     int body_fd; /* >= 0: upload body_size bytes read from it */
     uint64_t body_size;
-    bool stream; /* long-lived: no overall deadline */
+    /* Long-lived (events, build, wait, logs that follow): the answer's
+     * headers must come within the call timeout, then it has no overall
+     * deadline; its cancel token (or docker_abort) ends it. */
+    bool stream;
+    int64_t timeout_ms; /* overall bound of a short call; 0 = the handle's */
     struct docker_cancel *cancel;
     /* Streaming: receives the body of a 2xx answer as it arrives and
      * returns 0 to go on, 1 to stop cleanly, -1 (err filled) to fail. When

@@ -120,8 +120,9 @@ sites_json(const struct report_group *g)
 static cJSON *
 outcomes_json(const struct report *r, const struct report_group *g)
 {
-    static const char *const names[] = {"success", "failure",  "crash",  "oom",
-                                        "timeout", "canceled", "unknown"};
+    static const char *const names[] = {"success", "failure", "crash",
+                                        "oom",     "timeout", "canceled",
+                                        "lost",    "unknown"};
     cJSON *o = cJSON_CreateObject();
 
     for (size_t k = 0; k < ARRAY_LEN(names); k++) {

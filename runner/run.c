@@ -8,6 +8,12 @@
  * the loop — deadline, cancel, crashes — the run ends the same way: every
  * instance is stopped and reaped, the monitor's files are closed, the
  * backend removes what it created, and result.json is written.
+ *
+ * No wait is for good: a second Ctrl-C stops waiting for ends a few seconds
+ * after it forced every instance (RUN_FORCE_WAIT_MS), a deadline does the
+ * same a minute after its forced stop, a backend that lost its engine ends
+ * the loop at once (exit 69), and a signal during the backend's clean-up
+ * cuts it short (another one ends the process).
  */
 #include "run_int.h"
 
@@ -17,8 +23,9 @@
 #include "util.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +38,8 @@
 
 #define RUN_DEFAULT_GRACE_MS 5000
 #define RUN_TICK_MS 250
+#define RUN_FORCE_WAIT_MS 3000 /* after a second Ctrl-C */
+#define RUN_REAP_WAIT_MS 60000 /* after the deadline's forced stop */
 
 void
 run_block_signals(void)
@@ -332,8 +341,39 @@ inst_ended(struct run *r, struct run_inst *in, const struct backend_event *ev)
     run_inst_decide(in);
     run_inst_how(in, how, sizeof(how));
     syncsvc_instance_exited(r->svc, in->index, how);
-    if (in->outcome != OUTCOME_SUCCESS)
+    if (in->outcome != OUTCOME_SUCCESS && !in->lost)
         run_progress_note(r, "%s %s", in->label, how);
+}
+
+/* Stop waiting for the instances that have not ended: they end now as
+ * they are (lost, when the backend lost them). */
+static void
+give_up(struct run *r, bool lost, const char *why)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        struct run_inst *in = &r->insts[i];
+        struct backend_event ev = {.type = BACKEND_EXITED,
+                                   .index = (int)i,
+                                   .status = -1,
+                                   .peak_bytes = -1,
+                                   .wall_ns = now_wall_ns()};
+
+        if (in->ended)
+            continue;
+        in->lost = lost;
+        if (!lost && in->error == NULL)
+            in->error = xstrdup(why);
+        inst_ended(r, in, &ev);
+    }
+}
+
+static void
+engine_lost(struct run *r, const struct backend_event *ev)
+{
+    r->lost = true;
+    snprintf(r->lost_msg, sizeof(r->lost_msg), "%s", ev->message);
+    syncsvc_cancel_all(r->svc, "the run's engine went away");
+    give_up(r, true, NULL);
 }
 
 static void
@@ -344,6 +384,10 @@ handle_backend(struct run *r)
     while (r->be->ops->next_event(r->be, &ev) > 0) {
         struct run_inst *in;
 
+        if (ev.type == BACKEND_LOST) {
+            engine_lost(r, &ev);
+            continue;
+        }
         if (ev.index < 0 || (size_t)ev.index >= r->n)
             continue;
         in = &r->insts[ev.index];
@@ -370,6 +414,8 @@ handle_signals(struct run *r)
             stop_all(r, STOP_CANCEL, false);
         } else {
             stop_all(r, STOP_CANCEL, true);
+            if (r->give_up_ms == 0)
+                r->give_up_ms = now_ms() + RUN_FORCE_WAIT_MS;
         }
     }
 }
@@ -394,6 +440,12 @@ handle_timers(struct run *r)
     if (r->kill_at_ms > 0 && now >= r->kill_at_ms) {
         r->kill_at_ms = 0;
         stop_all(r, STOP_NONE, true);
+        if (r->deadline_hit && r->give_up_ms == 0)
+            r->give_up_ms = now_ms() + RUN_REAP_WAIT_MS;
+    }
+    if (r->give_up_ms > 0 && now >= r->give_up_ms) {
+        r->give_up_ms = 0;
+        give_up(r, false, "its end was not reported after it was killed");
     }
 }
 
@@ -412,6 +464,8 @@ poll_timeout(const struct run *r)
         next = r->deadline_ms;
     if (r->kill_at_ms > 0 && r->kill_at_ms < next)
         next = r->kill_at_ms;
+    if (r->give_up_ms > 0 && r->give_up_ms < next)
+        next = r->give_up_ms;
     return next <= now ? 0 : (long)(next - now);
 }
 
@@ -471,6 +525,67 @@ teardown(struct run *r)
     free(r->run_dir);
 }
 
+/* While the backend cleans up, on the main thread, this thread reads the
+ * signals: the first one cuts the clean-up short (what is left stays,
+ * labelled, for `testyard clean`), the next one ends the process. */
+struct cleanup_watch {
+    struct run *r;
+    int stop[2];
+    pthread_t thread;
+};
+
+static void *
+cleanup_watch_main(void *arg)
+{
+    struct cleanup_watch *w = arg;
+    struct pollfd p[2] = {{w->r->sigfd, POLLIN, 0}, {w->stop[0], POLLIN, 0}};
+    struct signalfd_siginfo si;
+    int seen = 0;
+
+    while (poll(p, 2, -1) >= 0 || errno == EINTR) {
+        if (p[1].revents != 0)
+            break;
+        if ((p[0].revents & POLLIN) == 0 ||
+            read(w->r->sigfd, &si, sizeof(si)) != sizeof(si))
+            continue;
+        if (seen++ > 0) {
+            log_warnx("ending now; run %s is not cleaned up", w->r->run_id);
+            _exit(EXIT_CANCELED);
+        }
+        log_warnx("cutting the clean-up short (again to end at once): what "
+                  "is left stays for `testyard clean --run %s`",
+                  w->r->run_id);
+        w->r->be->ops->abort(w->r->be);
+    }
+    return NULL;
+}
+
+static void
+shutdown_backend(struct run *r)
+{
+    struct cleanup_watch w = {.r = r};
+    bool watching;
+
+    if (r->be == NULL || r->be->ops->shutdown == NULL)
+        return;
+    watching = r->be->ops->abort != NULL && r->sigfd >= 0 &&
+               pipe2(w.stop, O_CLOEXEC) == 0;
+    if (watching &&
+        pthread_create(&w.thread, NULL, cleanup_watch_main, &w) != 0) {
+        close(w.stop[0]);
+        close(w.stop[1]);
+        watching = false;
+    }
+    r->be->ops->shutdown(r->be);
+    if (!watching)
+        return;
+    if (write(w.stop[1], "", 1) < 0)
+        log_warn("cleanup watch");
+    pthread_join(w.thread, NULL);
+    close(w.stop[0]);
+    close(w.stop[1]);
+}
+
 /* Everything up to the first instance starting; on failure the caller
  * removes the run folder, so nothing is left behind. */
 static int
@@ -499,7 +614,10 @@ fill_summary(const struct run *r, struct run_summary *sum)
     snprintf(sum->run_dir, sizeof(sum->run_dir), "%s", r->run_dir);
     sum->canceled = r->canceled;
     sum->success = run_succeeded(r);
-    sum->exit_status = r->canceled ? EXIT_CANCELED : sum->success ? 0 : 1;
+    sum->exit_status = run_exit_status(r);
+    if (r->lost)
+        snprintf(sum->message, sizeof(sum->message),
+                 "%.380s: run %.100s is lost", r->lost_msg, r->run_id);
 }
 
 /* The report is a reading of the run folder; failing to write it is worth
@@ -541,6 +659,7 @@ run_execute(struct composition *comp, const struct run_opts *opts,
     /* Close memory.csv files and remove containers before the result is
      * written, so the result is the last file to appear. */
     monitor_destroy(&r.mon);
+    shutdown_backend(&r);
     backend_destroy(&r.be);
     if (run_write_result(&r, err) < 0)
         log_warnx("%s", err->msg);

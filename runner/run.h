@@ -40,6 +40,7 @@ enum outcome {
     OUTCOME_OOM,
     OUTCOME_TIMEOUT,
     OUTCOME_CANCELED,
+    OUTCOME_LOST, /* its engine went away while it ran: end unknown */
     OUTCOME_COUNT,
 };
 
@@ -51,7 +52,8 @@ struct run_summary {
     char run_dir[4096];
     bool canceled;
     bool success;
-    int exit_status; /* 0, 1 (plan failed) or 130 (canceled) */
+    int exit_status;   /* 0, 1 (plan failed), 69 (engine lost), 130 */
+    char message[512]; /* why the run ended early (engine lost), or "" */
 };
 
 /* Run the composition. Returns 0 when the run happened (whatever its

@@ -22,7 +22,7 @@ static const char *const outcome_names[OUTCOME_COUNT] = {
     [OUTCOME_PENDING] = "pending",   [OUTCOME_SUCCESS] = "success",
     [OUTCOME_FAILURE] = "failure",   [OUTCOME_CRASH] = "crash",
     [OUTCOME_OOM] = "oom",           [OUTCOME_TIMEOUT] = "timeout",
-    [OUTCOME_CANCELED] = "canceled",
+    [OUTCOME_CANCELED] = "canceled", [OUTCOME_LOST] = "lost",
 };
 
 /* Variables passed through from the coordinator's own environment. */
@@ -220,7 +220,9 @@ finished_cleanly(const struct run_inst *in)
 void
 run_inst_decide(struct run_inst *in)
 {
-    if (!in->started)
+    if (in->lost)
+        in->outcome = OUTCOME_LOST;
+    else if (!in->started)
         in->outcome =
             in->stopped == STOP_CANCEL ? OUTCOME_CANCELED : OUTCOME_FAILURE;
     else if (in->oom)
@@ -242,7 +244,10 @@ run_inst_how(const struct run_inst *in, char *buf, size_t size)
 {
     int code = in->signal ? 128 + in->signal : in->status;
 
-    if (!in->started)
+    if (in->lost)
+        snprintf(buf, size, "lost with its engine (%s)",
+                 in->started ? "its end is unknown" : "before it started");
+    else if (!in->started)
         snprintf(buf, size, "failed to start (%s)",
                  in->error ? in->error : outcome_name(in->outcome));
     else if (in->signal != 0 && in->outcome == OUTCOME_CRASH)

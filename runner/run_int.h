@@ -44,6 +44,7 @@ struct run_inst {
     bool success_event;
     bool failure_event;
     bool crash_event;
+    bool lost;   /* the backend lost it (engine gone) */
     char *error; /* failure message (event or start) */
     int status;  /* exit code, -1 when none */
     int signal;
@@ -78,8 +79,11 @@ struct run {
     int64_t end_wall_ns;
     int64_t deadline_ms; /* monotonic */
     int64_t kill_at_ms;  /* force-stop time after a stop, 0 = none */
+    int64_t give_up_ms;  /* stop waiting for ends then, 0 = none */
     bool deadline_hit;
     bool canceled;
+    bool lost;            /* the backend went away (BACKEND_LOST) */
+    char lost_msg[512];   /* its message */
     int progress_lines;   /* lines drawn last time */
     bool announced_start; /* "all started" said (no tty) */
     int64_t progress_at_ms;
@@ -100,6 +104,8 @@ void run_inst_how(const struct run_inst *in, char *buf, size_t size);
 int run_write_result(const struct run *r, struct err *err);
 void run_print_summary(const struct run *r);
 bool run_succeeded(const struct run *r);
+/* 0, 1, 69 (engine lost) or 130 (canceled). */
+int run_exit_status(const struct run *r);
 
 /* run_progress.c */
 void run_progress_draw(struct run *r, bool final);

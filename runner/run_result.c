@@ -18,10 +18,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+int
+run_exit_status(const struct run *r)
+{
+    if (r->lost)
+        return EXIT_UNAVAILABLE;
+    if (r->canceled)
+        return EXIT_CANCELED;
+    return run_succeeded(r) ? 0 : 1;
+}
+
 bool
 run_succeeded(const struct run *r)
 {
-    if (r->canceled || r->n == 0)
+    if (r->lost || r->canceled || r->n == 0)
         return false;
     for (size_t i = 0; i < r->n; i++)
         if (r->insts[i].outcome != OUTCOME_SUCCESS)
@@ -114,6 +124,8 @@ groups_json(const struct run *r)
 static const char *
 run_outcome(const struct run *r)
 {
+    if (r->lost)
+        return "lost";
     if (r->canceled)
         return "canceled";
     return run_succeeded(r) ? "success" : "failure";
@@ -141,10 +153,9 @@ run_write_result(const struct run *r, struct err *err)
                             (double)(r->end_wall_ns - r->start_wall_ns) / 1e9);
     cJSON_AddStringToObject(o, "outcome", run_outcome(r));
     cJSON_AddBoolToObject(o, "deadline_hit", r->deadline_hit);
-    cJSON_AddNumberToObject(o, "exit_status",
-                            r->canceled        ? EXIT_CANCELED
-                            : run_succeeded(r) ? 0
-                                               : 1);
+    cJSON_AddNumberToObject(o, "exit_status", run_exit_status(r));
+    if (r->lost)
+        cJSON_AddStringToObject(o, "engine_lost", r->lost_msg);
     cJSON_AddItemToObject(o, "groups", groups_json(r));
     insts = cJSON_AddArrayToObject(o, "instances");
     for (size_t i = 0; i < r->n; i++)
@@ -157,17 +168,21 @@ run_write_result(const struct run *r, struct err *err)
 static void
 print_groups(const struct run *r)
 {
-    printf("%-14s %5s %7s %7s %5s %4s %7s %8s\n", "group", "inst", "success",
-           "failure", "crash", "oom", "timeout", "canceled");
+    printf("%-14s %5s %7s %7s %5s %4s %7s %8s%s\n", "group", "inst", "success",
+           "failure", "crash", "oom", "timeout", "canceled",
+           r->lost ? "  lost" : "");
     for (size_t g = 0; g < r->comp->ngroups; g++) {
         const struct composition_group *cg = &r->comp->groups[g];
         size_t c[OUTCOME_COUNT];
 
         count_outcomes(r, g, c);
-        printf("%-14s %5lld %7zu %7zu %5zu %4zu %7zu %8zu\n", cg->id,
+        printf("%-14s %5lld %7zu %7zu %5zu %4zu %7zu %8zu", cg->id,
                (long long)cg->instances, c[OUTCOME_SUCCESS], c[OUTCOME_FAILURE],
                c[OUTCOME_CRASH], c[OUTCOME_OOM], c[OUTCOME_TIMEOUT],
                c[OUTCOME_CANCELED]);
+        if (r->lost)
+            printf(" %5zu", c[OUTCOME_LOST]);
+        putchar('\n');
     }
 }
 

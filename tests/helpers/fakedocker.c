@@ -51,6 +51,7 @@ struct fakedocker {
     pthread_t *threads;
     size_t nthreads;
     int open;
+    bool silent; /* read requests, answer none (a hung engine) */
 };
 
 struct conn {
@@ -412,6 +413,12 @@ serve(struct fakedocker *f, int fd)
     record(f, req);
     snprintf(path, sizeof(path), "%.*s", (int)strcspn(target, "?"), target);
     pthread_mutex_lock(&f->mu);
+    while (f->silent) {
+        pthread_mutex_unlock(&f->mu);
+        if (wait_fd(f, f->stop[0], 20))
+            return;
+        pthread_mutex_lock(&f->mu);
+    }
     if (builtin(f, fd, path)) {
         pthread_mutex_unlock(&f->mu);
         return;
@@ -565,6 +572,14 @@ const char *
 fakedocker_host(const struct fakedocker *f)
 {
     return f->host;
+}
+
+void
+fakedocker_set_silent(struct fakedocker *f, bool silent)
+{
+    pthread_mutex_lock(&f->mu);
+    f->silent = silent;
+    pthread_mutex_unlock(&f->mu);
 }
 
 size_t

@@ -66,6 +66,11 @@ void fakedocker_fail_nth(struct fakedocker *f, const char *method,
                          const char *path, int nth, int status,
                          const char *body);
 
+/* While silent, requests (the handshake too) are read and recorded but
+ * not answered, as by an engine that hangs; when it ends, the ones held
+ * are answered. */
+void fakedocker_set_silent(struct fakedocker *f, bool silent);
+
 size_t fakedocker_count(struct fakedocker *f);
 /* The i-th request (0-based), or NULL. */
 const struct fakedocker_request *fakedocker_request(struct fakedocker *f,
