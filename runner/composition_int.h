@@ -33,6 +33,8 @@ struct comp_load {
     const struct ynode *total;         /* global.total_instances, or NULL */
     const struct ynode *global_params; /* global.run.test_params, or NULL */
     const char *global_artifact;       /* global.run.artifact, or NULL */
+    uint64_t global_log_limit;         /* global.run.log_limit or default */
+    uint64_t global_output_quota;      /* global.run.output_quota or default */
     const struct ynode *groups;        /* the groups list */
     struct comp_group_src *src;        /* one per group */
 };
@@ -41,6 +43,11 @@ struct comp_load {
  * replaces the bare "unknown key". */
 int composition__check_keys(const struct ynode *map, const char *path,
                             const char *const *allowed, struct err *err);
+/* run.log_limit and run.output_quota of a run section (global or a
+ * group's); absent keys leave *log_limit and *quota as they are. */
+int composition__run_outputs(const struct ynode *run, const char *run_path,
+                             uint64_t *log_limit, uint64_t *quota,
+                             struct err *err);
 /* Read the groups list into l->c->groups and l->src. */
 int composition__parse_groups(struct comp_load *l, struct err *err);
 /* Counts from percentages, and the total checked against total_instances. */
