@@ -11,10 +11,14 @@
  * serializes much of create+start; a handful in flight is what it takes to
  * reach its rate). Events then drive everything: `oom` marks an instance,
  * `die` is inspected at once and reported as an exit — so barriers fail as
- * soon as a container dies — and the container's logs are then copied into
- * run.out and run.err. destroy() stops what still runs, waits for the logs,
- * and removes every container and the network unless the composition keeps
- * containers.
+ * soon as a container dies. Each running container's logs are followed by
+ * a thread of their own from its start (a follower), through the capped
+ * run.out and run.err of instlog.c, which wait in the runner's folder and
+ * are moved into the instance's when the stream ends; the engine's own
+ * json-file log is bounded to match (log_config). Following from the start
+ * keeps the head even though the engine's log rotates. destroy() stops
+ * what still runs, waits (bounded) for the followers, and removes every
+ * container and the network unless the composition keeps containers.
  *
  * Threads: start workers and the events thread talk to the orchestrator
  * through a locked queue and a pipe (notify_fd). Each thread uses the
@@ -25,7 +29,9 @@
 #include "backend_queue.h"
 #include "composition.h"
 #include "docker.h"
+#include "fsat.h"
 #include "imagebuild.h"
+#include "instlog.h"
 #include "log.h"
 #include "util.h"
 
@@ -42,9 +48,15 @@
 #define DK_PIDS_LIMIT 4096
 #define DK_BOARD_PATH "/testyard-sync" /* the release board, read-only */
 #define DK_LOGS_WAIT_MS 30000
+#define DK_FOLLOW_STACK (256 * 1024)
+/* Each of the engine's two json-file log files holds half the log limit,
+ * at least this much (the follower reads them while the instance
+ * writes). */
+#define DK_ENGINE_LOG_MIN ((uint64_t)8 << 20)
 
 struct dk_inst {
     const struct backend_instance *in;
+    struct dk_backend *k; /* for the follower */
     char *id;
     char *name;
     int pid;
@@ -53,6 +65,11 @@ struct dk_inst {
     bool dead;       /* `die` seen and reported */
     bool oom;        /* `oom` seen */
     bool logs_done;
+    bool logs_claimed;   /* a follower or a copy has the logs */
+    bool following;      /* logs_thread runs (joined by finish_container) */
+    struct instlog *log; /* capped run.out and run.err */
+    pthread_t logs_thread;
+    struct docker_cancel *logs_cancel;
     bool exit_held; /* `die` came before the start was reported */
     struct backend_event exit_ev;
     char *cgdir; /* memory cgroup, from the pid at start */
@@ -78,7 +95,8 @@ struct dk_backend {
     size_t next_start;
     size_t next_remove;
     bool stopping; /* destroy(): no more starts */
-    size_t logs_pending;
+    size_t logs_pending;    /* copies after `die` (no follower) in flight */
+    int64_t logs_deadline;  /* monotonic ns: followers cut after this */
 
     pthread_t workers[DK_START_WORKERS];
     int nworkers;
@@ -133,30 +151,53 @@ fill_exit(struct backend_event *ev, const struct docker_state *st, bool oom)
     ev->wall_ns = st->finished_ns > 0 ? st->finished_ns : now_wall_ns();
 }
 
+/* A piece of the logs into the capped files; a write error is kept by
+ * the instlog and said when it finishes, so the stream goes on. */
+static int
+log_piece(void *arg, int stream, const char *data, size_t len,
+          struct err *err)
+{
+    (void)instlog_write(arg, stream, data, len, err);
+    return 0;
+}
+
+/* The container's logs (followed while it runs, or what the engine kept)
+ * into run.out and run.err, then put in place. */
 static void
-copy_logs(struct dk_backend *k, struct dk_inst *di)
+copy_logs(struct dk_backend *k, struct dk_inst *di, bool follow)
 {
     const struct backend_instance *in = di->in;
-    cleanup_free char *out = path_join(in->outdir, "run.out");
-    cleanup_free char *errp = path_join(in->outdir, "run.err");
-    struct docker_logs_opts o = {0};
+    struct docker_logs_opts o = {.follow = follow, .cancel = di->logs_cancel};
     struct err e = {0};
-    int ofd = open(out, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    int efd = open(errp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 
-    if (ofd < 0 || efd < 0 ||
-        docker_container_logs_to_fds(k->d, di->id, &o, ofd, efd, &e) < 0)
-        log_warnx("%s/%d: logs: %s", in->group, in->group_index,
-                  e.msg[0] ? e.msg : strerror(errno));
-    if (ofd >= 0)
-        close(ofd);
-    if (efd >= 0)
-        close(efd);
+    if (di->log != NULL &&
+        docker_container_logs(k->d, di->id, &o, log_piece, di->log, &e) < 0 &&
+        (di->logs_cancel == NULL || !docker_cancel_fired(di->logs_cancel)))
+        log_warnx("%s/%d: logs: %s", in->group, in->group_index, e.msg);
+    if (di->log != NULL && instlog_finish(di->log, &e) < 0)
+        log_warnx("%s/%d: logs: %s", in->group, in->group_index, e.msg);
     pthread_mutex_lock(&k->lock);
     di->logs_done = true;
-    k->logs_pending--;
+    if (!follow)
+        k->logs_pending--;
     pthread_cond_broadcast(&k->cond);
     pthread_mutex_unlock(&k->lock);
+}
+
+/* Claim the copy of di's logs after it died: true for the one caller
+ * that should make it (none when a follower has them). */
+static bool
+claim_logs(struct dk_backend *k, struct dk_inst *di)
+{
+    bool mine;
+
+    pthread_mutex_lock(&k->lock);
+    mine = !di->logs_claimed;
+    di->logs_claimed = true;
+    if (mine)
+        k->logs_pending++;
+    pthread_mutex_unlock(&k->lock);
+    return mine;
 }
 
 /* The cgroup of a container goes away with it, so its peak is read on
@@ -193,7 +234,6 @@ on_die(struct dk_backend *k, int index)
     }
     di->dead = true;
     oom = di->oom;
-    k->logs_pending++;
     pthread_mutex_unlock(&k->lock);
     read_peak(di);
     peak = di->peak;
@@ -216,7 +256,8 @@ on_die(struct dk_backend *k, int index)
         di->exit_held = true;
     }
     pthread_mutex_unlock(&k->lock);
-    copy_logs(k, di);
+    if (claim_logs(k, di))
+        copy_logs(k, di, false);
 }
 
 static int
@@ -345,6 +386,28 @@ strv_free(char **v)
     free(v);
 }
 
+/* The engine's own log of the container (HostConfig.LogConfig): json-file
+ * in two files of half the log limit each (at least DK_ENGINE_LOG_MIN),
+ * so it stays bounded however much the instance writes. Returns cfg. */
+static cJSON *
+log_config(cJSON *cfg, uint64_t limit)
+{
+    cJSON *hc = cJSON_GetObjectItemCaseSensitive(cfg, "HostConfig");
+    cJSON *lc = cJSON_AddObjectToObject(hc, "LogConfig");
+    cJSON *opts;
+    uint64_t half = (limit ? limit : INSTLOG_DEFAULT_LIMIT) / 2;
+    char size[32];
+
+    if (half < DK_ENGINE_LOG_MIN)
+        half = DK_ENGINE_LOG_MIN;
+    snprintf(size, sizeof(size), "%llu", (unsigned long long)half);
+    cJSON_AddStringToObject(lc, "Type", "json-file");
+    opts = cJSON_AddObjectToObject(lc, "Config");
+    cJSON_AddStringToObject(opts, "max-size", size);
+    cJSON_AddStringToObject(opts, "max-file", "2");
+    return cfg;
+}
+
 static cJSON *
 container_config(const struct dk_backend *k, const struct backend_instance *in,
                  char **env, char **labels, char **binds)
@@ -366,7 +429,7 @@ container_config(const struct dk_backend *k, const struct backend_instance *in,
     };
 
     (void)c;
-    return docker_container_config(&s);
+    return log_config(docker_container_config(&s), in->log_limit);
 }
 
 static char **
@@ -394,6 +457,58 @@ make_binds(const struct backend_instance *in)
     return v;
 }
 
+/* The instance's folder (made beneath the run folder, no link followed)
+ * and its capped logs, before the container exists. */
+static int
+make_outputs(struct dk_backend *k, struct dk_inst *di, struct err *err)
+{
+    const struct backend_instance *in = di->in;
+    cleanup_free char *rel = xasprintf("%s/%d", in->group, in->group_index);
+    int d = fsat_dir(k->cfg.run_fd, rel, true, 0755, err);
+
+    if (d < 0)
+        return -1;
+    close(d);
+    di->log = instlog_open(k->cfg.run_fd, in->group, in->group_index,
+                           in->log_limit, err);
+    return di->log ? 0 : -1;
+}
+
+static void *
+follow_main(void *arg)
+{
+    struct dk_inst *di = arg;
+
+    copy_logs(di->k, di, true);
+    return NULL;
+}
+
+/* A follower for a container that just started; without one, the logs
+ * are copied once it died. */
+static void
+start_follower(struct dk_backend *k, struct dk_inst *di)
+{
+    pthread_attr_t attr;
+    int rc;
+
+    di->k = k;
+    di->logs_cancel = docker_cancel_new();
+    pthread_mutex_lock(&k->lock);
+    di->logs_claimed = di->following = true;
+    pthread_mutex_unlock(&k->lock);
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, DK_FOLLOW_STACK);
+    rc = pthread_create(&di->logs_thread, &attr, follow_main, di);
+    pthread_attr_destroy(&attr);
+    if (rc == 0)
+        return;
+    log_warnx("%s: no log follower (%s); logs are copied at its end",
+              di->name, strerror(rc));
+    pthread_mutex_lock(&k->lock);
+    di->logs_claimed = di->following = false;
+    pthread_mutex_unlock(&k->lock);
+}
+
 static int
 create_and_start(struct dk_backend *k, struct dk_inst *di, struct err *err)
 {
@@ -405,7 +520,7 @@ create_and_start(struct dk_backend *k, struct dk_inst *di, struct err *err)
     char *id = NULL;
     int rc = -1;
 
-    if (mkdir_p(in->outdir, err) == 0 && mkdir_p(in->tempdir, err) == 0 &&
+    if (make_outputs(k, di, err) == 0 && mkdir_p(in->tempdir, err) == 0 &&
         docker_container_create(k->d, di->name, cfg, &id, err) == 0) {
         pthread_mutex_lock(&k->lock);
         di->id = id;
@@ -438,6 +553,7 @@ start_index(struct dk_backend *k, size_t i)
         push_simple(k, BACKEND_START_FAILED, (int)i, e.msg);
         return;
     }
+    start_follower(k, di);
     if (docker_container_state(k->d, di->id, &st, &e) == 0)
         di->pid = st.pid;
     pthread_mutex_lock(&k->lock);
@@ -689,26 +805,44 @@ wait_logs(struct dk_backend *k)
     pthread_mutex_unlock(&k->lock);
 }
 
-/* Kill what still runs, copy its logs, and remove the container. */
+/* Wait for di's follower until the logs' deadline, then cut it. */
+static void
+join_follower(struct dk_backend *k, struct dk_inst *di)
+{
+    pthread_mutex_lock(&k->lock);
+    while (!di->logs_done && now_mono_ns() < k->logs_deadline) {
+        pthread_mutex_unlock(&k->lock);
+        usleep(10000);
+        pthread_mutex_lock(&k->lock);
+    }
+    pthread_mutex_unlock(&k->lock);
+    docker_cancel_fire(di->logs_cancel);
+    pthread_join(di->logs_thread, NULL);
+    di->following = false;
+}
+
+/* Kill what still runs, have its logs in place, and remove the
+ * container. */
 static void
 finish_container(struct dk_backend *k, struct dk_inst *di, bool keep)
 {
     struct err e = {0};
-    bool need_logs;
+    bool running;
 
-    if (di->id == NULL)
-        return;
     pthread_mutex_lock(&k->lock);
-    need_logs = !di->dead && !di->logs_done;
-    if (need_logs) {
-        di->logs_done = true;
-        k->logs_pending++;
-    }
+    running = !di->dead;
     pthread_mutex_unlock(&k->lock);
-    if (need_logs) {
-        docker_container_kill(k->d, di->id, "SIGKILL", NULL);
-        copy_logs(k, di);
+    if (di->id == NULL) {
+        if (di->log != NULL && instlog_finish(di->log, &e) < 0)
+            log_warnx("%s: logs: %s", di->name, e.msg);
+        return;
     }
+    if (running)
+        docker_container_kill(k->d, di->id, "SIGKILL", NULL);
+    if (di->following)
+        join_follower(k, di);
+    else if (claim_logs(k, di))
+        copy_logs(k, di, false);
     if (!keep && docker_container_remove(k->d, di->id, true, &e) < 0)
         log_warnx("%s: remove: %s", di->name, e.msg);
 }
@@ -759,6 +893,7 @@ dk_destroy(struct backend *b)
 
     join_workers(k);
     wait_logs(k);
+    k->logs_deadline = now_mono_ns() + (int64_t)DK_LOGS_WAIT_MS * 1000000;
     if (k->events_running) {
         docker_cancel_fire(k->events_cancel);
         pthread_join(k->events_thread, NULL);
@@ -769,6 +904,8 @@ dk_destroy(struct backend *b)
         free(k->insts[i].id);
         free(k->insts[i].name);
         free(k->insts[i].cgdir);
+        instlog_destroy(&k->insts[i].log);
+        docker_cancel_destroy(&k->insts[i].logs_cancel);
     }
     docker_cancel_destroy(&k->events_cancel);
     docker_destroy(&k->d);
