@@ -11,14 +11,15 @@
  * serializes much of create+start; a handful in flight is what it takes to
  * reach its rate). Events then drive everything: `oom` marks an instance,
  * `die` is inspected at once and reported as an exit — so barriers fail as
- * soon as a container dies. Each running container's logs are followed by
- * a thread of their own from its start (a follower), through the capped
- * run.out and run.err of instlog.c, which wait in the runner's folder and
- * are moved into the instance's when the stream ends; the engine's own
- * json-file log is bounded to match (log_config). Following from the start
- * keeps the head even though the engine's log rotates. destroy() stops
- * what still runs, waits (bounded) for the followers, and removes every
- * container and the network unless the composition keeps containers.
+ * soon as a container dies. Each container's output is read by a thread
+ * of its own (a follower) attached before the container starts, through
+ * the capped run.out and run.err of instlog.c, which wait in the runner's
+ * folder and are moved into the instance's when the stream ends. Attached,
+ * nothing is missed and nothing waits on the engine's own json-file log,
+ * which is bounded to match (log_config) and only read, after the end,
+ * when no follower could attach. destroy() stops what still runs, waits
+ * (bounded) for the followers, and removes every container and the
+ * network unless the composition keeps containers.
  *
  * Threads: start workers and the events thread talk to the orchestrator
  * through a locked queue and a pipe (notify_fd). Each thread uses the
@@ -42,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define DK_START_WORKERS 4
@@ -49,9 +51,9 @@
 #define DK_BOARD_PATH "/testyard-sync" /* the release board, read-only */
 #define DK_LOGS_WAIT_MS 30000
 #define DK_FOLLOW_STACK (256 * 1024)
+#define DK_ATTACH_WAIT_MS 10000
 /* Each of the engine's two json-file log files holds half the log limit,
- * at least this much (the follower reads them while the instance
- * writes). */
+ * at least this much. */
 #define DK_ENGINE_LOG_MIN ((uint64_t)8 << 20)
 
 struct dk_inst {
@@ -67,6 +69,7 @@ struct dk_inst {
     bool logs_done;
     bool logs_claimed;   /* a follower or a copy has the logs */
     bool following;      /* logs_thread runs (joined by finish_container) */
+    int attached;        /* the follower: 0 not yet, 1 attached, -1 failed */
     struct instlog *log; /* capped run.out and run.err */
     pthread_t logs_thread;
     struct docker_cancel *logs_cancel;
@@ -151,6 +154,34 @@ fill_exit(struct backend_event *ev, const struct docker_state *st, bool oom)
     ev->wall_ns = st->finished_ns > 0 ? st->finished_ns : now_wall_ns();
 }
 
+/* The engine attached a follower: its container may start. */
+static void
+attach_ready(void *arg)
+{
+    struct dk_inst *di = arg;
+
+    pthread_mutex_lock(&di->k->lock);
+    di->attached = 1;
+    pthread_cond_broadcast(&di->k->cond);
+    pthread_mutex_unlock(&di->k->lock);
+}
+
+/* The attach call returned: true when it had attached (its logs are to
+ * be finished), else it is marked failed for wait_attached. */
+static bool
+attach_ended(struct dk_backend *k, struct dk_inst *di)
+{
+    bool was;
+
+    pthread_mutex_lock(&k->lock);
+    was = di->attached == 1;
+    if (!was)
+        di->attached = -1;
+    pthread_cond_broadcast(&k->cond);
+    pthread_mutex_unlock(&k->lock);
+    return was;
+}
+
 /* A piece of the logs into the capped files; a write error is kept by
  * the instlog and said when it finishes, so the stream goes on. */
 static int
@@ -161,24 +192,31 @@ log_piece(void *arg, int stream, const char *data, size_t len,
     return 0;
 }
 
-/* The container's logs (followed while it runs, or what the engine kept)
- * into run.out and run.err, then put in place. */
+/* The container's output (attached while it runs, or what the engine
+ * kept once it ended) into run.out and run.err, then put in place. */
 static void
-copy_logs(struct dk_backend *k, struct dk_inst *di, bool follow)
+copy_logs(struct dk_backend *k, struct dk_inst *di, bool attach)
 {
     const struct backend_instance *in = di->in;
-    struct docker_logs_opts o = {.follow = follow, .cancel = di->logs_cancel};
+    struct docker_logs_opts o = {.cancel = di->logs_cancel};
     struct err e = {0};
+    int rc = 0;
 
-    if (di->log != NULL &&
-        docker_container_logs(k->d, di->id, &o, log_piece, di->log, &e) < 0 &&
+    if (attach) {
+        rc = docker_container_attach(k->d, di->id, di->logs_cancel,
+                                     attach_ready, di, log_piece, di->log, &e);
+        if (!attach_ended(k, di))
+            return; /* never attached: copied from the engine at the end */
+    } else if (di->log != NULL)
+        rc = docker_container_logs(k->d, di->id, &o, log_piece, di->log, &e);
+    if (rc < 0 &&
         (di->logs_cancel == NULL || !docker_cancel_fired(di->logs_cancel)))
         log_warnx("%s/%d: logs: %s", in->group, in->group_index, e.msg);
     if (di->log != NULL && instlog_finish(di->log, &e) < 0)
         log_warnx("%s/%d: logs: %s", in->group, in->group_index, e.msg);
     pthread_mutex_lock(&k->lock);
     di->logs_done = true;
-    if (!follow)
+    if (!attach)
         k->logs_pending--;
     pthread_cond_broadcast(&k->cond);
     pthread_mutex_unlock(&k->lock);
@@ -483,8 +521,39 @@ follow_main(void *arg)
     return NULL;
 }
 
-/* A follower for a container that just started; without one, the logs
- * are copied once it died. */
+/* Wait (bounded) until the follower attached or failed; true when it is
+ * attached. */
+static bool
+wait_attached(struct dk_backend *k, struct dk_inst *di)
+{
+    struct timespec until;
+    int attached;
+
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += DK_ATTACH_WAIT_MS / 1000;
+    pthread_mutex_lock(&k->lock);
+    while (di->attached == 0 &&
+           pthread_cond_timedwait(&k->cond, &k->lock, &until) == 0)
+        ;
+    attached = di->attached;
+    pthread_mutex_unlock(&k->lock);
+    return attached == 1;
+}
+
+/* The follower is not to be: cut it, and copy the logs once it died. */
+static void
+drop_follower(struct dk_backend *k, struct dk_inst *di)
+{
+    docker_cancel_fire(di->logs_cancel);
+    pthread_join(di->logs_thread, NULL);
+    pthread_mutex_lock(&k->lock);
+    di->following = false;
+    di->logs_claimed = di->logs_done;
+    pthread_mutex_unlock(&k->lock);
+}
+
+/* A follower attached to a created container, before it starts; without
+ * one, the logs are copied once it died. */
 static void
 start_follower(struct dk_backend *k, struct dk_inst *di)
 {
@@ -500,10 +569,15 @@ start_follower(struct dk_backend *k, struct dk_inst *di)
     pthread_attr_setstacksize(&attr, DK_FOLLOW_STACK);
     rc = pthread_create(&di->logs_thread, &attr, follow_main, di);
     pthread_attr_destroy(&attr);
-    if (rc == 0)
+    if (rc == 0 && wait_attached(k, di))
         return;
-    log_warnx("%s: no log follower (%s); logs are copied at its end",
-              di->name, strerror(rc));
+    log_warnx("%s: could not attach to its output (%s); its logs are "
+              "copied from the engine at its end",
+              di->name, rc ? strerror(rc) : "no answer");
+    if (rc == 0) {
+        drop_follower(k, di);
+        return;
+    }
     pthread_mutex_lock(&k->lock);
     di->logs_claimed = di->following = false;
     pthread_mutex_unlock(&k->lock);
@@ -525,7 +599,10 @@ create_and_start(struct dk_backend *k, struct dk_inst *di, struct err *err)
         pthread_mutex_lock(&k->lock);
         di->id = id;
         pthread_mutex_unlock(&k->lock);
+        start_follower(k, di);
         rc = docker_container_start(k->d, id, err);
+        if (rc < 0 && di->following)
+            drop_follower(k, di);
     }
     cJSON_Delete(cfg);
     strv_free(env);
@@ -553,7 +630,6 @@ start_index(struct dk_backend *k, size_t i)
         push_simple(k, BACKEND_START_FAILED, (int)i, e.msg);
         return;
     }
-    start_follower(k, di);
     if (docker_container_state(k->d, di->id, &st, &e) == 0)
         di->pid = st.pid;
     pthread_mutex_lock(&k->lock);
