@@ -8,11 +8,12 @@
  *           (the victim parameter, a folder on the host), first thing:
  *           run.out and run.err, memory.csv.partial and memory.csv, and a
  *           folder "sub" for an upload and an append through it; uploads
- *           one of the runner's own names. Prints what each call answered
+ *           and appends to the runner's own names. Prints what each call answered
  *           ("upload sub/up.bin: -5 ...") and succeeds when every one was
  *           refused.
- *   flood   writes flood bytes to stdout — "FIRST LINE", lines of x, then
- *           "LAST LINE" — and a little to stderr, then succeeds.
+ *   flood   writes flood bytes to stdout — "FIRST LINE", lines of x
+ *           (line bytes each, newline included), then "LAST LINE" — and a
+ *           little to stderr, then succeeds.
  *   quota   uploads big.bin of upload bytes; succeeds when the
  *           coordinator refused it for the output quota (-ENOSPC).
  *
@@ -61,10 +62,12 @@ run_plant(struct ty *ty)
                   ty__output_file(ty, "sub/up.bin", "payload\n", 8));
     ok &= refused(ty, "append sub/app.out",
                   ty__output_append(ty, "sub/app.out", "line\n", 5));
-    ok &= refused(ty, "upload run.out",
-                  ty__output_file(ty, "run.out", "forged\n", 7));
-    ok &= refused(ty, "append memory.csv",
-                  ty__output_append(ty, "memory.csv", "1,2\n", 4));
+    /* Not run.out or run.err: on a runner that took it, the upload would
+     * replace the planted link and hide that attack. */
+    ok &= refused(ty, "upload memory.csv",
+                  ty__output_file(ty, "memory.csv", "forged\n", 7));
+    ok &= refused(ty, "append memory.csv.partial",
+                  ty__output_append(ty, "memory.csv.partial", "1,2\n", 4));
     for (int i = 0; i < 100; i++)
         printf("to stdout %d\n", i);
     fprintf(stderr, "to stderr\n");
@@ -93,11 +96,14 @@ run_flood(struct ty *ty)
 {
     static char chunk[65536];
     uint64_t bytes = 0, done = 0;
+    int64_t line = 64;
 
-    if (ty_param_size(ty, "flood", &bytes) < 0)
-        return ty_fail(ty, "no flood: %s", ty_errmsg(ty));
+    if (ty_param_size(ty, "flood", &bytes) < 0 ||
+        ty_param_int(ty, "line", &line) < 0 || line < 1 ||
+        line > (int64_t)sizeof(chunk))
+        return ty_fail(ty, "flood: %s", ty_errmsg(ty));
     for (size_t i = 0; i < sizeof(chunk); i++)
-        chunk[i] = (i + 1) % 64 == 0 ? '\n' : 'x';
+        chunk[i] = (i + 1) % (size_t)line == 0 ? '\n' : 'x';
     write_all(1, "FIRST LINE\n", 11);
     while (done < bytes) {
         size_t n = bytes - done < sizeof(chunk) ? (size_t)(bytes - done)
