@@ -97,9 +97,9 @@ struct dk_backend {
     int notify[2];
     size_t next_start;
     size_t next_remove;
-    bool stopping; /* destroy(): no more starts */
-    size_t logs_pending;    /* copies after `die` (no follower) in flight */
-    int64_t logs_deadline;  /* monotonic ns: followers cut after this */
+    bool stopping;         /* destroy(): no more starts */
+    size_t logs_pending;   /* copies after `die` (no follower) in flight */
+    int64_t logs_deadline; /* monotonic ns: followers cut after this */
 
     pthread_t workers[DK_START_WORKERS];
     int nworkers;
@@ -185,8 +185,7 @@ attach_ended(struct dk_backend *k, struct dk_inst *di)
 /* A piece of the logs into the capped files; a write error is kept by
  * the instlog and said when it finishes, so the stream goes on. */
 static int
-log_piece(void *arg, int stream, const char *data, size_t len,
-          struct err *err)
+log_piece(void *arg, int stream, const char *data, size_t len, struct err *err)
 {
     (void)instlog_write(arg, stream, data, len, err);
     return 0;

@@ -101,8 +101,8 @@ open_outputs(struct exec_backend *x, const struct backend_instance *in,
     if (d < 0)
         return -1;
     close(d);
-    log = instlog_open(x->cfg.run_fd, in->group, in->group_index,
-                       in->log_limit, err);
+    log = instlog_open(x->cfg.run_fd, in->group, in->group_index, in->log_limit,
+                       err);
     if (log == NULL)
         return -1;
     if (pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {

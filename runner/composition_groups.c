@@ -175,8 +175,9 @@ read_size_min(const struct ynode *map, const char *path, const char *key,
     if (yamltree_size(v, kpath, &n, err) < 0)
         return -1;
     if (n < min)
-        return yamltree_fail(v, kpath, err, "expected a size of at least %s, "
-                                            "got %s",
+        return yamltree_fail(v, kpath, err,
+                             "expected a size of at least %s, "
+                             "got %s",
                              what, v->str);
     *out = n;
     return 0;
@@ -184,8 +185,7 @@ read_size_min(const struct ynode *map, const char *path, const char *key,
 
 int
 composition__run_outputs(const struct ynode *run, const char *run_path,
-                         uint64_t *log_limit, uint64_t *quota,
-                         struct err *err)
+                         uint64_t *log_limit, uint64_t *quota, struct err *err)
 {
     if (read_size_min(run, run_path, "log_limit", COMPOSITION_MIN_LOG_LIMIT,
                       "4Ki", log_limit, err) < 0)

@@ -121,8 +121,8 @@ docker_container_attach(struct docker *d, const char *id,
 {
     struct demux m = {.out = out, .arg = arg, .raw = -1};
     cleanup_free char *eid = docker__esc_path(id);
-    cleanup_free char *path = xasprintf(
-        "/containers/%s/attach?stream=1&stdout=1&stderr=1", eid);
+    cleanup_free char *path =
+        xasprintf("/containers/%s/attach?stream=1&stdout=1&stderr=1", eid);
     struct docker_req r = {
         .method = "POST",
         .path = path,

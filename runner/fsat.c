@@ -43,12 +43,14 @@ static int
 fail(struct err *err, int code, const char *rel)
 {
     if (code == ELOOP)
-        return err_set(err, ELOOP, "%s: a symbolic link on the way (links "
-                                   "are not followed here)",
+        return err_set(err, ELOOP,
+                       "%s: a symbolic link on the way (links "
+                       "are not followed here)",
                        rel);
     if (code == EXDEV)
-        return err_set(err, EXDEV, "%s: outside its folder (absolute or "
-                                   "with \"..\")",
+        return err_set(err, EXDEV,
+                       "%s: outside its folder (absolute or "
+                       "with \"..\")",
                        rel);
     return err_sys(err, code, "%s", rel);
 }
@@ -175,8 +177,7 @@ fsat_open(int dirfd, const char *rel, int flags, mode_t mode, struct err *err)
 }
 
 int
-fsat_dir(int dirfd, const char *rel, bool create, mode_t mode,
-         struct err *err)
+fsat_dir(int dirfd, const char *rel, bool create, mode_t mode, struct err *err)
 {
     char buf[PATH_MAX];
     char *comp[FSAT_MAX_DEPTH];

@@ -191,8 +191,7 @@ write_cut(const struct capfile *c, int out, char *buf, uint64_t limit)
     n = snprintf(marker, sizeof(marker),
                  "%s[testyard: %" PRIu64 " bytes of %s cut here; "
                  "run.log_limit is %" PRIu64 " bytes]\n",
-                 nl ? "" : "\n", cut, c->stream,
-                 limit);
+                 nl ? "" : "\n", cut, c->stream, limit);
     if (fd_write_all(out, marker, (size_t)n) < 0)
         return -1;
     return copy_ring(c, skip, c->tail, out, buf);

@@ -97,8 +97,8 @@ turn(struct logpump *p, struct pollfd *pf, size_t *map, size_t cap)
         for (int s = 0; s < 2; s++)
             if (p->ents[i].fd[s] >= 0) {
                 map[k] = i * 2 + (size_t)s;
-                pf[k++] = (struct pollfd){.fd = p->ents[i].fd[s],
-                                          .events = POLLIN};
+                pf[k++] =
+                    (struct pollfd){.fd = p->ents[i].fd[s], .events = POLLIN};
                 open++;
             }
     if (p->stop && (open == 0 || now_mono_ns() >= p->stop_by_ns))

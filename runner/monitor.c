@@ -41,9 +41,9 @@ struct monitor_inst {
     int dirfd;          /* borrowed: what partial and final are relative to */
     char *csv_path;     /* final, relative to dirfd */
     char *partial_path; /* NULL once renamed into place */
-    int csv_fd;      /* -1 once closed or after a write error */
-    bool csv_failed; /* a write failed: memory.csv stays .partial */
-    int64_t last_ms; /* when the last sample was taken, -1 before */
+    int csv_fd;         /* -1 once closed or after a write error */
+    bool csv_failed;    /* a write failed: memory.csv stays .partial */
+    int64_t last_ms;    /* when the last sample was taken, -1 before */
     struct monitor_stats st;
 };
 

@@ -84,8 +84,9 @@ scan(struct report *r, struct report_inst *in)
         if (strncmp(name, "heap-", 5) != 0)
             continue;
         if (!is_file(d, e)) {
-            report_note(r, "%s/%s: not read: a symbolic link or not a "
-                           "regular file",
+            report_note(r,
+                        "%s/%s: not read: a symbolic link or not a "
+                        "regular file",
                         in->label, name);
             continue;
         }

@@ -199,8 +199,7 @@ start_sync(struct run *r, struct err *err)
         si[i].group = r->comp->groups[r->insts[i].group].id;
         si[i].group_index = r->insts[i].group_index;
         si[i].outdir = r->insts[i].outdir;
-        si[i].output_quota =
-            r->comp->groups[r->insts[i].group].output_quota;
+        si[i].output_quota = r->comp->groups[r->insts[i].group].output_quota;
     }
     r->svc = syncsvc_new(&cfg, err);
     free(si);
@@ -283,8 +282,7 @@ static int
 memory_file(struct run *r, const struct run_inst *in, struct monitor_file *f,
             char **partial, char **final, struct err *err)
 {
-    cleanup_free char *dir =
-        xasprintf(INSTLOG_RUNNER_DIR "/%s", in->label);
+    cleanup_free char *dir = xasprintf(INSTLOG_RUNNER_DIR "/%s", in->label);
     int fd = fsat_dir(r->run_fd, dir, true, 0700, err);
 
     if (fd < 0)

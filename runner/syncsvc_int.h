@@ -27,7 +27,7 @@
 #define SVC_MAX_WAITS 256  /* pending waits per instance */
 #define SVC_MAX_UPLOADS 16 /* uploads in progress per instance */
 #define SVC_OUTPUT_QUOTA ((uint64_t)1 << 30) /* when the config gives none */
-#define SVC_MAX_PEERS 8    /* connections (routing ids) per instance */
+#define SVC_MAX_PEERS 8 /* connections (routing ids) per instance */
 #define SVC_UPLOAD_IDLE_MS (300 * 1000)
 #define SVC_FOREVER_MS (INT64_MAX / 4)
 /* An answer printed on the stack: an error message of 1024 bytes fits even

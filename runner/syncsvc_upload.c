@@ -175,16 +175,16 @@ upload_open(struct syncsvc *svc, const struct svc_ctx *c,
     if (u->dirfd >= 0) {
         u->base = xstrdup(base);
         u->tmp = xasprintf("%s.tmp", base);
-        u->fd = openat(u->dirfd, u->tmp,
-                       O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-                       0644);
+        u->fd =
+            openat(u->dirfd, u->tmp,
+                   O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
         if (u->fd < 0)
             err_sys(&e, errno, "%s.tmp", req->name);
     }
     if (u->fd >= 0)
         return u;
-    svc_reply_status(svc, &c->peer, req->id, TY_WIRE_IOERR, "%s: %s",
-                     req->name, e.msg);
+    svc_reply_status(svc, &c->peer, req->id, TY_WIRE_IOERR, "%s: %s", req->name,
+                     e.msg);
     if (u->dirfd >= 0)
         close(u->dirfd);
     free(u->base);
@@ -315,8 +315,8 @@ append_open(const struct svc_inst *in, const char *name, struct err *err)
 
     if (dir < 0)
         return -1;
-    fd = openat(dir, base, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
-                0644);
+    fd = openat(dir, base,
+                O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0)
         return err_sys(err, errno, "%s", name);
     return fd;

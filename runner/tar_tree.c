@@ -137,8 +137,8 @@ static int
 add_file(struct walk *w, const char *name, int dirfd, const char *entry,
          struct err *err)
 {
-    cleanup_close int fd = openat(
-        dirfd, entry, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    cleanup_close int fd =
+        openat(dirfd, entry, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     struct tar_meta m;
     struct stat st;
 

@@ -8,7 +8,8 @@
  *           (the victim parameter, a folder on the host), first thing:
  *           run.out and run.err, memory.csv.partial and memory.csv, and a
  *           folder "sub" for an upload and an append through it; uploads
- *           and appends to the runner's own names. Prints what each call answered
+ *           and appends to the runner's own names. Prints what each call
+ * answered
  *           ("upload sub/up.bin: -5 ...") and succeeds when every one was
  *           refused.
  *   flood   writes flood bytes to stdout — "FIRST LINE", lines of x

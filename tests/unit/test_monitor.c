@@ -457,8 +457,8 @@ t_add_errors(void)
     char *dir = fake_v2_cgroup();
     struct err err = {0};
 
-    CHECK(monitor_add(mon, "g/0", "/nonexistent/cg", TY_CG_V2, mf(), 0,
-                      &err) == NULL);
+    CHECK(monitor_add(mon, "g/0", "/nonexistent/cg", TY_CG_V2, mf(), 0, &err) ==
+          NULL);
     CHECK_CONTAINS(err.msg, "g/0: memory monitor");
     CHECK_CONTAINS(err.msg, "/nonexistent/cg");
     CHECK(monitor_add(mon, "g/0", dir, TY_CG_V2,

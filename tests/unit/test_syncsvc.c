@@ -474,8 +474,8 @@ t_upload_links_refused(void)
     r = expect(0, "ioerr");
     CHECK_CONTAINS(error_of(r), "symbolic link");
     cJSON_Delete(r);
-    send_frames(0, "{\"id\":2,\"op\":\"append\",\"name\":\"sub/y\"}",
-                "{}\n", 3, true);
+    send_frames(0, "{\"id\":2,\"op\":\"append\",\"name\":\"sub/y\"}", "{}\n", 3,
+                true);
     expect_free(0, "ioerr");
     send_frames(0, "{\"id\":3,\"op\":\"append\",\"name\":\"results.out\"}",
                 "{}\n", 3, true);
@@ -529,11 +529,11 @@ t_output_quota(void)
     sendf(0, "{\"id\":3,\"op\":\"upload_end\",\"upload\":%lld}",
           (long long)uid);
     expect_free(0, "ok");
-    send_frames(0, "{\"id\":4,\"op\":\"append\",\"name\":\"r.out\"}",
-                data, 40, true);
+    send_frames(0, "{\"id\":4,\"op\":\"append\",\"name\":\"r.out\"}", data, 40,
+                true);
     expect_free(0, "ok");
-    send_frames(0, "{\"id\":5,\"op\":\"append\",\"name\":\"r.out\"}",
-                data, 20, true);
+    send_frames(0, "{\"id\":5,\"op\":\"append\",\"name\":\"r.out\"}", data, 20,
+                true);
     r = expect(0, "full");
     CHECK_CONTAINS(error_of(r), "140 sent, 20 more asked");
     cJSON_Delete(r);

@@ -371,9 +371,10 @@ t_links_confined(void)
     p = xasprintf("%s/g/0/run.out", src);
     put_file(p, "x\n", 2, 0644, 1700000000);
     free(p);
-    CHECK(sh(NULL, "cd %s && ln -s run.out g/0/inside && "
-                   "ln -s ../../g g/0/up-inside && ln -s /etc g/0/etc && "
-                   "ln -s ../../../secret g/0/out && ln -s ../x top-out",
+    CHECK(sh(NULL,
+             "cd %s && ln -s run.out g/0/inside && "
+             "ln -s ../../g g/0/up-inside && ln -s /etc g/0/etc && "
+             "ln -s ../../../secret g/0/out && ln -s ../x top-out",
              src) == 0);
     strbuf_init(&skips);
     fd = open(tgz, O_WRONLY | O_CREAT | O_TRUNC, 0644);
