@@ -11,15 +11,13 @@
  * serializes much of create+start; a handful in flight is what it takes to
  * reach its rate). Events then drive everything: `oom` marks an instance,
  * `die` is inspected at once and reported as an exit — so barriers fail as
- * soon as a container dies. Each container's output is read by a thread
- * of its own (a follower) attached before the container starts, through
- * the capped run.out and run.err of instlog.c, which wait in the runner's
- * folder and are moved into the instance's when the stream ends. Attached,
- * nothing is missed and nothing waits on the engine's own json-file log,
- * which is bounded to match (log_config) and only read, after the end,
- * when no follower could attach. destroy() stops what still runs, waits
- * (bounded) for the followers, and removes every container and the
- * network unless the composition keeps containers.
+ * soon as a container dies. Each container's output goes to its capped
+ * run.out and run.err through a follower attached before it starts
+ * (dklog.c), or, when none could attach, is copied from the engine's log
+ * once it died; the engine's own log is bounded to match (log_config).
+ * destroy() stops what still runs, waits (bounded) for the logs, and
+ * removes every container and the network unless the composition keeps
+ * containers.
  *
  * Threads: start workers and the events thread talk to the orchestrator
  * through a locked queue and a pipe (notify_fd). Each thread uses the
@@ -29,6 +27,7 @@
 
 #include "backend_queue.h"
 #include "composition.h"
+#include "dklog.h"
 #include "docker.h"
 #include "fsat.h"
 #include "imagebuild.h"
@@ -43,22 +42,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #define DK_START_WORKERS 4
 #define DK_PIDS_LIMIT 4096
 #define DK_BOARD_PATH "/testyard-sync" /* the release board, read-only */
 #define DK_LOGS_WAIT_MS 30000
-#define DK_FOLLOW_STACK (256 * 1024)
-#define DK_ATTACH_WAIT_MS 10000
 /* Each of the engine's two json-file log files holds half the log limit,
  * at least this much. */
 #define DK_ENGINE_LOG_MIN ((uint64_t)8 << 20)
 
 struct dk_inst {
     const struct backend_instance *in;
-    struct dk_backend *k; /* for the follower */
     char *id;
     char *name;
     int pid;
@@ -67,13 +62,8 @@ struct dk_inst {
     bool dead;       /* `die` seen and reported */
     bool oom;        /* `oom` seen */
     bool logs_done;
-    bool logs_claimed;   /* a follower or a copy has the logs */
-    bool following;      /* logs_thread runs (joined by finish_container) */
-    int attached;        /* the follower: 0 not yet, 1 attached, -1 failed */
-    struct instlog *log; /* capped run.out and run.err */
-    pthread_t logs_thread;
-    struct docker_cancel *logs_cancel;
-    bool exit_held; /* `die` came before the start was reported */
+    struct dklog *log; /* its run.out and run.err */
+    bool exit_held;    /* `die` came before the start was reported */
     struct backend_event exit_ev;
     char *cgdir; /* memory cgroup, from the pid at start */
     enum ty__cgver cgver;
@@ -97,9 +87,9 @@ struct dk_backend {
     int notify[2];
     size_t next_start;
     size_t next_remove;
-    bool stopping;         /* destroy(): no more starts */
-    size_t logs_pending;   /* copies after `die` (no follower) in flight */
-    int64_t logs_deadline; /* monotonic ns: followers cut after this */
+    bool stopping; /* destroy(): no more starts */
+    size_t logs_pending;
+    int64_t logs_deadline; /* monotonic ns: followers are cut after it */
 
     pthread_t workers[DK_START_WORKERS];
     int nworkers;
@@ -154,87 +144,16 @@ fill_exit(struct backend_event *ev, const struct docker_state *st, bool oom)
     ev->wall_ns = st->finished_ns > 0 ? st->finished_ns : now_wall_ns();
 }
 
-/* The engine attached a follower: its container may start. */
+/* Without a follower, the logs the engine kept (dklog_exited). */
 static void
-attach_ready(void *arg)
+copy_logs(struct dk_backend *k, struct dk_inst *di)
 {
-    struct dk_inst *di = arg;
-
-    pthread_mutex_lock(&di->k->lock);
-    di->attached = 1;
-    pthread_cond_broadcast(&di->k->cond);
-    pthread_mutex_unlock(&di->k->lock);
-}
-
-/* The attach call returned: true when it had attached (its logs are to
- * be finished), else it is marked failed for wait_attached. */
-static bool
-attach_ended(struct dk_backend *k, struct dk_inst *di)
-{
-    bool was;
-
-    pthread_mutex_lock(&k->lock);
-    was = di->attached == 1;
-    if (!was)
-        di->attached = -1;
-    pthread_cond_broadcast(&k->cond);
-    pthread_mutex_unlock(&k->lock);
-    return was;
-}
-
-/* A piece of the logs into the capped files; a write error is kept by
- * the instlog and said when it finishes, so the stream goes on. */
-static int
-log_piece(void *arg, int stream, const char *data, size_t len, struct err *err)
-{
-    (void)instlog_write(arg, stream, data, len, err);
-    return 0;
-}
-
-/* The container's output (attached while it runs, or what the engine
- * kept once it ended) into run.out and run.err, then put in place. */
-static void
-copy_logs(struct dk_backend *k, struct dk_inst *di, bool attach)
-{
-    const struct backend_instance *in = di->in;
-    struct docker_logs_opts o = {.cancel = di->logs_cancel};
-    struct err e = {0};
-    int rc = 0;
-
-    if (attach) {
-        rc = docker_container_attach(k->d, di->id, di->logs_cancel,
-                                     attach_ready, di, log_piece, di->log, &e);
-        if (!attach_ended(k, di))
-            return; /* never attached: copied from the engine at the end */
-    } else if (di->log != NULL)
-        rc = docker_container_logs(k->d, di->id, &o, log_piece, di->log, &e);
-    if (rc < 0 &&
-        (di->logs_cancel == NULL || !docker_cancel_fired(di->logs_cancel)))
-        log_warnx("%s/%d: logs: %s", in->group, in->group_index, e.msg);
-    if (di->log != NULL && instlog_finish(di->log, &e) < 0)
-        log_warnx("%s/%d: logs: %s", in->group, in->group_index, e.msg);
+    dklog_exited(di->log, di->id);
     pthread_mutex_lock(&k->lock);
     di->logs_done = true;
-    if (!attach)
-        k->logs_pending--;
+    k->logs_pending--;
     pthread_cond_broadcast(&k->cond);
     pthread_mutex_unlock(&k->lock);
-}
-
-/* Claim the copy of di's logs after it died: true for the one caller
- * that should make it (none when a follower has them). */
-static bool
-claim_logs(struct dk_backend *k, struct dk_inst *di)
-{
-    bool mine;
-
-    pthread_mutex_lock(&k->lock);
-    mine = !di->logs_claimed;
-    di->logs_claimed = true;
-    if (mine)
-        k->logs_pending++;
-    pthread_mutex_unlock(&k->lock);
-    return mine;
 }
 
 /* The cgroup of a container goes away with it, so its peak is read on
@@ -271,6 +190,7 @@ on_die(struct dk_backend *k, int index)
     }
     di->dead = true;
     oom = di->oom;
+    k->logs_pending++;
     pthread_mutex_unlock(&k->lock);
     read_peak(di);
     peak = di->peak;
@@ -293,8 +213,7 @@ on_die(struct dk_backend *k, int index)
         di->exit_held = true;
     }
     pthread_mutex_unlock(&k->lock);
-    if (claim_logs(k, di))
-        copy_logs(k, di, false);
+    copy_logs(k, di);
 }
 
 static int
@@ -506,80 +425,9 @@ make_outputs(struct dk_backend *k, struct dk_inst *di, struct err *err)
     if (d < 0)
         return -1;
     close(d);
-    di->log = instlog_open(k->cfg.run_fd, in->group, in->group_index,
-                           in->log_limit, err);
+    di->log = dklog_new(k->d, k->cfg.run_fd, in->group, in->group_index,
+                        in->log_limit, di->name, err);
     return di->log ? 0 : -1;
-}
-
-static void *
-follow_main(void *arg)
-{
-    struct dk_inst *di = arg;
-
-    copy_logs(di->k, di, true);
-    return NULL;
-}
-
-/* Wait (bounded) until the follower attached or failed; true when it is
- * attached. */
-static bool
-wait_attached(struct dk_backend *k, struct dk_inst *di)
-{
-    struct timespec until;
-    int attached;
-
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += DK_ATTACH_WAIT_MS / 1000;
-    pthread_mutex_lock(&k->lock);
-    while (di->attached == 0 &&
-           pthread_cond_timedwait(&k->cond, &k->lock, &until) == 0)
-        ;
-    attached = di->attached;
-    pthread_mutex_unlock(&k->lock);
-    return attached == 1;
-}
-
-/* The follower is not to be: cut it, and copy the logs once it died. */
-static void
-drop_follower(struct dk_backend *k, struct dk_inst *di)
-{
-    docker_cancel_fire(di->logs_cancel);
-    pthread_join(di->logs_thread, NULL);
-    pthread_mutex_lock(&k->lock);
-    di->following = false;
-    di->logs_claimed = di->logs_done;
-    pthread_mutex_unlock(&k->lock);
-}
-
-/* A follower attached to a created container, before it starts; without
- * one, the logs are copied once it died. */
-static void
-start_follower(struct dk_backend *k, struct dk_inst *di)
-{
-    pthread_attr_t attr;
-    int rc;
-
-    di->k = k;
-    di->logs_cancel = docker_cancel_new();
-    pthread_mutex_lock(&k->lock);
-    di->logs_claimed = di->following = true;
-    pthread_mutex_unlock(&k->lock);
-    pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, DK_FOLLOW_STACK);
-    rc = pthread_create(&di->logs_thread, &attr, follow_main, di);
-    pthread_attr_destroy(&attr);
-    if (rc == 0 && wait_attached(k, di))
-        return;
-    log_warnx("%s: could not attach to its output (%s); its logs are "
-              "copied from the engine at its end",
-              di->name, rc ? strerror(rc) : "no answer");
-    if (rc == 0) {
-        drop_follower(k, di);
-        return;
-    }
-    pthread_mutex_lock(&k->lock);
-    di->logs_claimed = di->following = false;
-    pthread_mutex_unlock(&k->lock);
 }
 
 static int
@@ -598,10 +446,10 @@ create_and_start(struct dk_backend *k, struct dk_inst *di, struct err *err)
         pthread_mutex_lock(&k->lock);
         di->id = id;
         pthread_mutex_unlock(&k->lock);
-        start_follower(k, di);
+        (void)dklog_attach(di->log, id);
         rc = docker_container_start(k->d, id, err);
-        if (rc < 0 && di->following)
-            drop_follower(k, di);
+        if (rc < 0)
+            dklog_cut(di->log);
     }
     cJSON_Delete(cfg);
     strv_free(env);
@@ -880,22 +728,6 @@ wait_logs(struct dk_backend *k)
     pthread_mutex_unlock(&k->lock);
 }
 
-/* Wait for di's follower until the logs' deadline, then cut it. */
-static void
-join_follower(struct dk_backend *k, struct dk_inst *di)
-{
-    pthread_mutex_lock(&k->lock);
-    while (!di->logs_done && now_mono_ns() < k->logs_deadline) {
-        pthread_mutex_unlock(&k->lock);
-        usleep(10000);
-        pthread_mutex_lock(&k->lock);
-    }
-    pthread_mutex_unlock(&k->lock);
-    docker_cancel_fire(di->logs_cancel);
-    pthread_join(di->logs_thread, NULL);
-    di->following = false;
-}
-
 /* Kill what still runs, have its logs in place, and remove the
  * container. */
 static void
@@ -908,16 +740,12 @@ finish_container(struct dk_backend *k, struct dk_inst *di, bool keep)
     running = !di->dead;
     pthread_mutex_unlock(&k->lock);
     if (di->id == NULL) {
-        if (di->log != NULL && instlog_finish(di->log, &e) < 0)
-            log_warnx("%s: logs: %s", di->name, e.msg);
+        dklog_finish(di->log, NULL, 0);
         return;
     }
     if (running)
         docker_container_kill(k->d, di->id, "SIGKILL", NULL);
-    if (di->following)
-        join_follower(k, di);
-    else if (claim_logs(k, di))
-        copy_logs(k, di, false);
+    dklog_finish(di->log, di->id, k->logs_deadline);
     if (!keep && docker_container_remove(k->d, di->id, true, &e) < 0)
         log_warnx("%s: remove: %s", di->name, e.msg);
 }
@@ -979,8 +807,7 @@ dk_destroy(struct backend *b)
         free(k->insts[i].id);
         free(k->insts[i].name);
         free(k->insts[i].cgdir);
-        instlog_destroy(&k->insts[i].log);
-        docker_cancel_destroy(&k->insts[i].logs_cancel);
+        dklog_destroy(&k->insts[i].log);
     }
     docker_cancel_destroy(&k->events_cancel);
     docker_destroy(&k->d);
