@@ -38,6 +38,7 @@ struct backend_instance {
     uint64_t memory;      /* bytes, 0 = no limit */
     int64_t millicpu;     /* 0 = no limit */
     const char *artifact; /* group's ready artifact or NULL */
+    uint64_t log_limit;   /* bytes kept of each of stdout and stderr */
 };
 
 enum backend_event_type {
@@ -116,6 +117,7 @@ struct backend_config {
     const char *run_dir;
     const char *binary; /* the plan's compiled binary (host path) */
     const char *plan_name;
+    int run_fd; /* the run folder (fsat.h), borrowed */
 };
 
 struct backend *backend_exec_new(const struct backend_config *cfg,

@@ -11,9 +11,12 @@
  * serializes much of create+start; a handful in flight is what it takes to
  * reach its rate). Events then drive everything: `oom` marks an instance,
  * `die` is inspected at once and reported as an exit — so barriers fail as
- * soon as a container dies — and the container's logs are then copied into
- * run.out and run.err. destroy() stops what still runs, waits for the logs,
- * and removes every container and the network unless the composition keeps
+ * soon as a container dies. Each container's output goes to its capped
+ * run.out and run.err through a follower attached before it starts
+ * (dklog.c), or, when none could attach, is copied from the engine's log
+ * once it died; the engine's own log is bounded to match (log_config).
+ * destroy() stops what still runs, waits (bounded) for the logs, and
+ * removes every container and the network unless the composition keeps
  * containers.
  *
  * The engine may go away mid-run: a watch (docker_watch.c) pings it, and
@@ -31,8 +34,11 @@
 #include "backend_ids.h"
 #include "backend_queue.h"
 #include "composition.h"
+#include "dklog.h"
 #include "docker.h"
+#include "fsat.h"
 #include "imagebuild.h"
+#include "instlog.h"
 #include "log.h"
 #include "util.h"
 
@@ -56,6 +62,9 @@
 #define DK_EVENTS_RETRY_MS 200 /* first reconnect delay, doubled up to */
 #define DK_EVENTS_RETRY_MAX_MS 5000
 #define DK_EVENTS_LOG_EVERY_NS (60 * 1000000000LL)
+/* Each of the engine's two json-file log files holds half the log limit,
+ * at least this much. */
+#define DK_ENGINE_LOG_MIN ((uint64_t)8 << 20)
 
 struct dk_inst {
     const struct backend_instance *in;
@@ -67,8 +76,9 @@ struct dk_inst {
     bool dead;       /* `die` seen and reported */
     bool oom;        /* `oom` seen */
     bool logs_done;
-    bool exit_held; /* `die` came before the start was reported */
-    bool dirs_made; /* its folders were given to its user */
+    struct dklog *log; /* its run.out and run.err */
+    bool exit_held;    /* `die` came before the start was reported */
+    bool dirs_made;    /* its folders were given to its user */
     struct backend_event exit_ev;
     bool removed;
     char *cgdir; /* memory cgroup, from the pid at start */
@@ -99,6 +109,7 @@ struct dk_backend {
     bool shut;     /* shutdown() done */
     size_t logs_pending;
     struct docker_watch *watch;
+    int64_t logs_deadline; /* monotonic ns: followers are cut after it */
 
     pthread_t workers[DK_START_WORKERS];
     int nworkers;
@@ -191,25 +202,11 @@ fill_exit(struct backend_event *ev, const struct docker_state *st, bool oom)
     ev->wall_ns = st->finished_ns > 0 ? st->finished_ns : now_wall_ns();
 }
 
+/* Without a follower, the logs the engine kept (dklog_exited). */
 static void
 copy_logs(struct dk_backend *k, struct dk_inst *di)
 {
-    const struct backend_instance *in = di->in;
-    cleanup_free char *out = path_join(in->outdir, "run.out");
-    cleanup_free char *errp = path_join(in->outdir, "run.err");
-    struct docker_logs_opts o = {0};
-    struct err e = {0};
-    int ofd = open(out, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    int efd = open(errp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-
-    if (ofd < 0 || efd < 0 ||
-        docker_container_logs_to_fds(k->d, di->id, &o, ofd, efd, &e) < 0)
-        log_warnx("%s/%d: logs: %s", in->group, in->group_index,
-                  e.msg[0] ? e.msg : strerror(errno));
-    if (ofd >= 0)
-        close(ofd);
-    if (efd >= 0)
-        close(efd);
+    dklog_exited(di->log, di->id);
     pthread_mutex_lock(&k->lock);
     di->logs_done = true;
     k->logs_pending--;
@@ -434,6 +431,28 @@ strv_free(char **v)
     free(v);
 }
 
+/* The engine's own log of the container (HostConfig.LogConfig): json-file
+ * in two files of half the log limit each (at least DK_ENGINE_LOG_MIN),
+ * so it stays bounded however much the instance writes. Returns cfg. */
+static cJSON *
+log_config(cJSON *cfg, uint64_t limit)
+{
+    cJSON *hc = cJSON_GetObjectItemCaseSensitive(cfg, "HostConfig");
+    cJSON *lc = cJSON_AddObjectToObject(hc, "LogConfig");
+    cJSON *opts;
+    uint64_t half = (limit ? limit : INSTLOG_DEFAULT_LIMIT) / 2;
+    char size[32];
+
+    if (half < DK_ENGINE_LOG_MIN)
+        half = DK_ENGINE_LOG_MIN;
+    snprintf(size, sizeof(size), "%llu", (unsigned long long)half);
+    cJSON_AddStringToObject(lc, "Type", "json-file");
+    opts = cJSON_AddObjectToObject(lc, "Config");
+    cJSON_AddStringToObject(opts, "max-size", size);
+    cJSON_AddStringToObject(opts, "max-file", "2");
+    return cfg;
+}
+
 static cJSON *
 container_config(const struct dk_backend *k, const struct backend_instance *in,
                  char **env, char **labels, char **binds)
@@ -459,7 +478,7 @@ container_config(const struct dk_backend *k, const struct backend_instance *in,
         .tmpfs = (const char *const[]){DK_TMPFS, NULL},
     };
 
-    return docker_container_config(&s);
+    return log_config(docker_container_config(&s), in->log_limit);
 }
 
 static char **
@@ -487,6 +506,30 @@ make_binds(const struct backend_instance *in)
     return v;
 }
 
+/* The instance's folder (made beneath the run folder, no link followed)
+ * and its capped logs, before the container exists. */
+static int
+make_outputs(struct dk_backend *k, struct dk_inst *di, struct err *err)
+{
+    const struct backend_instance *in = di->in;
+    cleanup_free char *rel = xasprintf("%s/%d", in->group, in->group_index);
+    char user[32];
+    int uid, rc, d;
+
+    backend_ids_user(&k->base, k->cfg.comp, in, &uid, user, sizeof(user));
+    if ((d = fsat_dir(k->cfg.run_fd, rel, true, 0700, err)) < 0)
+        return -1;
+    rc = backend_ids_give(d, in->outdir, uid, k->base.instance_gid, err);
+    close(d);
+    if (rc < 0 ||
+        backend_ids_make_dir(in->tempdir, uid, k->base.instance_gid, err) < 0)
+        return -1;
+    di->dirs_made = uid >= 0;
+    di->log = dklog_new(k->d, k->cfg.run_fd, in->group, in->group_index,
+                        in->log_limit, di->name, err);
+    return di->log ? 0 : -1;
+}
+
 static int
 create_and_start(struct dk_backend *k, struct dk_inst *di, struct err *err)
 {
@@ -495,19 +538,18 @@ create_and_start(struct dk_backend *k, struct dk_inst *di, struct err *err)
     char **labels = make_labels(k, in);
     char **binds = make_binds(in);
     cJSON *cfg = container_config(k, in, env, labels, binds);
-    char *id = NULL, user[32];
-    int rc = -1, uid;
+    char *id = NULL;
+    int rc = -1;
 
-    backend_ids_user(&k->base, k->cfg.comp, in, &uid, user, sizeof(user));
-    di->dirs_made = uid >= 0;
-    if (backend_ids_make_dir(in->outdir, uid, k->base.instance_gid, err) == 0 &&
-        backend_ids_make_dir(in->tempdir, uid, k->base.instance_gid, err) ==
-            0 &&
+    if (make_outputs(k, di, err) == 0 &&
         docker_container_create(k->d, di->name, cfg, &id, err) == 0) {
         pthread_mutex_lock(&k->lock);
         di->id = id;
         pthread_mutex_unlock(&k->lock);
+        (void)dklog_attach(di->log, id);
         rc = docker_container_start(k->d, id, err);
+        if (rc < 0)
+            dklog_cut(di->log);
     }
     cJSON_Delete(cfg);
     strv_free(env);
@@ -811,27 +853,28 @@ wait_logs(struct dk_backend *k)
     pthread_mutex_unlock(&k->lock);
 }
 
-/* Kill what still runs, copy its logs, and remove the container. */
+/* Kill what still runs, have its logs in place, and remove the
+ * container. */
 static void
 finish_container(struct dk_backend *k, struct dk_inst *di, bool keep)
 {
     struct err e = {0};
-    bool need_logs;
+    bool running;
 
-    if (di->id == NULL || di->removed || is_gone(k))
-        return;
     pthread_mutex_lock(&k->lock);
-    need_logs = !di->dead && !di->logs_done;
-    if (need_logs) {
-        di->logs_done = true;
-        k->logs_pending++;
-    }
+    running = !di->dead;
     pthread_mutex_unlock(&k->lock);
-    if (need_logs) {
-        docker_container_kill(k->d, di->id, "SIGKILL", NULL);
-        copy_logs(k, di);
+    if (di->id == NULL) {
+        dklog_finish(di->log, NULL, 0);
+        return;
     }
-    if (keep)
+    /* The logs are put in place on the first call, also with the engine
+     * gone (then from what the follower got); a second call after the
+     * engine came back only removes. */
+    if (running && !is_gone(k) && !di->removed)
+        docker_container_kill(k->d, di->id, "SIGKILL", NULL);
+    dklog_finish(di->log, is_gone(k) ? NULL : di->id, k->logs_deadline);
+    if (keep || di->removed || is_gone(k))
         return;
     if (docker_container_remove(k->d, di->id, true, &e) == 0 ||
         e.code == ENOENT) {
@@ -950,6 +993,7 @@ dk_shutdown(struct backend *b)
         engine_lost(k, NULL);
     join_workers(k);
     wait_logs(k);
+    k->logs_deadline = now_mono_ns() + (int64_t)DK_LOGS_WAIT_MS * 1000000;
     if (k->events_running) {
         docker_cancel_fire(k->events_cancel);
         pthread_join(k->events_thread, NULL);
@@ -990,6 +1034,7 @@ dk_destroy(struct backend *b)
         free(k->insts[i].id);
         free(k->insts[i].name);
         free(k->insts[i].cgdir);
+        dklog_destroy(&k->insts[i].log);
     }
     docker_cancel_destroy(&k->events_cancel);
     docker_destroy(&k->d);

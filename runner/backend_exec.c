@@ -3,8 +3,10 @@
  * coordinator.
  *
  * Each child gets its own process group, its own working directory (the
- * instance's scratch folder), stdout and stderr in run.out and run.err of its
- * output folder, and — where the machine allows (root, a memory controller
+ * instance's scratch folder), stdout and stderr through pipes that the log
+ * pump (logpump.c) copies into capped run.out and run.err (instlog.c: kept
+ * in the runner's folder, moved into the instance's when its pipes end),
+ * and — where the machine allows (root, a memory controller
  * on cgroup v1 or v2) — its own cgroup with the group's memory limit (no
  * swap), CPU quota and a pids limit. Where it does not, the run goes on
  * without limits and the backend's warning says so once.
@@ -19,7 +21,10 @@
 #include "backend_queue.h"
 #include "cgroup.h"
 #include "composition.h"
+#include "fsat.h"
+#include "instlog.h"
 #include "log.h"
+#include "logpump.h"
 #include "util.h"
 
 #include <errno.h>
@@ -48,7 +53,10 @@ struct exec_backend {
     struct exec_inst *insts;
     size_t n;
     struct backend_queue queue; /* events not yet handed out */
+    struct logpump *pump;
 };
+
+#define EXEC_LOG_DRAIN_MS 2000 /* for pipes still open after the kill */
 
 static void
 push_simple(struct exec_backend *x, enum backend_event_type type, int index,
@@ -75,18 +83,45 @@ exec_prepare(struct backend *b, struct err *err)
     x->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
     if (x->sigfd < 0)
         return err_sys(err, errno, "signalfd");
-    return 0;
+    x->pump = logpump_new(err);
+    return x->pump ? 0 : -1;
 }
 
+/* The instance's folder, made beneath the run folder without following a
+ * link, and its capped logs with a pipe for each stream: out[0] and
+ * err[0] are read by the pump, the write ends go to the child. */
 static int
-open_output(const char *dir, const char *name, struct err *err)
+open_outputs(struct exec_backend *x, const struct backend_instance *in,
+             int out[2], int errp[2], struct err *err)
 {
-    cleanup_free char *path = path_join(dir, name);
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    cleanup_free char *rel = xasprintf("%s/%d", in->group, in->group_index);
+    int d = fsat_dir(x->cfg.run_fd, rel, true, 0755, err);
+    struct instlog *log;
 
-    if (fd < 0)
-        return err_sys(err, errno, "%s", path);
-    return fd;
+    if (d < 0)
+        return -1;
+    close(d);
+    log = instlog_open(x->cfg.run_fd, in->group, in->group_index, in->log_limit,
+                       err);
+    if (log == NULL)
+        return -1;
+    if (pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+        if (out[0] >= 0) {
+            close(out[0]);
+            close(out[1]);
+        }
+        instlog_destroy(&log);
+        return err_sys(err, errno, "pipe");
+    }
+    if (logpump_add(x->pump, out[0], errp[0], log, rel, err) < 0) {
+        close(out[0]);
+        close(out[1]);
+        close(errp[0]);
+        close(errp[1]);
+        instlog_destroy(&log);
+        return -1;
+    }
+    return 0;
 }
 
 /* Between fork and exec: only async-signal-safe calls. */
@@ -134,27 +169,22 @@ start_one(struct exec_backend *x, const struct backend_instance *in,
           struct err *err)
 {
     struct exec_inst *ei = &x->insts[in->index];
-    int outfd, errfd;
+    int out[2] = {-1, -1}, errp[2] = {-1, -1};
     pid_t pid;
 
-    if (mkdir_p(in->outdir, err) < 0 || mkdir_p(in->tempdir, err) < 0)
+    if (mkdir_p(in->tempdir, err) < 0)
         return -1;
     ei->cg = make_cgroup(x, in, err);
     if (ei->cg == NULL && cgroup_sys_usable(x->cgs))
         return -1;
     ei->oom_before = ei->cg ? cgroup_oom_kills(ei->cg) : -1;
-    outfd = open_output(in->outdir, "run.out", err);
-    errfd = outfd < 0 ? -1 : open_output(in->outdir, "run.err", err);
-    if (errfd < 0) {
-        if (outfd >= 0)
-            close(outfd);
+    if (open_outputs(x, in, out, errp, err) < 0)
         return -1;
-    }
     pid = fork();
     if (pid == 0)
-        child(x, in, ei->cg, outfd, errfd);
-    close(outfd);
-    close(errfd);
+        child(x, in, ei->cg, out[1], errp[1]);
+    close(out[1]);
+    close(errp[1]);
     if (pid < 0)
         return err_sys(err, errno, "fork");
     /* Also from the parent, so a stop() right after start hits the group. */
@@ -291,8 +321,10 @@ exec_destroy(struct backend *b)
             while (waitpid(ei->pid, NULL, 0) < 0 && errno == EINTR)
                 ;
         }
-        cgroup_destroy(&ei->cg);
     }
+    logpump_destroy(&x->pump, EXEC_LOG_DRAIN_MS);
+    for (size_t i = 0; i < x->n; i++)
+        cgroup_destroy(&x->insts[i].cg);
     cgroup_sys_destroy(&x->cgs);
     if (x->sigfd >= 0)
         close(x->sigfd);

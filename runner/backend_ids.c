@@ -156,6 +156,12 @@ backend_ids_make_dir(const char *dir, int uid, int gid, struct err *err)
         return fd < 0 ? -1 : err_sys(err, errno, "%s", dir);
     if (!made && st.st_uid != geteuid())
         return err_set(err, EEXIST, "%s: exists and is not testyard's", dir);
+    return backend_ids_give(fd, dir, uid, gid, err);
+}
+
+int
+backend_ids_give(int fd, const char *dir, int uid, int gid, struct err *err)
+{
     if (uid >= 0 && fchown(fd, (uid_t)uid, (gid_t)gid) < 0)
         return err_sys(err, errno, "%s: giving it to %d:%d", dir, uid, gid);
     if (fchmod(fd, 0700) < 0)

@@ -43,6 +43,11 @@ const char *backend_ids_user(const struct backend *b,
  * only when it is a folder (not a link) of the coordinator's. */
 int backend_ids_make_dir(const char *dir, int uid, int gid, struct err *err);
 
+/* Give the folder open at fd (named dir in errors) to uid:gid, mode 0700;
+ * uid -1 leaves the owner alone. */
+int backend_ids_give(int fd, const char *dir, int uid, int gid,
+                     struct err *err);
+
 /* Give dir, made by backend_ids_make_dir(), back to the coordinator's
  * user with mode 0755 once no container can write it any more; what is in
  * it keeps its owner. Errors are logged. */

@@ -7,6 +7,9 @@
  * The archive streams through the tar writer (gzip through zlib) into a
  * temporary file next to the output, which is renamed into place once
  * complete: a failed or interrupted collect leaves no half archive.
+ * Instances can write their folders, so nothing in the run is followed;
+ * links that stay inside the run are archived as links, the others are
+ * left out and named on stderr (tar_add_tree).
  */
 #include "cmd.h"
 #include "tar.h"
@@ -103,17 +106,37 @@ check_outside(const char *run, const char *out, struct err *err)
     return 0;
 }
 
+#define SKIPS_SHOWN 10
+
+/* A link pointing outside the run, left out of the archive. */
+static void
+skipped(void *arg, const char *name, const char *target)
+{
+    size_t *n = arg;
+
+    if ((*n)++ < SKIPS_SHOWN)
+        fprintf(stderr,
+                "testyard collect: left out %s -> %s: a link pointing "
+                "outside the run\n",
+                name, target);
+}
+
 static int
 pack(const char *run, const char *id, int fd, uint64_t *entries,
      struct err *err)
 {
     struct tar *t = tar_new_fd(fd, true);
+    size_t nskipped = 0;
     int rc = 0;
 
-    if (tar_add_tree(t, id, run, err) < 0 || tar_finish(t, err) < 0)
+    if (tar_add_tree(t, id, run, skipped, &nskipped, err) < 0 ||
+        tar_finish(t, err) < 0)
         rc = err_status(err, EXIT_IOERR);
     *entries = tar_entries(t);
     tar_destroy(&t);
+    if (nskipped > SKIPS_SHOWN)
+        fprintf(stderr, "testyard collect: and %zu more such links\n",
+                nskipped - SKIPS_SHOWN);
     if (rc == 0 && fsync(fd) < 0) {
         err_sys(err, errno, "fsync");
         rc = err_status(err, EXIT_IOERR);

@@ -23,8 +23,9 @@ static const char *const metadata_keys[] = {"name", "author", "description",
                                             NULL};
 static const char *const global_keys[] = {
     "plan", "case", "runner", "total_instances", "run", "run_config", NULL};
-static const char *const run_keys[] = {"test_params", "profiles", "artifact",
-                                       "root", NULL};
+static const char *const run_keys[] = {
+    "test_params", "profiles", "artifact", "root", "log_limit", "output_quota",
+    NULL};
 static const char *const run_config_keys[] = {"timeout",
                                               "keep_containers",
                                               "network",
@@ -229,6 +230,11 @@ parse_global_run(struct comp_load *l, struct err *err)
                 "expected an image name or a path, got %s", got);
         l->global_artifact = art->str;
     }
+    l->global_log_limit = COMPOSITION_LOG_LIMIT;
+    l->global_output_quota = COMPOSITION_OUTPUT_QUOTA;
+    if (composition__run_outputs(run, path, &l->global_log_limit,
+                                 &l->global_output_quota, err) < 0)
+        return -1;
     return parse_profiles(l, run, path, err);
 }
 

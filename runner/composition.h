@@ -31,6 +31,10 @@
 #define COMPOSITION_MEMORY_SAMPLE_NS (INT64_C(250) * 1000000) /* 250ms */
 #define COMPOSITION_DIAGNOSTICS_NS (INT64_C(5) * 1000000000)  /* 5s */
 #define COMPOSITION_HEAP_RATE ((uint64_t)512 * 1024)          /* 512Ki */
+/* Defaults of run.log_limit and run.output_quota (global or a group's). */
+#define COMPOSITION_LOG_LIMIT ((uint64_t)64 << 20)    /* 64Mi */
+#define COMPOSITION_OUTPUT_QUOTA ((uint64_t)1 << 30)  /* 1Gi */
+#define COMPOSITION_MIN_LOG_LIMIT ((uint64_t)4 << 10) /* 4Ki */
 
 struct composition_group {
     char *id;
@@ -40,6 +44,8 @@ struct composition_group {
     cJSON *params;         /* resolved test parameters (an object) */
     char *artifact;        /* ready image / executable; NULL = build plan */
     bool root;             /* run.root: containers run as uid 0 */
+    uint64_t log_limit;    /* bytes kept of each of stdout and stderr */
+    uint64_t output_quota; /* bytes an instance may upload and append */
 };
 
 struct composition {

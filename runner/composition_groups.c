@@ -23,8 +23,8 @@ static const char *const group_keys[] = {"id", "instances", "resources", "run",
                                          NULL};
 static const char *const instance_keys[] = {"count", "percentage", NULL};
 static const char *const resource_keys[] = {"memory", "cpu", NULL};
-static const char *const group_run_keys[] = {"test_params", "artifact", "root",
-                                             NULL};
+static const char *const group_run_keys[] = {
+    "test_params", "artifact", "root", "log_limit", "output_quota", NULL};
 
 /* Docker refuses memory limits under 6 MiB. */
 #define MIN_MEMORY ((uint64_t)6 << 20)
@@ -160,6 +160,40 @@ parse_resources(struct comp_load *l, size_t i, const char *path,
     return 0;
 }
 
+/* A size of at least min bytes at map[key], when present. */
+static int
+read_size_min(const struct ynode *map, const char *path, const char *key,
+              uint64_t min, const char *what, uint64_t *out, struct err *err)
+{
+    char kpath[YAMLTREE_PATH_MAX];
+    const struct ynode *v = yamltree_get(map, key);
+    uint64_t n;
+
+    if (v == NULL)
+        return 0;
+    yamltree_path_key(kpath, path, key);
+    if (yamltree_size(v, kpath, &n, err) < 0)
+        return -1;
+    if (n < min)
+        return yamltree_fail(v, kpath, err,
+                             "expected a size of at least %s, "
+                             "got %s",
+                             what, v->str);
+    *out = n;
+    return 0;
+}
+
+int
+composition__run_outputs(const struct ynode *run, const char *run_path,
+                         uint64_t *log_limit, uint64_t *quota, struct err *err)
+{
+    if (read_size_min(run, run_path, "log_limit", COMPOSITION_MIN_LOG_LIMIT,
+                      "4Ki", log_limit, err) < 0)
+        return -1;
+    return read_size_min(run, run_path, "output_quota", 1, "1 byte", quota,
+                         err);
+}
+
 static int
 parse_run(struct comp_load *l, size_t i, const char *path, struct err *err)
 {
@@ -169,10 +203,14 @@ parse_run(struct comp_load *l, size_t i, const char *path, struct err *err)
     const struct ynode *art;
 
     yamltree_path_key(rpath, path, "run");
+    l->c->groups[i].log_limit = l->global_log_limit;
+    l->c->groups[i].output_quota = l->global_output_quota;
     if (run == NULL)
         return 0;
     if (yamltree_want_map(run, rpath, err) < 0 ||
-        composition__check_keys(run, rpath, group_run_keys, err) < 0)
+        composition__check_keys(run, rpath, group_run_keys, err) < 0 ||
+        composition__run_outputs(run, rpath, &l->c->groups[i].log_limit,
+                                 &l->c->groups[i].output_quota, err) < 0)
         return -1;
     s->root = yamltree_get(run, "root");
     if (composition__read_root(s->root, rpath, &l->c->groups[i].root, err) < 0)

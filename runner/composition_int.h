@@ -36,6 +36,8 @@ struct comp_load {
     const char *global_artifact;       /* global.run.artifact, or NULL */
     const struct ynode *global_root;   /* global.run.root, or NULL */
     bool root_default;                 /* its value, false when absent */
+    uint64_t global_log_limit;         /* global.run.log_limit or default */
+    uint64_t global_output_quota;      /* global.run.output_quota or default */
     const struct ynode *groups;        /* the groups list */
     struct comp_group_src *src;        /* one per group */
 };
@@ -47,6 +49,11 @@ int composition__check_keys(const struct ynode *map, const char *path,
 /* run.root at v (when not NULL) into *out. */
 int composition__read_root(const struct ynode *v, const char *run_path,
                            bool *out, struct err *err);
+/* run.log_limit and run.output_quota of a run section (global or a
+ * group's); absent keys leave *log_limit and *quota as they are. */
+int composition__run_outputs(const struct ynode *run, const char *run_path,
+                             uint64_t *log_limit, uint64_t *quota,
+                             struct err *err);
 /* Read the groups list into l->c->groups and l->src. */
 int composition__parse_groups(struct comp_load *l, struct err *err);
 /* Counts from percentages, and the total checked against total_instances. */

@@ -61,6 +61,8 @@ group_json(const struct composition_group *g)
     add_int(r, "millicpus", (long long)g->millicpu);
     cJSON_AddNumberToObject(r, "cpus", (double)g->millicpu / 1000.0);
     cJSON_AddItemToObject(o, "resources", r);
+    add_int(o, "log_limit_bytes", (long long)g->log_limit);
+    add_int(o, "output_quota_bytes", (long long)g->output_quota);
     ty__json_string(o, "artifact", g->artifact);
     cJSON_AddBoolToObject(o, "root", g->root);
     cJSON_AddItemToObject(o, "params", cJSON_Duplicate(g->params, 1));

@@ -207,6 +207,18 @@ int docker_container_logs(struct docker *d, const char *id,
                           int (*out)(void *arg, int stream, const char *data,
                                      size_t len, struct err *err),
                           void *arg, struct err *err);
+/* POST /containers/{id}/attach?stream=1&stdout=1&stderr=1: the container's
+ * output as it writes it, demultiplexed as docker_container_logs delivers
+ * it, until it stops or cancel fires. Attached before the start, it misses
+ * nothing and is not limited by the engine's log; the engine holds the
+ * container's writes while out() is slow. ready(ready_arg) is called once
+ * the engine has attached (then start the container). */
+int docker_container_attach(struct docker *d, const char *id,
+                            struct docker_cancel *cancel,
+                            void (*ready)(void *ready_arg), void *ready_arg,
+                            int (*out)(void *arg, int stream, const char *data,
+                                       size_t len, struct err *err),
+                            void *arg, struct err *err);
 /* The same into two file descriptors (which stay the caller's). */
 int docker_container_logs_to_fds(struct docker *d, const char *id,
                                  const struct docker_logs_opts *o, int out_fd,

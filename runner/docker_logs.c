@@ -1,5 +1,6 @@
 /*
- * docker_logs.c — GET /containers/{id}/logs, demultiplexed.
+ * docker_logs.c — GET /containers/{id}/logs and POST .../attach,
+ * demultiplexed.
  *
  * Without a TTY the engine frames the two streams: each frame is an 8-byte
  * header (stream type: 0 stdin, 1 stdout, 2 stderr; three zero bytes; the
@@ -107,6 +108,36 @@ docker_container_logs(struct docker *d, const char *id,
     if (rc == 0 && (m.left > 0 || m.hdr_fill > 0))
         return err_set(err, EPROTO, "logs of %s: stream cut inside a frame",
                        id);
+    return rc;
+}
+
+int
+docker_container_attach(struct docker *d, const char *id,
+                        struct docker_cancel *cancel,
+                        void (*ready)(void *ready_arg), void *ready_arg,
+                        int (*out)(void *arg, int stream, const char *data,
+                                   size_t len, struct err *err),
+                        void *arg, struct err *err)
+{
+    struct demux m = {.out = out, .arg = arg, .raw = -1};
+    cleanup_free char *eid = docker__esc_path(id);
+    cleanup_free char *path =
+        xasprintf("/containers/%s/attach?stream=1&stdout=1&stderr=1", eid);
+    struct docker_req r = {
+        .method = "POST",
+        .path = path,
+        .body_fd = -1,
+        .stream = true,
+        .cancel = cancel,
+        .on_data = demux_feed,
+        .arg = &m,
+        .on_ready = ready,
+        .ready_arg = ready_arg,
+    };
+    struct docker_resp resp;
+    int rc = docker__call(d, &r, &resp, err);
+
+    docker__resp_release(&resp);
     return rc;
 }
 

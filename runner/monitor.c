@@ -15,6 +15,7 @@
  */
 #include "monitor.h"
 
+#include "fsat.h"
 #include "log.h"
 #include "util.h"
 
@@ -37,11 +38,12 @@ struct monitor_inst {
     pid_t pid;            /* > 0: no cgroup, read /proc/<pid>/status instead */
     int fd[TY_CGF_COUNT]; /* -1 when not open; all -1 in by-path mode */
     bool by_path;
-    char *csv_path;
-    char *partial_path;
-    int csv_fd;      /* -1 once closed or after a write error */
-    bool csv_failed; /* a write failed: memory.csv stays .partial */
-    int64_t last_ms; /* when the last sample was taken, -1 before */
+    int dirfd;          /* borrowed: what partial and final are relative to */
+    char *csv_path;     /* final, relative to dirfd */
+    char *partial_path; /* NULL once renamed into place */
+    int csv_fd;         /* -1 once closed or after a write error */
+    bool csv_failed;    /* a write failed: memory.csv stays .partial */
+    int64_t last_ms;    /* when the last sample was taken, -1 before */
     struct monitor_stats st;
 };
 
@@ -232,6 +234,34 @@ csv_row(const struct monitor *mon, struct monitor_inst *in, int64_t now_ms,
     }
 }
 
+/* partial → final, each in its folder opened link-free; a link left
+ * under the final name is replaced, never followed. */
+static int
+csv_rename(const struct monitor_inst *in, struct err *err)
+{
+    const char *pbase, *fbase;
+    cleanup_close int pdir =
+        fsat_parent(in->dirfd, in->partial_path, false, 0, &pbase, err);
+    cleanup_close int fdir =
+        pdir < 0 ? -1
+                 : fsat_parent(in->dirfd, in->csv_path, false, 0, &fbase, err);
+
+    if (fdir < 0 || fsat_move(pdir, pbase, fdir, fbase, err) < 0)
+        return err_prefix(err, "putting %s in place", in->csv_path);
+    return 0;
+}
+
+static void
+csv_unlink(const struct monitor_inst *in)
+{
+    const char *base;
+    cleanup_close int dir =
+        fsat_parent(in->dirfd, in->partial_path, false, 0, &base, NULL);
+
+    if (dir >= 0)
+        (void)unlinkat(dir, base, 0);
+}
+
 /* Make the series durable and put it in place as memory.csv. */
 static int
 csv_finish(struct monitor_inst *in, struct err *err)
@@ -252,8 +282,8 @@ csv_finish(struct monitor_inst *in, struct err *err)
         return err_sys(err, e, "%s", in->partial_path);
     }
     close(fd);
-    if (rename(in->partial_path, in->csv_path) < 0)
-        return err_sys(err, errno, "rename %s", in->partial_path);
+    if (csv_rename(in, err) < 0)
+        return -1;
     free(in->partial_path);
     in->partial_path = NULL;
     return 0;
@@ -345,15 +375,16 @@ inst_free(struct monitor_inst *in)
 
 static struct monitor_inst *
 inst_new(const char *label, const char *dir, enum ty__cgver ver,
-         const char *csv_path)
+         const struct monitor_file *f)
 {
     struct monitor_inst *in = xcalloc(1, sizeof(*in));
 
     in->label = xstrdup(label);
     in->dir = xstrdup(dir);
     in->ver = ver;
-    in->csv_path = xstrdup(csv_path);
-    in->partial_path = xasprintf("%s.partial", csv_path);
+    in->dirfd = f->dirfd;
+    in->csv_path = xstrdup(f->final);
+    in->partial_path = xstrdup(f->partial);
     in->csv_fd = -1;
     in->last_ms = -1;
     for (int i = 0; i < TY_CGF_COUNT; i++)
@@ -365,11 +396,10 @@ inst_new(const char *label, const char *dir, enum ty__cgver ver,
 static int
 csv_open(struct monitor_inst *in, struct err *err)
 {
-    in->csv_fd =
-        open(in->partial_path,
-             O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+    in->csv_fd = fsat_open(in->dirfd, in->partial_path,
+                           O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644, err);
     if (in->csv_fd < 0)
-        return err_sys(err, errno, "%s", in->partial_path);
+        return -1;
     csv_write(in, csv_header, sizeof(csv_header) - 1);
     if (in->csv_fd < 0)
         return err_sys(err, EIO, "%s: write", in->partial_path);
@@ -378,7 +408,7 @@ csv_open(struct monitor_inst *in, struct err *err)
 
 struct monitor_inst *
 monitor_add(struct monitor *mon, const char *label, const char *memory_dir,
-            enum ty__cgver ver, const char *csv_path, int64_t now_ms,
+            enum ty__cgver ver, const struct monitor_file *f, int64_t now_ms,
             struct err *err)
 {
     struct monitor_inst *in;
@@ -387,10 +417,10 @@ monitor_add(struct monitor *mon, const char *label, const char *memory_dir,
         return err_set(err, EINVAL, "%s: %s: unknown cgroup version", label,
                        memory_dir),
                NULL;
-    in = inst_new(label, memory_dir, ver, csv_path);
+    in = inst_new(label, memory_dir, ver, f);
     if (open_fds(in, err) < 0 || csv_open(in, err) < 0) {
         if (in->csv_fd >= 0)
-            unlink(in->partial_path);
+            csv_unlink(in);
         inst_free(in);
         return err_prefix(err, "%s: memory monitor", label), NULL;
     }
@@ -402,17 +432,18 @@ monitor_add(struct monitor *mon, const char *label, const char *memory_dir,
 
 struct monitor_inst *
 monitor_add_process(struct monitor *mon, const char *label, pid_t pid,
-                    const char *csv_path, int64_t now_ms, struct err *err)
+                    const struct monitor_file *f, int64_t now_ms,
+                    struct err *err)
 {
     char dir[32];
     struct monitor_inst *in;
 
     snprintf(dir, sizeof(dir), "/proc/%d", (int)pid);
-    in = inst_new(label, dir, TY_CG_NONE, csv_path);
+    in = inst_new(label, dir, TY_CG_NONE, f);
     in->pid = pid;
     if (csv_open(in, err) < 0) {
         if (in->csv_fd >= 0)
-            unlink(in->partial_path);
+            csv_unlink(in);
         inst_free(in);
         return err_prefix(err, "%s: memory monitor", label), NULL;
     }

@@ -11,7 +11,11 @@
  * memory.csv is written as memory.csv.partial, one whole row per write(2),
  * and renamed to memory.csv when the instance ends (or the monitor is
  * destroyed), so the run folder holds it complete or not at all, and a
- * crashed coordinator leaves a .partial file of complete rows behind.
+ * crashed coordinator leaves a .partial file of complete rows behind. Both
+ * names are relative to a folder descriptor and opened with no link
+ * followed (fsat.h): the orchestrator keeps the .partial file in the
+ * runner's own folder, out of the instance's reach, and the rename puts
+ * memory.csv into the instance's folder over whatever is there.
  *
  * Ownership: the caller owns the monitor (monitor_destroy). Instances belong
  * to the monitor; the struct monitor_inst pointer monitor_add returns is
@@ -32,6 +36,15 @@
 
 struct monitor;
 struct monitor_inst;
+
+/* Where an instance's memory series goes: rows are written to partial,
+ * which is renamed to final when complete. Both are relative to dirfd
+ * (borrowed; it must outlive the monitor) and their folders must exist. */
+struct monitor_file {
+    int dirfd;
+    const char *partial;
+    const char *final;
+};
 
 /* What the monitor knows about one instance. Bytes and times (ms since the
  * run started) are -1 when unknown. */
@@ -61,12 +74,11 @@ void monitor_destroy(struct monitor **mon);
 
 /* Watch the cgroup whose memory directory is memory_dir (its version ver)
  * for the instance called label ("providers/0", for messages); write rows
- * to csv_path (through csv_path.partial). Takes the first sample at once,
- * at now_ms. NULL with err when the cgroup cannot be read or the file not
- * created. */
+ * to f (copied). Takes the first sample at once, at now_ms. NULL with err
+ * when the cgroup cannot be read or the file not created. */
 struct monitor_inst *monitor_add(struct monitor *mon, const char *label,
                                  const char *memory_dir, enum ty__cgver ver,
-                                 const char *csv_path, int64_t now_ms,
+                                 const struct monitor_file *f, int64_t now_ms,
                                  struct err *err);
 
 /* Watch a process that has no cgroup of its own (local:exec without
@@ -75,7 +87,8 @@ struct monitor_inst *monitor_add(struct monitor *mon, const char *label,
  * there is no limit and no OOM count, and its children are not counted.
  * Otherwise like monitor_add. */
 struct monitor_inst *monitor_add_process(struct monitor *mon, const char *label,
-                                         pid_t pid, const char *csv_path,
+                                         pid_t pid,
+                                         const struct monitor_file *f,
                                          int64_t now_ms, struct err *err);
 
 /* When the next sample is due (CLOCK_MONOTONIC ms). */

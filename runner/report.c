@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void
 report_note(struct report *r, const char *fmt, ...)
@@ -83,6 +84,7 @@ report_build(const char *run_dir, const struct report_opts *o, struct err *err)
     struct report *r = xcalloc(1, sizeof(*r));
 
     r->run_dir = xstrdup(run_dir);
+    r->run_fd = -1;
     r->top = o != NULL && o->top > 0 ? o->top : REPORT_TOP_DEFAULT;
     r->duration_s = -1;
     if (report_load(r, err) < 0)
@@ -195,6 +197,8 @@ report_destroy(struct report **rp)
     free(r->bars);
     free(r->spans);
     free(r->notes);
+    if (r->run_fd >= 0)
+        close(r->run_fd);
     free(r->run_dir);
     free(r->run_id);
     free(r->plan);

@@ -218,7 +218,7 @@ report_bars_load(struct report *r, struct err *err)
     cleanup_free int64_t *ns = NULL;
     struct err e = {0};
     size_t len;
-    cleanup_free char *text = file_read(path, BARS_MAX_BYTES, &len, &e);
+    cleanup_free char *text = report_read(r, path, BARS_MAX_BYTES, &len, &e);
 
     if (text == NULL && e.code == ENOENT) {
         report_note(r, "barriers.jsonl is missing: rounds are not marked "

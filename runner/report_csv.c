@@ -227,7 +227,10 @@ derive(struct report_inst *in)
 int
 report_csv_load(struct report *r, struct report_inst *in, struct err *err)
 {
-    static const char *const names[] = {"memory.csv", "memory.csv.partial"};
+    /* The runner keeps an unfinished series in .runner/<group>/<index>/
+     * until the instance ends; a coordinator that died leaves it there. */
+    static const char *const names[] = {"memory.csv", "memory.csv.partial",
+                                        ".runner/memory.csv.partial"};
     cleanup_free char *path = NULL;
     cleanup_free char *text = NULL;
     struct csv c = {0};
@@ -237,14 +240,16 @@ report_csv_load(struct report *r, struct report_inst *in, struct err *err)
         struct err e = {0};
 
         free(path);
-        path = path_join(in->dir, names[i]);
-        text = file_read(path, CSV_MAX_BYTES, &len, &e);
+        path = i < 2 ? path_join(in->dir, names[i])
+                     : xasprintf("%s/.runner/%s/memory.csv.partial",
+                                 report_run_dir(r), in->label);
+        text = report_read(r, path, CSV_MAX_BYTES, &len, &e);
         if (text == NULL && e.code != ENOENT) {
             *err = e;
             return err_status(err, EXIT_DATAERR);
         }
         if (text != NULL)
-            in->series = names[i];
+            in->series = i < 2 ? names[i] : names[1];
     }
     if (text == NULL)
         return 0;

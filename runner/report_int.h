@@ -27,6 +27,7 @@
 #include "util.h"
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <stdint.h>
 
 /* Verdict thresholds (docs/report.md, "How verdicts are decided"). */
@@ -164,6 +165,7 @@ struct report_span {
 
 struct report {
     char *run_dir;
+    int run_fd; /* run_dir, to read beneath it without following links */
     char *run_id, *plan, *case_name, *runner, *outcome, *started;
     double duration_s; /* -1 unknown */
     bool finished;     /* result.json was there */
@@ -200,9 +202,20 @@ struct report_jctx {
     struct err *err;
     bool failed;
 };
-/* Parse a JSON file; NULL and *absent when it does not exist, NULL and
- * err ("<path>:<line>:<col>: not valid JSON") when it is malformed. */
-cJSON *report_json_file(const char *path, bool *absent, struct err *err);
+/* A file of the run (path is under r->run_dir), read without following a
+ * link on any component below the run folder (instances can write their
+ * folders). A link or anything but a regular file is noted and reads as
+ * absent (NULL, err->code ENOENT). Caller frees. */
+char *report_read(struct report *r, const char *path, size_t max_bytes,
+                  size_t *len, struct err *err);
+/* A folder of the run (rel to the run folder), opened the same way, for
+ * readdir; NULL when it cannot be. */
+DIR *report_opendir(const struct report *r, const char *rel);
+/* Parse a JSON file of the run; NULL and *absent when it does not exist,
+ * NULL and err ("<path>:<line>:<col>: not valid JSON") when it is
+ * malformed. */
+cJSON *report_json_file(struct report *r, const char *path, bool *absent,
+                        struct err *err);
 cJSON *report_json_text(const char *text, size_t len, const char *name,
                         int line, struct err *err);
 int64_t report_jnum(struct report_jctx *c, const cJSON *o, const char *where,

@@ -14,11 +14,16 @@
  */
 #include "report_int.h"
 
+#include "fsat.h"
+
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define JSON_MAX_BYTES ((size_t)64 << 20)
 
@@ -61,12 +66,61 @@ report_json_text(const char *text, size_t len, const char *name, int line,
     return NULL;
 }
 
+/* path relative to the run folder (everything the report reads is built
+ * with path_join(r->run_dir, ...)). */
+static const char *
+run_rel(const struct report *r, const char *path)
+{
+    size_t n = strlen(r->run_dir);
+
+    while (n > 0 && r->run_dir[n - 1] == '/')
+        n--;
+    if (strncmp(path, r->run_dir, n) == 0 && path[n] == '/')
+        return path + n + 1;
+    return NULL;
+}
+
+char *
+report_read(struct report *r, const char *path, size_t max_bytes, size_t *len,
+            struct err *err)
+{
+    const char *rel = run_rel(r, path);
+    struct err e = {0};
+    char *text;
+
+    if (rel == NULL || r->run_fd < 0)
+        return file_read(path, max_bytes, len, err);
+    text = fsat_read(r->run_fd, rel, max_bytes, len, &e);
+    if (text == NULL && (e.code == ELOOP || e.code == EXDEV ||
+                         (e.code == EINVAL && strstr(e.msg, "regular")))) {
+        report_note(r, "%s: not read: %s", rel,
+                    e.code == ELOOP ? "a symbolic link" : "not a regular file");
+        err_set(err, ENOENT, "%s: not read", path);
+        return NULL;
+    }
+    if (text == NULL) /* e.msg starts with rel */
+        err_set(err, e.code, "%s/%s", r->run_dir, e.msg);
+    return text;
+}
+
+DIR *
+report_opendir(const struct report *r, const char *rel)
+{
+    int fd = r->run_fd >= 0 ? fsat_dir(r->run_fd, rel, false, 0, NULL) : -1;
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+
+    if (d == NULL && fd >= 0)
+        close(fd);
+    return d;
+}
+
 cJSON *
-report_json_file(const char *path, bool *absent, struct err *err)
+report_json_file(struct report *r, const char *path, bool *absent,
+                 struct err *err)
 {
     size_t len;
     struct err e = {0};
-    cleanup_free char *text = file_read(path, JSON_MAX_BYTES, &len, &e);
+    cleanup_free char *text = report_read(r, path, JSON_MAX_BYTES, &len, &e);
 
     *absent = false;
     if (text == NULL) {
@@ -246,7 +300,7 @@ load_result(struct report *r, struct err *err)
     cleanup_free char *path = path_join(r->run_dir, "result.json");
     struct report_jctx c = {path, err, false};
     bool absent;
-    cJSON *j = report_json_file(path, &absent, err);
+    cJSON *j = report_json_file(r, path, &absent, err);
     const cJSON *insts, *o;
     size_t i = 0;
 
@@ -276,7 +330,7 @@ load_composition(struct report *r, struct err *err)
     cleanup_free char *path = path_join(r->run_dir, "composition.json");
     struct report_jctx c = {path, err, false};
     bool absent;
-    cJSON *j = report_json_file(path, &absent, err);
+    cJSON *j = report_json_file(r, path, &absent, err);
     const cJSON *o;
     size_t i = 0;
 
@@ -307,23 +361,28 @@ all_digits(const char *s)
     return *s != '\0' && strspn(s, "0123456789") == strlen(s) && strlen(s) < 9;
 }
 
+/* entry of the folder d is a folder itself (a link is not). */
+static bool
+is_subdir(DIR *d, const struct dirent *e)
+{
+    struct stat st;
+
+    if (e->d_type != DT_UNKNOWN)
+        return e->d_type == DT_DIR;
+    return fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+           S_ISDIR(st.st_mode);
+}
+
 /* Add the <group>/<index> folders of one group. */
 static void
 scan_group(struct report *r, const char *group)
 {
-    cleanup_free char *dir = path_join(r->run_dir, group);
-    DIR *d = opendir(dir);
+    DIR *d = report_opendir(r, group);
     struct dirent *e;
 
-    while (d != NULL && (e = readdir(d)) != NULL) {
-        cleanup_free char *p = NULL;
-
-        if (!all_digits(e->d_name))
-            continue;
-        p = path_join(dir, e->d_name);
-        if (path_is_dir(p))
+    while (d != NULL && (e = readdir(d)) != NULL)
+        if (all_digits(e->d_name) && is_subdir(d, e))
             report_inst_add(r, group, atoi(e->d_name));
-    }
     if (d != NULL)
         closedir(d);
 }
@@ -333,13 +392,11 @@ scan_group(struct report *r, const char *group)
 static void
 scan_folders(struct report *r)
 {
-    DIR *d = opendir(r->run_dir);
+    DIR *d = report_opendir(r, ".");
     struct dirent *e;
 
     while (d != NULL && (e = readdir(d)) != NULL) {
-        cleanup_free char *p = path_join(r->run_dir, e->d_name);
-
-        if (e->d_name[0] != '.' && path_is_dir(p))
+        if (e->d_name[0] != '.' && is_subdir(d, e))
             scan_group(r, e->d_name);
     }
     if (d != NULL)
@@ -379,13 +436,24 @@ sort_insts(struct report *r)
 
 /* ---- per instance ------------------------------------------------------ */
 
+static bool
+inst_dir_ok(const struct report *r, const struct report_inst *in)
+{
+    DIR *d = report_opendir(r, in->label);
+
+    if (d == NULL)
+        return false;
+    closedir(d);
+    return true;
+}
+
 static void
 note_inst(struct report *r, const struct report_inst *in)
 {
     if (in->listed && !in->started)
         report_note(r, "%s never started%s%s", in->label, in->error ? ": " : "",
                     in->error ? in->error : "");
-    else if (!path_is_dir(in->dir))
+    else if (!inst_dir_ok(r, in))
         report_note(r, "%s: no output folder", in->label);
     else if (in->series == NULL)
         report_note(r, "%s: no memory.csv (no memory samples)", in->label);
@@ -436,6 +504,9 @@ report_load(struct report *r, struct err *err)
                 r->run_dir);
         return err_status(err, EXIT_NOINPUT);
     }
+    r->run_fd = fsat_root(r->run_dir, err);
+    if (r->run_fd < 0)
+        return err_status(err, EXIT_NOINPUT);
     if (load_result(r, err) < 0)
         return -1;
     if (!r->finished) {

@@ -20,9 +20,11 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define SIDECAR_MAX_BYTES ((size_t)1 << 20)
 
@@ -54,11 +56,25 @@ ends_with(const char *s, const char *suffix, size_t *stem)
     return n > k && strcmp(s + n - k, suffix) == 0;
 }
 
-/* heap-<label>.pb.gz and heap-<label>.json of the instance's folder. */
-static void
-scan(struct report_inst *in)
+/* A regular file of d (a link, planted by the instance, is not). */
+static bool
+is_file(DIR *d, const struct dirent *e)
 {
-    DIR *d = opendir(in->dir);
+    struct stat st;
+
+    if (e->d_type != DT_UNKNOWN)
+        return e->d_type == DT_REG;
+    return fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+           S_ISREG(st.st_mode);
+}
+
+/* heap-<label>.pb.gz and heap-<label>.json of the instance's folder;
+ * anything of those names that is not a regular file is noted and left
+ * alone. */
+static void
+scan(struct report *r, struct report_inst *in)
+{
+    DIR *d = report_opendir(r, in->label);
     struct dirent *e;
 
     while (d != NULL && (e = readdir(d)) != NULL) {
@@ -67,6 +83,13 @@ scan(struct report_inst *in)
 
         if (strncmp(name, "heap-", 5) != 0)
             continue;
+        if (!is_file(d, e)) {
+            report_note(r,
+                        "%s/%s: not read: a symbolic link or not a "
+                        "regular file",
+                        in->label, name);
+            continue;
+        }
         if (ends_with(name, ".pb.gz", &stem) && stem > 5)
             snap_get(in, name + 5, stem - 5)->pb_path =
                 path_join(in->dir, name);
@@ -92,11 +115,11 @@ classify(struct report_snap *s)
 }
 
 static int
-sidecar(struct report_snap *s, struct err *err)
+sidecar(struct report *r, struct report_snap *s, struct err *err)
 {
     struct report_jctx c = {s->json_path, err, false};
     bool absent;
-    cJSON *j = report_json_file(s->json_path, &absent, err);
+    cJSON *j = report_json_file(r, s->json_path, &absent, err);
     const cJSON *mi, *prof, *cg;
     int64_t round, uord, hblk;
 
@@ -125,10 +148,20 @@ sidecar(struct report_snap *s, struct err *err)
 }
 
 /* No sidecar: heap in use and the time from the profile itself. */
-static int
-from_profile(struct report_snap *s, struct err *err)
+/* A profile of the run, read without following links. */
+static struct pprof_profile *
+read_profile(struct report *r, const char *path, struct err *err)
 {
-    struct pprof_profile *p = pprof_read_file(s->pb_path, err);
+    size_t len = 0;
+    cleanup_free char *data = report_read(r, path, PPROF_MAX_BYTES, &len, err);
+
+    return data ? pprof_parse(data, len, path, err) : NULL;
+}
+
+static int
+from_profile(struct report *r, struct report_snap *s, struct err *err)
+{
+    struct pprof_profile *p = read_profile(r, s->pb_path, err);
 
     if (p == NULL)
         return err_status(err, EXIT_DATAERR);
@@ -181,13 +214,13 @@ forget_empty(struct report *r, struct report_inst *in)
 int
 report_snaps_load(struct report *r, struct report_inst *in, struct err *err)
 {
-    scan(in);
+    scan(r, in);
     for (size_t i = 0; i < in->nsnaps; i++) {
         struct report_snap *s = &in->snaps[i];
 
-        if (s->json_path != NULL && sidecar(s, err) < 0)
+        if (s->json_path != NULL && sidecar(r, s, err) < 0)
             return -1;
-        if (s->json_path == NULL && from_profile(s, err) < 0)
+        if (s->json_path == NULL && from_profile(r, s, err) < 0)
             return -1;
         classify(s);
         if (s->pb_path == NULL)
@@ -228,8 +261,8 @@ last_profile(const struct report_inst *in)
 /* Add the sites of the instance's last profile; *label is set to its
  * label, or to "" when instances disagree. */
 static int
-inst_sites(struct report_group *g, const struct report_inst *in,
-           struct site_acc *a, struct err *err)
+inst_sites(struct report *r, struct report_group *g,
+           const struct report_inst *in, struct site_acc *a, struct err *err)
 {
     const struct report_snap *s = last_profile(in);
     struct pprof_profile *p;
@@ -239,7 +272,7 @@ inst_sites(struct report_group *g, const struct report_inst *in,
 
     if (s == NULL)
         return 0;
-    if ((p = pprof_read_file(s->pb_path, err)) == NULL)
+    if ((p = read_profile(r, s->pb_path, err)) == NULL)
         return err_status(err, EXIT_DATAERR);
     v = pprof_value_index(p, "inuse_space");
     n = pprof_sites(p, v, &sites);
@@ -306,7 +339,7 @@ report_sites(struct report *r, struct report_group *g, struct err *err)
     struct site_acc a = {0};
 
     for (size_t i = 0; i < g->ninst; i++) {
-        if (inst_sites(g, &r->insts[g->inst[i]], &a, err) < 0) {
+        if (inst_sites(r, g, &r->insts[g->inst[i]], &a, err) < 0) {
             for (size_t k = 0; k < a.n; k++)
                 free(a.v[k].function);
             free(a.v);

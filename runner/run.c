@@ -17,6 +17,8 @@
  */
 #include "run_int.h"
 
+#include "fsat.h"
+#include "instlog.h"
 #include "log.h"
 #include "planbuild.h"
 #include "report.h"
@@ -206,6 +208,7 @@ start_sync(struct run *r, struct err *err)
         si[i].group = r->comp->groups[r->insts[i].group].id;
         si[i].group_index = r->insts[i].group_index;
         si[i].outdir = r->insts[i].outdir;
+        si[i].output_quota = r->comp->groups[r->insts[i].group].output_quota;
     }
     r->svc = syncsvc_new(&cfg, err);
     free(si);
@@ -221,6 +224,7 @@ start_backend(struct run *r, struct err *err)
         .run_dir = r->run_dir,
         .binary = r->binary,
         .plan_name = r->comp->manifest->name,
+        .run_fd = r->run_fd,
     };
 
     if (strcmp(r->comp->runner, "local:docker") == 0)
@@ -255,6 +259,7 @@ start_instances(struct run *r, struct err *err)
             .memory = g->memory_bytes,
             .millicpu = g->millicpu,
             .artifact = g->artifact,
+            .log_limit = g->log_limit,
         };
     }
     rc = r->be->ops->start_all(r->be, bi, r->n, err);
@@ -280,26 +285,47 @@ stop_all(struct run *r, enum stop_reason why, bool force)
             (r->opts.grace_ms > 0 ? r->opts.grace_ms : RUN_DEFAULT_GRACE_MS);
 }
 
+/* memory.csv grows in the runner's own folder and is moved into the
+ * instance's when it ended (an instance cannot plant a link in its way). */
+static int
+memory_file(struct run *r, const struct run_inst *in, struct monitor_file *f,
+            char **partial, char **final, struct err *err)
+{
+    cleanup_free char *dir = xasprintf(INSTLOG_RUNNER_DIR "/%s", in->label);
+    int fd = fsat_dir(r->run_fd, dir, true, 0700, err);
+
+    if (fd < 0)
+        return -1;
+    close(fd);
+    *partial = xasprintf("%s/memory.csv.partial", dir);
+    *final = xasprintf("%s/memory.csv", in->label);
+    *f = (struct monitor_file){r->run_fd, *partial, *final};
+    return 0;
+}
+
 static void
 inst_started(struct run *r, struct run_inst *in)
 {
     enum ty__cgver ver = TY_CG_NONE;
     cleanup_free char *dir = r->be->ops->memory_cgroup(r->be, in->index, &ver);
-    cleanup_free char *csv = path_join(in->outdir, "memory.csv");
+    cleanup_free char *partial = NULL;
+    cleanup_free char *final = NULL;
+    struct monitor_file f;
     struct err e = {0};
     pid_t pid = 0;
 
     in->started = true;
     in->start_wall_ns = now_wall_ns();
     r->nstarted++;
-    if (dir != NULL)
-        in->mon = monitor_add(r->mon, in->label, dir, ver, csv, now_ms(), &e);
-    else if (r->be->ops->host_pid != NULL &&
-             (pid = r->be->ops->host_pid(r->be, in->index)) > 0)
-        in->mon =
-            monitor_add_process(r->mon, in->label, pid, csv, now_ms(), &e);
-    else
+    if (dir == NULL && (r->be->ops->host_pid == NULL ||
+                        (pid = r->be->ops->host_pid(r->be, in->index)) <= 0))
         return;
+    if (memory_file(r, in, &f, &partial, &final, &e) < 0)
+        in->mon = NULL;
+    else if (dir != NULL)
+        in->mon = monitor_add(r->mon, in->label, dir, ver, &f, now_ms(), &e);
+    else
+        in->mon = monitor_add_process(r->mon, in->label, pid, &f, now_ms(), &e);
     if (in->mon == NULL)
         log_warnx("%s: no memory samples: %s", in->label, e.msg);
 }
@@ -517,6 +543,11 @@ teardown(struct run *r)
         tmp = path_join(r->run_dir, ".tmp");
         rm_rf(tmp, NULL);
     }
+    if (r->run_fd >= 0) {
+        fsat_prune(r->run_fd, INSTLOG_RUNNER_DIR);
+        close(r->run_fd);
+        r->run_fd = -1;
+    }
     if (r->sigfd >= 0)
         close(r->sigfd);
     run_insts_release(r);
@@ -592,7 +623,8 @@ static int
 setup(struct run *r, struct err *err)
 {
     r->binary = build_plan(r->comp, err);
-    if (r->binary == NULL || make_run_dir(r, err) < 0)
+    if (r->binary == NULL || make_run_dir(r, err) < 0 ||
+        (r->run_fd = fsat_root(r->run_dir, err)) < 0)
         return -1;
     run_insts_init(r);
     if (open_sigfd(r, err) < 0 || start_backend(r, err) < 0 ||
@@ -636,7 +668,7 @@ int
 run_execute(struct composition *comp, const struct run_opts *opts,
             struct run_summary *sum, struct err *err)
 {
-    struct run r = {.comp = comp, .opts = *opts, .sigfd = -1};
+    struct run r = {.comp = comp, .opts = *opts, .sigfd = -1, .run_fd = -1};
     int rc;
 
     if (setup(&r, err) < 0 || start_instances(&r, err) < 0) {

@@ -63,6 +63,7 @@ struct run {
     struct run_opts opts;
     char *run_id;
     char *run_dir;
+    int run_fd; /* the run folder, to open what is in it link-free */
     char *binary;
     char image[256]; /* the plan's image on local:docker */
     struct syncsvc *svc;

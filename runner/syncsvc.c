@@ -558,6 +558,8 @@ copy_instances(struct syncsvc *svc, const struct syncsvc_config *cfg,
         svc->inst[i].gidx = group_index_of(svc, ci->group);
         svc->inst[i].group_index = ci->group_index;
         svc->inst[i].outdir = xstrdup(ci->outdir);
+        svc->inst[i].quota =
+            ci->output_quota ? ci->output_quota : SVC_OUTPUT_QUOTA;
         svc->inst[i].alive = true;
         svc->alive[i / 64] |= 1ULL << (i % 64);
     }

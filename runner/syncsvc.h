@@ -34,6 +34,8 @@ struct syncsvc_instance {
     const char *group;  /* group id */
     int group_index;    /* 0-based within the group */
     const char *outdir; /* its folder: <runs>/<run-id>/<group>/<index> */
+    /* Bytes it may upload and append (run.output_quota); 0 = default. */
+    uint64_t output_quota;
 };
 
 /* What the orchestrator hears about, for outcomes and progress lines. All

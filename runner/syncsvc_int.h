@@ -26,7 +26,8 @@
 
 #define SVC_MAX_WAITS 256  /* pending waits per instance */
 #define SVC_MAX_UPLOADS 16 /* uploads in progress per instance */
-#define SVC_MAX_PEERS 8    /* connections (routing ids) per instance */
+#define SVC_OUTPUT_QUOTA ((uint64_t)1 << 30) /* when the config gives none */
+#define SVC_MAX_PEERS 8 /* connections (routing ids) per instance */
 #define SVC_UPLOAD_IDLE_MS (300 * 1000)
 #define SVC_FOREVER_MS (INT64_MAX / 4)
 /* An answer printed on the stack: an error message of 1024 bytes fits even
@@ -109,6 +110,8 @@ struct svc_inst {
     int npeers;
     int nuploads;
     struct svc_upload *uploads;
+    uint64_t quota;   /* bytes it may upload and append */
+    uint64_t charged; /* bytes of uploads begun (until dropped) and appends */
 };
 
 struct svc_waiter {
@@ -165,9 +168,12 @@ struct svc_upload {
     int64_t uid;
     int inst;
     int fd;
-    char *path;
-    char *tmp;
+    int dirfd;  /* the folder the file goes into, opened link-free */
+    char *path; /* name as the instance gave it, for messages */
+    char *base; /* last component of path */
+    char *tmp;  /* base + ".tmp", in dirfd */
     int64_t size, received;
+    bool done; /* put in place: its bytes stay charged */
 };
 
 struct syncsvc {

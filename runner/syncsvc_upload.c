@@ -9,31 +9,91 @@
  * the file is whole or absent. An upload whose instance ends, that stalls
  * past SVC_UPLOAD_IDLE_MS, or that the service is destroyed under, is
  * removed. Appends write whole messages to <outdir>/<name> with O_APPEND.
+ *
+ * The instance can write its folder too (a container's /outputs), so every
+ * file here is opened beneath the folder's descriptor with no link followed
+ * on any component (fsat.h), the folder itself opened with O_NOFOLLOW; the
+ * upload keeps its folder's descriptor and renames within it. Names the
+ * runner writes itself (run.out, run.err, memory.csv) are refused, and
+ * what an instance sends is charged against its output quota
+ * (run.output_quota): an upload's size when it begins (given back if it is
+ * dropped), an append's bytes when they come.
  */
 #include "syncsvc_int.h"
 
+#include "fsat.h"
 #include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-/* <outdir>/<name> with its parent folders made; NULL and errno on error. */
-static char *
-out_path(const struct svc_inst *in, const char *name)
-{
-    char *path = path_join(in->outdir, name);
-    cleanup_free char *dir = path_dirname(path);
-    struct err err;
+/* Files the runner owns in an instance's folder. */
+static const char *const reserved[] = {"run.out", "run.err", "memory.csv",
+                                       "memory.csv.partial"};
 
-    if (mkdir_p(dir, &err) < 0) {
-        free(path);
-        errno = err.code;
-        return NULL;
-    }
-    return path;
+static bool
+is_reserved(const char *name)
+{
+    for (size_t i = 0; i < ARRAY_LEN(reserved); i++)
+        if (strcmp(name, reserved[i]) == 0)
+            return true;
+    return false;
+}
+
+/* The instance's folder, not through a link (made when missing). */
+static int
+open_outdir(const struct svc_inst *in, struct err *err)
+{
+    int fd = open(in->outdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+    if (fd < 0 && errno == ENOENT && mkdir_p(in->outdir, err) == 0)
+        fd = open(in->outdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return err_set(err, errno == ELOOP ? ELOOP : errno,
+                       "its output folder cannot be opened (%s)",
+                       strerror(errno));
+    return fd;
+}
+
+/* The folder that gets name (made, link-free), and its last component. */
+static int
+open_parent(const struct svc_inst *in, const char *name, const char **base,
+            struct err *err)
+{
+    cleanup_close int root = open_outdir(in, err);
+
+    if (root < 0)
+        return -1;
+    return fsat_parent(root, name, true, 0755, base, err);
+}
+
+/* "run.out" is the runner's, and the quota holds: 0, else the reply went
+ * out and -1. */
+static int
+check_name_quota(struct syncsvc *svc, const struct svc_ctx *c,
+                 const struct ty_wire_req *req, uint64_t bytes)
+{
+    const struct svc_inst *in = &svc->inst[c->inst];
+
+    if (is_reserved(req->name))
+        return svc_reply_status(svc, &c->peer, req->id, TY_WIRE_INVALID,
+                                "\"%s\" is written by the runner; choose "
+                                "another name",
+                                req->name),
+               -1;
+    if (bytes > in->quota || in->charged > in->quota - bytes)
+        return svc_reply_status(
+                   svc, &c->peer, req->id, TY_WIRE_FULL,
+                   "%s: output quota of %llu bytes (run.output_quota) "
+                   "would be exceeded: %llu sent, %llu more asked",
+                   req->name, (unsigned long long)in->quota,
+                   (unsigned long long)in->charged, (unsigned long long)bytes),
+               -1;
+    return 0;
 }
 
 static struct svc_upload *
@@ -58,12 +118,17 @@ upload_drop(struct syncsvc *svc, struct svc_upload *u)
         }
     }
     in->nuploads--;
+    if (!u->done)
+        in->charged -= (uint64_t)u->size;
     svc_heap_remove(&svc->timers, &u->timer);
     if (u->fd >= 0) {
         close(u->fd);
-        unlink(u->tmp);
+        (void)unlinkat(u->dirfd, u->tmp, 0);
     }
+    if (u->dirfd >= 0)
+        close(u->dirfd);
     free(u->path);
+    free(u->base);
     free(u->tmp);
     free(u);
 }
@@ -73,21 +138,59 @@ begin_check(struct syncsvc *svc, const struct svc_ctx *c,
             const struct ty_wire_req *req)
 {
     struct svc_inst *in = &svc->inst[c->inst];
-    cleanup_free char *path = path_join(in->outdir, req->name);
 
+    if (req->size < 0)
+        return svc_reply_status(svc, &c->peer, req->id, TY_WIRE_INVALID,
+                                "upload of a negative size"),
+               -1;
+    if (check_name_quota(svc, c, req, (uint64_t)req->size) < 0)
+        return -1;
     if (in->nuploads >= SVC_MAX_UPLOADS)
         return svc_reply_status(svc, &c->peer, req->id, TY_WIRE_BUSY,
                                 "too many uploads in progress (%d)",
                                 SVC_MAX_UPLOADS),
                -1;
     for (struct svc_upload *u = in->uploads; u != NULL; u = u->next) {
-        if (strcmp(u->path, path) == 0)
+        if (strcmp(u->path, req->name) == 0)
             return svc_reply_status(svc, &c->peer, req->id, TY_WIRE_BUSY,
                                     "\"%s\" is already being uploaded",
                                     req->name),
                    -1;
     }
     return 0;
+}
+
+/* A new upload with its folder and partial file open; NULL after the
+ * error reply. */
+static struct svc_upload *
+upload_open(struct syncsvc *svc, const struct svc_ctx *c,
+            const struct ty_wire_req *req)
+{
+    struct svc_upload *u = xcalloc(1, sizeof(*u));
+    struct err e = {0};
+    const char *base;
+
+    u->fd = -1;
+    u->dirfd = open_parent(&svc->inst[c->inst], req->name, &base, &e);
+    if (u->dirfd >= 0) {
+        u->base = xstrdup(base);
+        u->tmp = xasprintf("%s.tmp", base);
+        u->fd =
+            openat(u->dirfd, u->tmp,
+                   O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (u->fd < 0)
+            err_sys(&e, errno, "%s.tmp", req->name);
+    }
+    if (u->fd >= 0)
+        return u;
+    svc_reply_status(svc, &c->peer, req->id, TY_WIRE_IOERR, "%s: %s", req->name,
+                     e.msg);
+    if (u->dirfd >= 0)
+        close(u->dirfd);
+    free(u->base);
+    free(u->tmp);
+    free(u);
+    return NULL;
 }
 
 void
@@ -97,33 +200,14 @@ svc_op_upload_begin(struct syncsvc *svc, const struct svc_ctx *c,
     struct svc_inst *in = &svc->inst[c->inst];
     struct svc_upload *u;
     struct ty_wire_resp r;
-    char *path;
 
-    if (begin_check(svc, c, req) < 0)
+    if (begin_check(svc, c, req) < 0 || (u = upload_open(svc, c, req)) == NULL)
         return;
-    path = out_path(in, req->name);
-    if (path == NULL) {
-        svc_reply_status(svc, &c->peer, req->id, TY_WIRE_IOERR,
-                         "%s: cannot make its folder: %s", req->name,
-                         strerror(errno));
-        return;
-    }
-    u = xcalloc(1, sizeof(*u));
-    u->path = path;
-    u->tmp = xasprintf("%s.tmp", path);
-    u->fd = open(u->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-                 0644);
-    if (u->fd < 0) {
-        svc_reply_status(svc, &c->peer, req->id, TY_WIRE_IOERR, "%s: %s",
-                         u->tmp, strerror(errno));
-        free(u->path);
-        free(u->tmp);
-        free(u);
-        return;
-    }
+    u->path = xstrdup(req->name);
     u->uid = ++svc->next_upload;
     u->inst = c->inst;
     u->size = req->size;
+    in->charged += (uint64_t)req->size;
     u->timer.kind = SVC_T_UPLOAD;
     u->timer.at = svc_deadline(SVC_UPLOAD_IDLE_MS);
     svc_heap_push(&svc->timers, &u->timer);
@@ -167,7 +251,7 @@ svc_op_upload_chunk(struct syncsvc *svc, const struct svc_ctx *c,
     }
     if (fd_write_all(u->fd, req->data, req->len) < 0) {
         svc_reply_status(svc, &c->peer, req->id, TY_WIRE_IOERR,
-                         "%s: write: %s; upload dropped", u->tmp,
+                         "%s: write: %s; upload dropped", u->path,
                          strerror(errno));
         upload_drop(svc, u);
         return;
@@ -198,11 +282,13 @@ svc_op_upload_end(struct syncsvc *svc, const struct svc_ctx *c,
     }
     fd = u->fd;
     u->fd = -1;
-    if (close(fd) < 0 || rename(u->tmp, u->path) < 0) {
+    /* renameat replaces a link left under the name, never follows it. */
+    if (close(fd) < 0 || renameat(u->dirfd, u->tmp, u->dirfd, u->base) < 0) {
         svc_reply_status(svc, &c->peer, req->id, TY_WIRE_IOERR, "%s: %s",
                          u->path, strerror(errno));
-        unlink(u->tmp);
+        (void)unlinkat(u->dirfd, u->tmp, 0);
     } else {
+        u->done = true;
         svc_reply_status(svc, &c->peer, req->id, TY_WIRE_OK, NULL);
     }
     upload_drop(svc, u);
@@ -220,21 +306,40 @@ svc_op_upload_abort(struct syncsvc *svc, const struct svc_ctx *c,
     svc_reply_status(svc, &c->peer, req->id, TY_WIRE_OK, NULL);
 }
 
+static int
+append_open(const struct svc_inst *in, const char *name, struct err *err)
+{
+    const char *base;
+    cleanup_close int dir = open_parent(in, name, &base, err);
+    int fd;
+
+    if (dir < 0)
+        return -1;
+    fd = openat(dir, base,
+                O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return err_sys(err, errno, "%s", name);
+    return fd;
+}
+
 void
 svc_op_append(struct syncsvc *svc, const struct svc_ctx *c,
               const struct ty_wire_req *req)
 {
-    cleanup_free char *path = out_path(&svc->inst[c->inst], req->name);
+    struct svc_inst *in = &svc->inst[c->inst];
     cleanup_close int fd = -1;
+    struct err e = {0};
 
-    if (path != NULL)
-        fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
-                  0644);
-    if (fd < 0 || fd_write_all(fd, req->data, req->len) < 0) {
-        svc_reply_status(svc, &c->peer, req->id, TY_WIRE_IOERR, "%s: %s",
-                         req->name, strerror(errno));
+    if (check_name_quota(svc, c, req, req->len) < 0)
+        return;
+    fd = append_open(in, req->name, &e);
+    if (fd >= 0 && fd_write_all(fd, req->data, req->len) < 0)
+        err_sys(&e, errno, "%s", req->name);
+    if (fd < 0 || e.code != 0) {
+        svc_reply_status(svc, &c->peer, req->id, TY_WIRE_IOERR, "%s", e.msg);
         return;
     }
+    in->charged += req->len;
     svc_reply_status(svc, &c->peer, req->id, TY_WIRE_OK, NULL);
 }
 

@@ -14,7 +14,6 @@
 #include "log.h"
 #include "util.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -486,8 +485,8 @@ tar_add_fd(struct tar *t, const char *name, const struct tar_meta *m, int fd,
     return 0;
 }
 
-static void
-meta_of(const struct stat *st, struct tar_meta *m)
+void
+tar_meta_of(const struct stat *st, struct tar_meta *m)
 {
     m->mode = st->st_mode & 07777;
     m->mtime = (int64_t)st->st_mtim.tv_sec;
@@ -505,7 +504,7 @@ add_regular(struct tar *t, const char *name, const char *path,
 
     if (fd < 0 || fstat(fd, &st) < 0)
         return err_sys(err, errno, "%s", path);
-    meta_of(&st, &own);
+    tar_meta_of(&st, &own);
     return tar_add_fd(t, name, m ? m : &own, fd, (uint64_t)st.st_size, err);
 }
 
@@ -531,7 +530,7 @@ tar_add_path(struct tar *t, const char *name, const char *path,
 
     if (lstat(path, &st) < 0)
         return err_sys(err, errno, "%s", path);
-    meta_of(&st, &own);
+    tar_meta_of(&st, &own);
     if (S_ISREG(st.st_mode))
         return add_regular(t, name, path, m, err);
     if (S_ISDIR(st.st_mode))
@@ -539,67 +538,6 @@ tar_add_path(struct tar *t, const char *name, const char *path,
     if (S_ISLNK(st.st_mode))
         return add_symlink_path(t, name, path, m ? m : &own, err);
     return 1;
-}
-
-static int
-cmp_names(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The entries of dir (without . and ..), sorted; caller frees each and
- * the array. */
-static char **
-list_dir(const char *dir, size_t *count, struct err *err)
-{
-    DIR *d = opendir(dir);
-    struct dirent *de;
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-
-    if (d == NULL) {
-        err_sys(err, errno, "%s", dir);
-        return NULL;
-    }
-    while ((de = readdir(d)) != NULL) {
-        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-            continue;
-        xgrow(&names, &cap, n + 1, sizeof(*names));
-        names[n++] = xstrdup(de->d_name);
-    }
-    closedir(d);
-    if (n > 0)
-        qsort(names, n, sizeof(*names), cmp_names);
-    *count = n;
-    return names ? names : xcalloc(1, sizeof(*names));
-}
-
-int
-tar_add_tree(struct tar *t, const char *name, const char *path, struct err *err)
-{
-    struct stat st;
-    char **names;
-    size_t n = 0;
-    int rc;
-
-    if (lstat(path, &st) < 0)
-        return err_sys(err, errno, "%s", path);
-    if ((rc = tar_add_path(t, name, path, NULL, err)) < 0)
-        return -1;
-    if (!S_ISDIR(st.st_mode))
-        return 0;
-    if ((names = list_dir(path, &n, err)) == NULL)
-        return -1;
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        cleanup_free char *cname = path_join(name, names[i]);
-        cleanup_free char *cpath = path_join(path, names[i]);
-
-        rc = tar_add_tree(t, cname, cpath, err);
-    }
-    for (size_t i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
-    return rc < 0 ? -1 : 0;
 }
 
 int

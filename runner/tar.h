@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 struct tar;
 
@@ -63,9 +64,17 @@ int tar_add_path(struct tar *t, const char *name, const char *path,
                  const struct tar_meta *m, struct err *err);
 /* path and everything under it, as name/..., in sorted order, with the
  * metadata read from the file system; sockets, fifos and devices are
- * skipped. */
+ * skipped. Nothing is followed: every entry is opened beneath its folder's
+ * descriptor with O_NOFOLLOW. A symbolic link is stored as a link when its
+ * target is relative and stays inside the tree; one that is absolute or
+ * climbs out of it is left out and passed to skipped (when not NULL) with
+ * its archive name and target. */
 int tar_add_tree(struct tar *t, const char *name, const char *path,
-                 struct err *err);
+                 void (*skipped)(void *arg, const char *name,
+                                 const char *target),
+                 void *skipped_arg, struct err *err);
+/* m from st: permission bits, mtime, owner. */
+void tar_meta_of(const struct stat *st, struct tar_meta *m);
 /* Write the end-of-archive blocks and flush (and end the gzip stream). */
 int tar_finish(struct tar *t, struct err *err);
 

@@ -104,29 +104,27 @@ cleanup_closep(int *fd)
 }
 
 char *
-file_read(const char *path, size_t max_bytes, size_t *len, struct err *err)
+fd_read_all(int fd, const char *name, size_t max_bytes, size_t *len,
+            struct err *err)
 {
-    cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC);
     struct strbuf sb;
     char chunk[65536];
     ssize_t n;
 
-    if (fd < 0)
-        return err_sys(err, errno, "%s", path), NULL;
     strbuf_init(&sb);
     for (;;) {
         n = read(fd, chunk, sizeof(chunk));
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
-            err_sys(err, errno, "%s: read", path);
+            err_sys(err, errno, "%s: read", name);
             strbuf_release(&sb);
             return NULL;
         }
         if (n == 0)
             break;
         if (sb.len + (size_t)n > max_bytes) {
-            err_set(err, EFBIG, "%s: file is larger than %zu bytes", path,
+            err_set(err, EFBIG, "%s: file is larger than %zu bytes", name,
                     max_bytes);
             strbuf_release(&sb);
             return NULL;
@@ -136,6 +134,16 @@ file_read(const char *path, size_t max_bytes, size_t *len, struct err *err)
     if (len != NULL)
         *len = sb.len;
     return strbuf_detach(&sb);
+}
+
+char *
+file_read(const char *path, size_t max_bytes, size_t *len, struct err *err)
+{
+    cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+    if (fd < 0)
+        return err_sys(err, errno, "%s", path), NULL;
+    return fd_read_all(fd, path, max_bytes, len, err);
 }
 
 int

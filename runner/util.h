@@ -36,6 +36,9 @@ void cleanup_closep(int *fd);
  * Fails with EFBIG above max_bytes. Caller owns the result. */
 char *file_read(const char *path, size_t max_bytes, size_t *len,
                 struct err *err);
+/* The rest of fd, like file_read; name is for messages. */
+char *fd_read_all(int fd, const char *name, size_t max_bytes, size_t *len,
+                  struct err *err);
 /* Write all of data to fd, retrying short writes and EINTR; 0, or -1 with
  * errno set. */
 int fd_write_all(int fd, const void *data, size_t len);

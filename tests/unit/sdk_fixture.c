@@ -85,7 +85,7 @@ svc_start_at(int n, const char *bind)
     snprintf(S.board, sizeof(S.board), "%s/.sync", S.dir);
     for (int i = 0; i < n; i++) {
         dirs[i] = xasprintf("%s/g/%d", S.dir, i);
-        inst[i] = (struct syncsvc_instance){"g", i, dirs[i]};
+        inst[i] = (struct syncsvc_instance){"g", i, dirs[i], 0};
     }
     cfg.board_dir = S.board;
     cfg.run_id = RUN;

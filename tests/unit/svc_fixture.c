@@ -61,6 +61,7 @@ static const struct syncsvc_observer observer = {on_event, on_hello, on_barrier,
 /* ---- fixture ----------------------------------------------------------- */
 
 int fix_split;
+uint64_t fix_quota;
 
 static const char *
 group_of(int i)
@@ -91,6 +92,7 @@ fix_start_opts(int n, size_t max_entries, size_t max_bytes,
         inst[i].group = group_of(i);
         inst[i].group_index = index_in_group(i);
         inst[i].outdir = dirs[i];
+        inst[i].output_quota = fix_quota;
     }
     cfg.run_id = RUN;
     cfg.run_dir = F.dir;

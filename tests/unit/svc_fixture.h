@@ -15,6 +15,7 @@
 #include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define RUN "run-1"
 
@@ -32,6 +33,8 @@ extern struct svc_fixture F;
 /* Set before fix_start*: instances from this index on are in group "h"
  * (index within it from 0), the others in "g"; 0 = all in "g". */
 extern int fix_split;
+/* Set before fix_start*: every instance's output quota (0 = default). */
+extern uint64_t fix_quota;
 
 /* Start a service for n instances (topic bounds 0 = default; board_dir
  * NULL = no release board) and connect n clients. */

@@ -8,6 +8,7 @@
  * sampling N real cgroups through open file descriptors and by path.
  */
 #include "cgroup.h"
+#include "fsat.h"
 #include "monitor.h"
 #include "th.h"
 #include "th_files.h"
@@ -101,6 +102,20 @@ csv_column(const char *csv, int col, int64_t *out, size_t max)
     return n;
 }
 
+/* memory.csv and memory.csv.partial in the case's folder. */
+static const struct monitor_file *
+mf(void)
+{
+    static struct monitor_file f;
+
+    if (f.partial == NULL) {
+        f.dirfd = fsat_root(th_tmpdir(), NULL);
+        f.partial = "memory.csv.partial";
+        f.final = "memory.csv";
+    }
+    return &f;
+}
+
 /* ---- real cgroups ------------------------------------------------------ */
 
 static void
@@ -122,7 +137,7 @@ t_rise_in_csv(void)
     if (cg == NULL)
         goto out;
     in = monitor_add(mon, "g/0", cgroup_memory_dir(cg), cgroup_version(cg),
-                     csv_path, now_ms(), &err);
+                     mf(), now_ms(), &err);
     CHECK_MSG(in != NULL, "%s", err.msg);
     if (in == NULL)
         goto out;
@@ -191,7 +206,7 @@ t_oom_detected(void)
     if (cg == NULL)
         goto out;
     in = monitor_add(mon, "g/1", cgroup_memory_dir(cg), cgroup_version(cg),
-                     csv_path, now_ms(), &err);
+                     mf(), now_ms(), &err);
     CHECK_MSG(in != NULL, "%s", err.msg);
     if (in == NULL)
         goto out;
@@ -233,7 +248,7 @@ t_real_vanish(void)
     if (cg == NULL)
         goto out;
     in = monitor_add(mon, "g/2", cgroup_memory_dir(cg), cgroup_version(cg),
-                     csv_path, 10, &err);
+                     mf(), 10, &err);
     CHECK_MSG(in != NULL, "%s", err.msg);
     if (in == NULL)
         goto out;
@@ -314,7 +329,7 @@ t_v2_fake_rows(void)
     struct err err = {0};
     char *csv, *rows;
 
-    in = monitor_add(mon, "g/0", dir, TY_CG_V2, csv_path, 1000, &err);
+    in = monitor_add(mon, "g/0", dir, TY_CG_V2, mf(), 1000, &err);
     CHECK_MSG(in != NULL, "%s", err.msg);
     CHECK(path_exists(partial) && !path_exists(csv_path));
     CHECK_EQ_INT(monitor_next_due_ms(mon), 1000);
@@ -374,7 +389,7 @@ t_backend_reports_oom(void)
     struct monitor_inst *in;
     struct err err = {0};
 
-    in = monitor_add(mon, "g/0", dir, TY_CG_V2, csv_path, 100, &err);
+    in = monitor_add(mon, "g/0", dir, TY_CG_V2, mf(), 100, &err);
     CHECK_MSG(in != NULL, "%s", err.msg);
     th_write(dir, "memory.current", "4000\n");
     monitor_sample(mon, 300);
@@ -402,6 +417,7 @@ t_by_path_and_vanish(void)
     struct monitor_stats st;
     struct monitor_inst *in;
     struct err err = {0};
+    const struct monitor_file *f = mf();
     int fd = open("/dev/null", O_RDONLY);
 
     /* Leave two descriptors free: one cgroup file, then the CSV. */
@@ -410,7 +426,7 @@ t_by_path_and_vanish(void)
     low.rlim_cur = (rlim_t)fd + 2;
     close(fd);
     CHECK_EQ_INT(setrlimit(RLIMIT_NOFILE, &low), 0);
-    in = monitor_add(mon, "g/0", dir, TY_CG_V2, csv_path, 0, &err);
+    in = monitor_add(mon, "g/0", dir, TY_CG_V2, f, 0, &err);
     setrlimit(RLIMIT_NOFILE, &old);
     CHECK_MSG(in != NULL, "%s", err.msg);
     if (in == NULL)
@@ -441,13 +457,16 @@ t_add_errors(void)
     char *dir = fake_v2_cgroup();
     struct err err = {0};
 
-    CHECK(monitor_add(mon, "g/0", "/nonexistent/cg", TY_CG_V2, csv_path, 0,
-                      &err) == NULL);
+    CHECK(monitor_add(mon, "g/0", "/nonexistent/cg", TY_CG_V2, mf(), 0, &err) ==
+          NULL);
     CHECK_CONTAINS(err.msg, "g/0: memory monitor");
     CHECK_CONTAINS(err.msg, "/nonexistent/cg");
-    CHECK(monitor_add(mon, "g/0", dir, TY_CG_V2, "/nonexistent/memory.csv", 0,
-                      &err) == NULL);
-    CHECK_CONTAINS(err.msg, "/nonexistent/memory.csv.partial");
+    CHECK(monitor_add(mon, "g/0", dir, TY_CG_V2,
+                      &(struct monitor_file){mf()->dirfd,
+                                             "nonexistent/memory.csv.partial",
+                                             "nonexistent/memory.csv"},
+                      0, &err) == NULL);
+    CHECK_CONTAINS(err.msg, "nonexistent/memory.csv.partial");
     CHECK(!path_exists(csv_path));
     monitor_destroy(&mon);
     CHECK(mon == NULL);
@@ -498,15 +517,19 @@ t_bench(void)
     cgs = xcalloc((size_t)n, sizeof(*cgs));
     for (int i = 0; i < n; i++) {
         struct err err = {0};
-        char rel[64], *csv;
+        char rel[64], *csv, *part;
 
         snprintf(rel, sizeof(rel), "bench-%d/i-%d", (int)getpid(), i);
         cgs[i] = cgroup_create(sys, rel, 64 * MiB, 0, 0, &err);
-        csv = xasprintf("%s/m%d.csv", th_tmpdir(), i);
+        csv = xasprintf("m%d.csv", i);
+        part = xasprintf("m%d.csv.partial", i);
         CHECK(cgs[i] != NULL &&
               monitor_add(mon, rel, cgroup_memory_dir(cgs[i]),
-                          cgroup_version(cgs[i]), csv, now_ms(), &err) != NULL);
+                          cgroup_version(cgs[i]),
+                          &(struct monitor_file){mf()->dirfd, part, csv},
+                          now_ms(), &err) != NULL);
         free(csv);
+        free(part);
     }
     fd_us = bench_fd(mon, 20);
     path_us = bench_path(cgs, n, 20);
@@ -543,7 +566,7 @@ t_process_rise(void)
     pid_t pid = th_spawn_alloc(no_cgroup, NULL, "64", "20", "300");
     int status;
 
-    in = monitor_add_process(mon, "p/0", pid, csv_path, now_ms(), &err);
+    in = monitor_add_process(mon, "p/0", pid, mf(), now_ms(), &err);
     CHECK_MSG(in != NULL, "%s", err.msg);
     if (in == NULL) {
         th_wait(pid);

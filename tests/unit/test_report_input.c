@@ -116,6 +116,42 @@ t_missing_pieces(void)
     cJSON_Delete(s);
 }
 
+/* Instances can write their folders: a memory.csv or a heap sidecar that
+ * is a link to a host file is noted and not read, so the host file never
+ * reaches the report; the runner's unfinished series in .runner is. */
+static void
+t_planted_links(void)
+{
+    cleanup_free char *dir = make_run("links", &leaky);
+    cleanup_free char *secret = path_join(dir, "../links-secret");
+    cleanup_free char *csv = path_join(dir, "providers/0/memory.csv");
+    cleanup_free char *side = NULL;
+    cleanup_free char *runner = path_join(dir, ".runner/requestors/0");
+    cleanup_free char *r0 = path_join(dir, "requestors/0/memory.csv");
+    cleanup_free char *part = path_join(runner, "memory.csv.partial");
+    cleanup_free char *html = NULL;
+    cleanup_free char *table = NULL;
+    struct err err = {0};
+    cJSON *s;
+
+    put_text(dir, "../links-secret", "root:SECRET-HASH:19000:0:99999:7:::\n");
+    side = xasprintf("%s/providers/0/heap-round-1-post-trim.json", dir);
+    CHECK(unlink(csv) == 0 && symlink(secret, csv) == 0);
+    CHECK(unlink(side) == 0 && symlink(secret, side) == 0);
+    CHECK(mkdir_p(runner, &err) == 0);
+    CHECK(rename(r0, part) == 0);
+    CHECK_MSG(generate(dir, &table, &err) == 0, "%s", err.msg);
+    s = summary(dir);
+    CHECK(has_note(s, "providers/0/memory.csv: not read: a symbolic link"));
+    CHECK(has_note(s, "providers/0/heap-round-1-post-trim.json: not read"));
+    CHECK_EQ_STR(at_str(s, "instances.#requestors/0.series"),
+                 "memory.csv.partial");
+    html = slurp(dir, "report.html");
+    CHECK(html != NULL && strstr(html, "SECRET-HASH") == NULL);
+    CHECK(strstr(table, "SECRET-HASH") == NULL);
+    cJSON_Delete(s);
+}
+
 /* No heap snapshots anywhere: the verdict rests on cgroup usage at the
  * rounds' ends, and the page says there are no profiles. */
 static void
@@ -324,6 +360,7 @@ t_malformed(void)
 static const struct th_case cases[] = {
     {"missing_result", t_missing_result},
     {"missing_pieces", t_missing_pieces},
+    {"planted_links", t_planted_links},
     {"no_heap", t_no_heap},
     {"empty_profiles", t_empty_profiles},
     {"profiler_bytes", t_profiler_bytes},

@@ -447,6 +447,99 @@ t_upload_rules_and_append(void)
     fix_stop();
 }
 
+/* A link the instance planted in its folder takes no upload or append,
+ * on any component; the runner's own names are refused. */
+static void
+t_upload_links_refused(void)
+{
+    char *outside, *p, *got;
+    cJSON *r;
+    int64_t uid;
+
+    fix_start(1);
+    hello_all();
+    outside = xasprintf("%s/outside", F.dir);
+    CHECK(mkdir(outside, 0755) == 0);
+    p = xasprintf("%s/g/0", F.dir);
+    CHECK(mkdir_p(p, NULL) == 0);
+    free(p);
+    p = xasprintf("%s/g/0/sub", F.dir);
+    CHECK(symlink(outside, p) == 0);
+    free(p);
+    p = xasprintf("%s/g/0/results.out", F.dir);
+    CHECK(symlink("../../outside/victim", p) == 0);
+    free(p);
+    sendf(0, "{\"id\":1,\"op\":\"upload_begin\",\"name\":\"sub/x.bin\","
+             "\"size\":1}");
+    r = expect(0, "ioerr");
+    CHECK_CONTAINS(error_of(r), "symbolic link");
+    cJSON_Delete(r);
+    send_frames(0, "{\"id\":2,\"op\":\"append\",\"name\":\"sub/y\"}", "{}\n", 3,
+                true);
+    expect_free(0, "ioerr");
+    send_frames(0, "{\"id\":3,\"op\":\"append\",\"name\":\"results.out\"}",
+                "{}\n", 3, true);
+    expect_free(0, "ioerr");
+    got = xasprintf("%s/victim", outside);
+    CHECK(!path_exists(got));
+    free(got);
+    got = xasprintf("%s/x.bin.tmp", outside);
+    CHECK(!path_exists(got));
+    free(got);
+    sendf(0, "{\"id\":4,\"op\":\"upload_begin\",\"name\":\"run.out\","
+             "\"size\":1}");
+    r = expect(0, "invalid");
+    CHECK_CONTAINS(error_of(r), "written by the runner");
+    cJSON_Delete(r);
+    send_frames(0, "{\"id\":5,\"op\":\"append\",\"name\":\"memory.csv\"}",
+                "{}\n", 3, true);
+    expect_free(0, "invalid");
+    begin_upload(0, "fine.bin", 1, &uid);
+    free(outside);
+    fix_stop();
+}
+
+/* What an instance sends is charged against its quota: an upload that
+ * would cross it is refused at begin, one dropped gives its bytes back,
+ * and appends count too. */
+static void
+t_output_quota(void)
+{
+    char data[100];
+    cJSON *r;
+    int64_t uid;
+
+    memset(data, 'q', sizeof(data));
+    fix_quota = 150;
+    fix_start(1);
+    fix_quota = 0;
+    hello_all();
+    sendf(0, "{\"id\":1,\"op\":\"upload_begin\",\"name\":\"big.bin\","
+             "\"size\":151}");
+    r = expect(0, "full");
+    CHECK_CONTAINS(error_of(r), "output quota of 150 bytes");
+    cJSON_Delete(r);
+    begin_upload(0, "a.bin", 100, &uid);
+    sendf(0, "{\"id\":2,\"op\":\"upload_abort\",\"upload\":%lld}",
+          (long long)uid);
+    expect_free(0, "ok");
+    begin_upload(0, "b.bin", 100, &uid);
+    send_chunk(0, uid, 0, data, 100);
+    expect_free(0, "ok");
+    sendf(0, "{\"id\":3,\"op\":\"upload_end\",\"upload\":%lld}",
+          (long long)uid);
+    expect_free(0, "ok");
+    send_frames(0, "{\"id\":4,\"op\":\"append\",\"name\":\"r.out\"}", data, 40,
+                true);
+    expect_free(0, "ok");
+    send_frames(0, "{\"id\":5,\"op\":\"append\",\"name\":\"r.out\"}", data, 20,
+                true);
+    r = expect(0, "full");
+    CHECK_CONTAINS(error_of(r), "140 sent, 20 more asked");
+    cJSON_Delete(r);
+    fix_stop();
+}
+
 /* The next answer to client c as raw text (pumping), in buf. */
 static bool
 recv_raw(int c, char *buf, size_t size)
@@ -641,6 +734,8 @@ static const struct th_case cases[] = {
     {"upload_whole", t_upload_whole},
     {"upload_absent_when_client_gone", t_upload_absent_when_client_gone},
     {"upload_rules_and_append", t_upload_rules_and_append},
+    {"upload_links_refused", t_upload_links_refused},
+    {"output_quota", t_output_quota},
     {"pubsub_shared_answers", t_pubsub_shared_answers},
     {"barrier_in_group", t_barrier_in_group},
     {"malformed", t_malformed},

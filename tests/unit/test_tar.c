@@ -127,7 +127,8 @@ archive_tree(const char *src, const char *out, bool gzip)
 
     CHECK(fd >= 0);
     t = tar_new_fd(fd, gzip);
-    CHECK_MSG(tar_add_tree(t, "run1", src, &err) == 0, "%s", err.msg);
+    CHECK_MSG(tar_add_tree(t, "run1", src, NULL, NULL, &err) == 0, "%s",
+              err.msg);
     CHECK_MSG(tar_finish(t, &err) == 0, "%s", err.msg);
     CHECK(tar_entries(t) >= 12);
     CHECK(tar_bytes_out(t) > 0);
@@ -342,12 +343,69 @@ t_gzip_large(void)
     free(path);
 }
 
+static void
+note_skip(void *arg, const char *name, const char *target)
+{
+    struct strbuf *sb = arg;
+
+    strbuf_addf(sb, "%s -> %s\n", name, target);
+}
+
+/* Links that stay inside the tree are archived as links; absolute ones
+ * and ones that climb out are left out and named; a linked folder is
+ * never entered. */
+static void
+t_links_confined(void)
+{
+    const char *tmp = th_tmpdir();
+    char *src = xasprintf("%s/run", tmp), *p, *out = NULL;
+    char *tgz = xasprintf("%s/l.tar", tmp);
+    struct err err = {0};
+    struct strbuf skips;
+    struct tar *t;
+    int fd;
+
+    p = xasprintf("%s/g/0", src);
+    CHECK(mkdir_p(p, &err) == 0);
+    free(p);
+    p = xasprintf("%s/g/0/run.out", src);
+    put_file(p, "x\n", 2, 0644, 1700000000);
+    free(p);
+    CHECK(sh(NULL,
+             "cd %s && ln -s run.out g/0/inside && "
+             "ln -s ../../g g/0/up-inside && ln -s /etc g/0/etc && "
+             "ln -s ../../../secret g/0/out && ln -s ../x top-out",
+             src) == 0);
+    strbuf_init(&skips);
+    fd = open(tgz, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    t = tar_new_fd(fd, false);
+    CHECK_MSG(tar_add_tree(t, "r", src, note_skip, &skips, &err) == 0, "%s",
+              err.msg);
+    CHECK(tar_finish(t, &err) == 0);
+    tar_destroy(&t);
+    close(fd);
+    CHECK_CONTAINS(skips.buf, "r/g/0/etc -> /etc\n");
+    CHECK_CONTAINS(skips.buf, "r/g/0/out -> ../../../secret\n");
+    CHECK_CONTAINS(skips.buf, "r/top-out -> ../x\n");
+    CHECK(strstr(skips.buf, "inside") == NULL);
+    CHECK_EQ_INT(sh(&out, "tar -tvf %s", tgz), 0);
+    CHECK_CONTAINS(out, "r/g/0/inside -> run.out");
+    CHECK_CONTAINS(out, "r/g/0/up-inside -> ../../g");
+    CHECK(strstr(out, "/etc") == NULL && strstr(out, "passwd") == NULL);
+    CHECK(strstr(out, "secret") == NULL && strstr(out, "top-out") == NULL);
+    strbuf_release(&skips);
+    free(out);
+    free(src);
+    free(tgz);
+}
+
 static const struct th_case cases[] = {
     {"tree_gzip_roundtrip", t_tree_gzip_roundtrip},
     {"entries_plain", t_entries_plain},
     {"sink_failure_sticks", t_sink_failure_sticks},
     {"shrunk_file_padded", t_shrunk_file_padded},
     {"gzip_large", t_gzip_large},
+    {"links_confined", t_links_confined},
     {NULL, NULL},
 };
 
