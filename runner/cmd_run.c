@@ -56,6 +56,7 @@ parse_args(int argc, char **argv, struct run_args *a)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
+    struct err err = {0};
     int c;
 
     a->opts.runs_dir = getenv("TESTYARD_RUNS");
@@ -94,6 +95,10 @@ parse_args(int argc, char **argv, struct run_args *a)
                 "testyard: --runner: expected local:exec or "
                 "local:docker, got \"%s\"\n",
                 a->runner);
+        return EXIT_USAGE;
+    }
+    if (a->opts.run_id != NULL && run_id_check(a->opts.run_id, &err) < 0) {
+        fprintf(stderr, "testyard: --%s\n", err.msg);
         return EXIT_USAGE;
     }
     if (optind != argc - 1) {

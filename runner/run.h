@@ -60,6 +60,15 @@ struct run_summary {
 int run_execute(struct composition *comp, const struct run_opts *opts,
                 struct run_summary *sum, struct err *err);
 
+/* The longest run id (it names a folder, cgroups and containers). */
+#define RUN_ID_MAX 64
+
+/* A run id is a plain name: letters, digits, '-', '_' and '.', not '.'
+ * first, at most RUN_ID_MAX characters; so it names one new folder right
+ * under the runs folder and nothing else. -1 with err (which says what
+ * was expected) otherwise. */
+int run_id_check(const char *id, struct err *err);
+
 /* Block SIGINT, SIGTERM and SIGCHLD in the calling thread (and so in every
  * thread created after); call first thing in cmd_run. */
 void run_block_signals(void);

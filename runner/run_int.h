@@ -62,6 +62,7 @@ struct run {
     struct run_opts opts;
     char *run_id;
     char *run_dir;
+    bool made_dir; /* run_dir was created by this run: ours to remove */
     char *binary;
     char image[256]; /* the plan's image on local:docker */
     struct syncsvc *svc;
@@ -97,6 +98,13 @@ void run_inst_decide(struct run_inst *in);
 void run_inst_how(const struct run_inst *in, char *buf, size_t size);
 
 /* run_result.c */
+/* Write a file the runner owns (result.json, composition.json) whole or
+ * not at all; on failure err names the file and carries exit status 74
+ * for a full disk or an I/O error, 73 for anything else. */
+int run_output_write(const char *path, const void *data, size_t len,
+                     struct err *err);
+/* The exit status for a runner-owned output that failed with errno code. */
+int run_output_status(int code);
 int run_write_result(const struct run *r, struct err *err);
 void run_print_summary(const struct run *r);
 bool run_succeeded(const struct run *r);

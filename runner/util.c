@@ -196,38 +196,51 @@ mkdir_p(const char *dir, struct err *err)
     return 0;
 }
 
-int
-rm_rf(const char *path, struct err *err)
+/* Remove name (in the folder at) and, when it is a folder, all it
+ * holds. A link is removed, never followed: every folder is opened
+ * relative to its parent with O_NOFOLLOW, so a link swapped in for a
+ * folder while we walk fails to open as one and is unlinked instead. */
+static int
+rm_rf_at(int at, const char *name, const char *path, struct err *err)
 {
-    struct stat st;
+    int fd = openat(at, name,
+                    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     DIR *d;
     struct dirent *de;
+    int rc = 0;
 
-    if (lstat(path, &st) < 0)
-        return errno == ENOENT ? 0 : err_sys(err, errno, "%s", path);
-    if (!S_ISDIR(st.st_mode)) {
-        if (unlink(path) < 0)
+    if (fd < 0 && errno == ENOENT)
+        return 0;
+    if (fd < 0 && (errno == ENOTDIR || errno == ELOOP)) {
+        if (unlinkat(at, name, 0) < 0 && errno != ENOENT)
             return err_sys(err, errno, "unlink %s", path);
         return 0;
     }
-    d = opendir(path);
-    if (d == NULL)
-        return err_sys(err, errno, "opendir %s", path);
-    while ((de = readdir(d)) != NULL) {
+    if (fd < 0 || (d = fdopendir(fd)) == NULL) {
+        int e = errno;
+
+        if (fd >= 0)
+            close(fd);
+        return err_sys(err, e, "open %s", path);
+    }
+    while (rc == 0 && (de = readdir(d)) != NULL) {
         cleanup_free char *child = NULL;
 
         if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
             continue;
         child = path_join(path, de->d_name);
-        if (rm_rf(child, err) < 0) {
-            closedir(d);
-            return -1;
-        }
+        rc = rm_rf_at(dirfd(d), de->d_name, child, err);
     }
     closedir(d);
-    if (rmdir(path) < 0)
+    if (rc == 0 && unlinkat(at, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
         return err_sys(err, errno, "rmdir %s", path);
-    return 0;
+    return rc;
+}
+
+int
+rm_rf(const char *path, struct err *err)
+{
+    return rm_rf_at(AT_FDCWD, path, path, err);
 }
 
 bool

@@ -45,7 +45,8 @@ int file_write_atomic(const char *path, const void *data, size_t len,
                       struct err *err);
 /* Create dir and its parents (mode 0755); existing dirs are fine. */
 int mkdir_p(const char *dir, struct err *err);
-/* Remove a directory tree (no symlink following). */
+/* Remove a directory tree; a link in it is removed, never followed (the
+ * last component of path too). */
 int rm_rf(const char *path, struct err *err);
 bool path_exists(const char *path);
 bool path_is_dir(const char *path);
