@@ -41,6 +41,8 @@ run_block_signals(void)
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGPIPE);
     sigaddset(&set, SIGCHLD);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
 }
@@ -415,13 +417,15 @@ handle_signals(struct run *r)
     struct signalfd_siginfo si;
 
     while (read(r->sigfd, &si, sizeof(si)) == sizeof(si)) {
+        if (si.ssi_signo == SIGPIPE)
+            run_progress_lost(r);
         if (!r->canceled) {
             r->canceled = true;
             run_progress_note(r, "canceling: stopping every instance "
                                  "(again to force)");
             syncsvc_cancel_all(r->svc, "the run was canceled");
             stop_all(r, STOP_CANCEL, false);
-        } else {
+        } else if (si.ssi_signo != SIGPIPE) {
             stop_all(r, STOP_CANCEL, true);
         }
     }
@@ -472,14 +476,18 @@ static int
 loop(struct run *r, struct err *err)
 {
     while (r->nended < r->n) {
-        zmq_pollitem_t items[3] = {
+        zmq_pollitem_t items[4] = {
             {syncsvc_socket(r->svc), 0, ZMQ_POLLIN, 0},
             {NULL, r->be->ops->notify_fd(r->be), ZMQ_POLLIN, 0},
             {NULL, r->sigfd, ZMQ_POLLIN, 0},
+            {NULL, run_progress_pipe_fd(r), 0, 0},
         };
+        int n = items[3].fd >= 0 ? 4 : 3;
 
-        if (zmq_poll(items, 3, poll_timeout(r)) < 0 && errno != EINTR)
+        if (zmq_poll(items, n, poll_timeout(r)) < 0 && errno != EINTR)
             return err_sys(err, errno, "zmq_poll");
+        if (n == 4 && (items[3].revents & ZMQ_POLLERR))
+            raise(SIGPIPE); /* its reader is gone: as if we had written */
         if (syncsvc_handle(r->svc, err) < 0)
             return -1;
         handle_backend(r);
@@ -495,9 +503,13 @@ open_sigfd(struct run *r, struct err *err)
 {
     sigset_t set;
 
+    /* A closed terminal (SIGHUP) and a closed progress pipe (SIGPIPE, which
+     * a write to it raises in this thread) cancel the run like SIGTERM. */
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGPIPE);
     r->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
     if (r->sigfd < 0)
         return err_sys(err, errno, "signalfd");

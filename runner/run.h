@@ -6,7 +6,8 @@
  * service and the memory monitor, asks the backend to start every instance,
  * and then owns one loop until every instance has ended: sync messages,
  * backend events (started, failed to start, exited), memory samples, the
- * run deadline, progress lines, and SIGINT / SIGTERM (cancel). The runner,
+ * run deadline, progress lines, and SIGINT / SIGTERM / SIGHUP / SIGPIPE
+ * (cancel). The runner,
  * not the instance, decides each instance's outcome: exit status, signal,
  * OOM kill, deadline, cancel and the instance's own events together.
  *
@@ -69,7 +70,7 @@ int run_execute(struct composition *comp, const struct run_opts *opts,
  * was expected) otherwise. */
 int run_id_check(const char *id, struct err *err);
 
-/* Block SIGINT, SIGTERM and SIGCHLD in the calling thread (and so in every
+/* Block SIGINT, SIGTERM, SIGHUP, SIGPIPE and SIGCHLD in the calling thread (and so in every
  * thread created after); call first thing in cmd_run. */
 void run_block_signals(void);
 

@@ -73,7 +73,8 @@ struct run {
     size_t nended;
     size_t nstarted;
 
-    int sigfd; /* SIGINT / SIGTERM */
+    int sigfd; /* SIGINT, SIGTERM, SIGHUP, SIGPIPE */
+    bool out_lost; /* stdout's reader went away */
     int64_t start_mono_ms;
     int64_t start_wall_ns;
     int64_t end_wall_ns;
@@ -113,5 +114,10 @@ bool run_succeeded(const struct run *r);
 void run_progress_draw(struct run *r, bool final);
 void run_progress_note(struct run *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* stdout when it is a pipe still read (to poll for its reader going
+ * away), else -1. */
+int run_progress_pipe_fd(const struct run *r);
+/* stdout is gone (SIGPIPE): print nothing more on it. */
+void run_progress_lost(struct run *r);
 
 #endif
