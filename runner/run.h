@@ -70,8 +70,8 @@ int run_execute(struct composition *comp, const struct run_opts *opts,
  * was expected) otherwise. */
 int run_id_check(const char *id, struct err *err);
 
-/* Block SIGINT, SIGTERM, SIGHUP, SIGPIPE and SIGCHLD in the calling thread (and so in every
- * thread created after); call first thing in cmd_run. */
+/* Block SIGINT, SIGTERM, SIGHUP, SIGPIPE and SIGCHLD in the calling thread
+ * (and so in every thread created after); call first thing in cmd_run. */
 void run_block_signals(void);
 
 #endif
