@@ -33,7 +33,8 @@ usage(FILE *out)
             "  -h, --help      this text\n\n"
             "exit status: 0 every instance succeeded, 1 the plan failed,\n"
             "130 canceled, 64 usage, 65 bad composition, 69 Docker\n"
-            "unavailable, 70 internal error.\n");
+            "unavailable, 70 internal error, 73/74 an output of the run\n"
+            "could not be created/written.\n");
 }
 
 struct run_args {
@@ -153,5 +154,7 @@ cmd_run(int argc, char **argv)
         return err.status ? err.status : EXIT_SOFTWARE;
     }
     composition_destroy(&comp);
+    if (sum.error[0] != '\0')
+        fprintf(stderr, "testyard: %s\n", sum.error);
     return sum.exit_status;
 }

@@ -190,20 +190,11 @@ csv_field(char *buf, size_t size, size_t *len, int64_t v)
 static void
 csv_write(struct monitor_inst *in, const char *row, size_t len)
 {
-    ssize_t n;
-
     if (in->csv_fd < 0)
         return;
-    do
-        n = write(in->csv_fd, row, len);
-    while (n < 0 && errno == EINTR);
-    if (n == (ssize_t)len)
+    if (fd_append_whole(in->csv_fd, row, len) == 0)
         return;
-    if (n < 0)
-        log_warn("%s: memory series stops: %s", in->label, in->partial_path);
-    else
-        log_warnx("%s: memory series stops: %s: short write", in->label,
-                  in->partial_path);
+    log_warn("%s: memory series stops: %s", in->label, in->partial_path);
     close(in->csv_fd);
     in->csv_fd = -1;
     in->csv_failed = true;

@@ -53,6 +53,19 @@ now_ms(void)
     return now_mono_ns() / 1000000;
 }
 
+/* Remember the first output of the runner's own (result.json,
+ * barriers.jsonl, memory.csv, the report) that could not be written: the
+ * run then exits 73 or 74 with it named, whatever its outcome. */
+static void
+note_output_error(struct run *r, const struct err *e)
+{
+    if (r->out_err.code != 0)
+        return;
+    r->out_err = *e;
+    if (r->out_err.status == 0)
+        r->out_err.status = err_io_status(e->code);
+}
+
 /* A generated id: the start time and 32 random bits, so two runs started
  * in the same second practically never pick the same folder (and when they
  * do, make_run_dir picks again). */
@@ -169,7 +182,7 @@ make_run_dir(struct run *r, struct err *err)
     json = cJSON_Print(c);
     cJSON_Delete(c);
     path = path_join(r->run_dir, "composition.json");
-    return run_output_write(path, json, strlen(json), err);
+    return file_write_atomic(path, json, strlen(json), err);
 }
 
 static void
@@ -372,8 +385,10 @@ inst_ended(struct run *r, struct run_inst *in, const struct backend_event *ev)
 
         if (in->oom)
             monitor_oom_reported(r->mon, in->mon, now_ms());
-        if (monitor_instance_ended(r->mon, in->mon, now_ms(), &e) < 0)
+        if (monitor_instance_ended(r->mon, in->mon, now_ms(), &e) < 0) {
             log_warnx("%s: %s", in->label, e.msg);
+            note_output_error(r, &e);
+        }
         monitor_stats(in->mon, &st);
         if (st.oom && in->signal == SIGKILL)
             in->oom = true;
@@ -565,18 +580,52 @@ fill_summary(const struct run *r, struct run_summary *sum)
     sum->canceled = r->canceled;
     sum->success = run_succeeded(r);
     sum->exit_status = r->canceled ? EXIT_CANCELED : sum->success ? 0 : 1;
+    sum->error[0] = '\0';
+    if (r->out_err.code != 0) {
+        sum->exit_status = r->out_err.status;
+        snprintf(sum->error, sizeof(sum->error), "%s", r->out_err.msg);
+    }
 }
 
-/* The report is a reading of the run folder; failing to write it is worth
- * a warning, never a different exit status for the run. */
+/* The report is a reading of the run folder: one it cannot read is worth
+ * a warning; summary.json or report.html not written is an output lost. */
 static void
-write_report(const struct run *r)
+write_report(struct run *r)
 {
     struct report_opts ro = {.table = r->opts.quiet ? NULL : stdout};
     struct err e = {0};
+    struct report *rep = report_build(r->run_dir, &ro, &e);
 
-    if (report_generate(r->run_dir, &ro, &e) < 0)
+    if (rep == NULL) {
         log_warnx("report: %s", e.msg);
+        return;
+    }
+    if (report_write(rep, &ro, &e) < 0)
+        note_output_error(r, &e);
+    else if (ro.table != NULL)
+        report_print(rep, ro.table);
+    report_destroy(&rep);
+}
+
+/* After the loop: close the memory series and remove containers before
+ * the result is written, so the result is the last file to appear. */
+static void
+finish(struct run *r)
+{
+    struct err e = {0};
+
+    r->end_wall_ns = now_wall_ns();
+    run_progress_draw(r, true);
+    monitor_destroy(&r->mon);
+    backend_destroy(&r->be);
+    if (syncsvc_log_status(r->svc, &e) < 0)
+        note_output_error(r, &e);
+    err_clear(&e);
+    if (run_write_result(r, &e) < 0)
+        note_output_error(r, &e);
+    if (!r->opts.quiet)
+        run_print_summary(r);
+    write_report(r);
 }
 
 int
@@ -601,17 +650,7 @@ run_execute(struct composition *comp, const struct run_opts *opts,
         stop_all(&r, STOP_CANCEL, true);
         r.canceled = true;
     }
-    r.end_wall_ns = now_wall_ns();
-    run_progress_draw(&r, true);
-    /* Close memory.csv files and remove containers before the result is
-     * written, so the result is the last file to appear. */
-    monitor_destroy(&r.mon);
-    backend_destroy(&r.be);
-    if (run_write_result(&r, err) < 0)
-        log_warnx("%s", err->msg);
-    if (!r.opts.quiet)
-        run_print_summary(&r);
-    write_report(&r);
+    finish(&r);
     fill_summary(&r, sum);
     teardown(&r);
     return 0;

@@ -82,6 +82,7 @@ struct run {
     int64_t kill_at_ms;  /* force-stop time after a stop, 0 = none */
     bool deadline_hit;
     bool canceled;
+    struct err out_err; /* the first runner-owned output not written */
     int progress_lines;   /* lines drawn last time */
     bool announced_start; /* "all started" said (no tty) */
     int64_t progress_at_ms;
@@ -99,13 +100,6 @@ void run_inst_decide(struct run_inst *in);
 void run_inst_how(const struct run_inst *in, char *buf, size_t size);
 
 /* run_result.c */
-/* Write a file the runner owns (result.json, composition.json) whole or
- * not at all; on failure err names the file and carries exit status 74
- * for a full disk or an I/O error, 73 for anything else. */
-int run_output_write(const char *path, const void *data, size_t len,
-                     struct err *err);
-/* The exit status for a runner-owned output that failed with errno code. */
-int run_output_status(int code);
 int run_write_result(const struct run *r, struct err *err);
 void run_print_summary(const struct run *r);
 bool run_succeeded(const struct run *r);

@@ -14,36 +14,9 @@
 #include "ty_units.h"
 #include "util.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-int
-run_output_status(int code)
-{
-    switch (code) {
-    case ENOSPC:
-    case EDQUOT:
-    case EIO:
-    case EFBIG:
-        return EXIT_IOERR;
-    default:
-        return EXIT_CANTCREAT;
-    }
-}
-
-int
-run_output_write(const char *path, const void *data, size_t len,
-                 struct err *err)
-{
-    struct err e = {0};
-
-    if (file_write_atomic(path, data, len, &e) == 0)
-        return 0;
-    err_sys(err, e.code, "cannot write %s", path);
-    return err_status(err, run_output_status(e.code));
-}
 
 bool
 run_succeeded(const struct run *r)
@@ -178,7 +151,7 @@ run_write_result(const struct run *r, struct err *err)
         cJSON_AddItemToArray(insts, inst_json(r, &r->insts[i]));
     json = cJSON_Print(o);
     cJSON_Delete(o);
-    return run_output_write(path, json, strlen(json), err);
+    return file_write_atomic(path, json, strlen(json), err);
 }
 
 static void

@@ -512,7 +512,16 @@ open_log(struct syncsvc *svc, const char *run_dir, struct err *err)
     svc->log_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (svc->log_fd < 0)
         return err_sys(err, errno, "sync service: %s", path);
+    svc->log_path = xstrdup(path);
     return 0;
+}
+
+int
+syncsvc_log_status(const struct syncsvc *svc, struct err *err)
+{
+    if (svc == NULL || svc->log_errno == 0)
+        return 0;
+    return err_sys(err, svc->log_errno, "cannot write %s", svc->log_path);
 }
 
 /* The index of group id in svc->groups, added when new. */
@@ -639,6 +648,7 @@ syncsvc_destroy(struct syncsvc **psvc)
     free(svc->groups);
     if (svc->log_fd >= 0)
         close(svc->log_fd);
+    free(svc->log_path);
     svc_board_close(svc);
     strbuf_release(&svc->items);
     strbuf_release(&svc->answer);

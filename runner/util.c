@@ -151,26 +151,49 @@ fd_write_all(int fd, const void *data, size_t len)
 }
 
 int
+fd_append_whole(int fd, const void *data, size_t len)
+{
+    off_t at = lseek(fd, 0, SEEK_END);
+    ssize_t n;
+    int e;
+
+    do
+        n = write(fd, data, len);
+    while (n < 0 && errno == EINTR);
+    if (n == (ssize_t)len)
+        return 0;
+    e = n < 0 ? errno : ENOSPC;
+    if (n > 0 && at >= 0 && ftruncate(fd, at) < 0)
+        log_debug("cannot cut a short write back: %s", strerror(errno));
+    errno = e;
+    return -1;
+}
+
+int
 file_write_atomic(const char *path, const void *data, size_t len,
                   struct err *err)
 {
     cleanup_free char *tmp = xasprintf("%s.tmp.%d", path, (int)getpid());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int e;
 
-    if (fd < 0)
-        return err_sys(err, errno, "%s", tmp);
+    if (fd < 0) {
+        e = errno;
+        err_sys(err, e, "cannot create %s", path);
+        return err_status(err, err_io_status(e));
+    }
     if (fd_write_all(fd, data, len) < 0 || fsync(fd) < 0) {
-        int saved = errno;
-
+        e = errno;
         close(fd);
         unlink(tmp);
-        return err_sys(err, saved, "%s: write", tmp);
+        err_sys(err, e, "cannot write %s", path);
+        return err_status(err, err_io_status(e));
     }
     if (close(fd) < 0 || rename(tmp, path) < 0) {
-        int saved = errno;
-
+        e = errno;
         unlink(tmp);
-        return err_sys(err, saved, "%s", path);
+        err_sys(err, e, "cannot write %s", path);
+        return err_status(err, err_io_status(e));
     }
     return 0;
 }

@@ -39,8 +39,14 @@ char *file_read(const char *path, size_t max_bytes, size_t *len,
 /* Write all of data to fd, retrying short writes and EINTR; 0, or -1 with
  * errno set. */
 int fd_write_all(int fd, const void *data, size_t len);
+/* Append one whole record (a line of a log) to fd, opened O_APPEND by its
+ * only writer, with one write(2); a short write is cut back to where the
+ * file ended, so readers never see half a record. 0, or -1 with errno set
+ * (ENOSPC for a short write). */
+int fd_append_whole(int fd, const void *data, size_t len);
 /* Write data to path through a temporary file in the same directory, fsync
- * and rename, so the file is complete or absent. */
+ * and rename, so the file is complete or absent. On failure err names path
+ * and carries the exit status err_io_status gives (73 or 74). */
 int file_write_atomic(const char *path, const void *data, size_t len,
                       struct err *err);
 /* Create dir and its parents (mode 0755); existing dirs are fine. */
