@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 static void
@@ -110,20 +109,6 @@ parse_args(int argc, char **argv, struct run_args *a)
     return -1;
 }
 
-/* A run holds a few descriptors per instance (memory cgroup files, log
- * files, sync connections); raise the soft limit to the hard one so a
- * thousand instances fit. */
-static void
-raise_nofile(void)
-{
-    struct rlimit rl;
-
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-        rl.rlim_cur = rl.rlim_max;
-        setrlimit(RLIMIT_NOFILE, &rl);
-    }
-}
-
 int
 cmd_run(int argc, char **argv)
 {
@@ -137,7 +122,6 @@ cmd_run(int argc, char **argv)
     if (rc >= 0)
         return rc;
     run_block_signals();
-    raise_nofile();
     copts.plans_dir = a.plans;
     comp = composition_load(a.path, &copts, &err);
     if (comp == NULL) {

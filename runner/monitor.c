@@ -11,7 +11,10 @@
  *
  * A cgroup can disappear before the instance is declared ended (a container
  * removed, a backend that cleaned up first): its reads then fail with ENODEV
- * or ENOENT, the instance is marked gone and keeps the figures it had.
+ * or ENOENT, the instance is marked gone and keeps the figures it had. Any
+ * other failure (EMFILE while reading by path, an I/O error) means the
+ * monitor lost an instance that may still run: that is said, never taken
+ * for its end.
  */
 #include "monitor.h"
 
@@ -117,9 +120,10 @@ read_proc(const struct monitor_inst *in, struct ty__cgmem *m)
 {
     char buf[4096];
     int64_t file, shmem;
+    int rc = ty__cgroup_read_file(in->dir, "status", buf, sizeof(buf));
 
-    if (ty__cgroup_read_file(in->dir, "status", buf, sizeof(buf)) < 0)
-        return -ENOENT;
+    if (rc < 0)
+        return rc == -ESRCH ? -ENOENT : rc;
     m->usage = status_kb(buf, "VmRSS");
     if (m->usage < 0)
         return -ENOENT; /* a zombie has no memory left to report */
@@ -133,14 +137,28 @@ read_proc(const struct monitor_inst *in, struct ty__cgmem *m)
     return 0;
 }
 
+/* ty__cgroup_read_from's reader by path, keeping the errno of a failure
+ * (ty__cgroup_read_memory folds every failure into ENOENT). */
+static int
+read_path(const void *arg, enum ty__cgfile f, char *buf, size_t size)
+{
+    const struct monitor_inst *in = arg;
+
+    return ty__cgroup_read_file(in->dir, ty__cgroup_file(in->ver, f), buf,
+                                size);
+}
+
+/* 0, or -errno; -ENOENT when there is no usage to read. */
 static int
 read_inst(const struct monitor_inst *in, struct ty__cgmem *m)
 {
+    int rc;
+
     if (in->pid > 0)
         return read_proc(in, m);
-    if (in->by_path)
-        return ty__cgroup_read_memory(in->dir, in->ver, m);
-    return ty__cgroup_read_from(in->ver, read_fd, in, m);
+    rc = ty__cgroup_read_from(in->ver, in->by_path ? read_path : read_fd, in,
+                              m);
+    return rc < 0 ? rc : m->usage < 0 ? -ENOENT : 0;
 }
 
 static void
@@ -258,6 +276,7 @@ stats_init(struct monitor_stats *st)
     memset(st, 0, sizeof(*st));
     st->peak = st->peak_t_ms = st->last = st->final = -1;
     st->limit = st->oom_t_ms = st->usage_before_oom = st->oom_kills = -1;
+    st->lost_t_ms = -1;
 }
 
 static void
@@ -294,11 +313,23 @@ record(const struct monitor *mon, struct monitor_inst *in, int64_t now_ms,
     csv_row(mon, in, now_ms, m);
 }
 
-/* Returns 0 after a sample, -1 when the cgroup is gone. */
+/* The instance can no longer be read though it may still run. */
+static int
+lose(const struct monitor *mon, struct monitor_inst *in, int e, int64_t now_ms)
+{
+    in->st.lost_errno = e;
+    in->st.lost_t_ms = now_ms - mon->start_ms;
+    log_warnx("%s: the memory monitor lost this instance: %s: %s", in->label,
+              in->dir, strerror(e));
+    return -1;
+}
+
+/* Returns 0 after a sample, -1 when the cgroup is gone or lost. */
 static int
 sample_one(const struct monitor *mon, struct monitor_inst *in, int64_t now_ms)
 {
     struct ty__cgmem m;
+    int rc;
 
     if (in->st.gone || in->st.ended)
         return -1;
@@ -307,9 +338,11 @@ sample_one(const struct monitor *mon, struct monitor_inst *in, int64_t now_ms)
      * row twice. */
     if (now_ms == in->last_ms)
         return 0;
-    if (read_inst(in, &m) < 0) {
+    if ((rc = read_inst(in, &m)) < 0) {
         in->st.gone = true;
         close_fds(in);
+        if (rc != -ENOENT && rc != -ENODEV)
+            return lose(mon, in, -rc, now_ms);
         log_debug("%s: cgroup %s is gone; keeping what was sampled", in->label,
                   in->dir);
         return -1;

@@ -359,8 +359,10 @@ inst_started(struct run *r, struct run_inst *in)
             monitor_add_process(r->mon, in->label, pid, csv, now_ms(), &e);
     else
         return;
-    if (in->mon == NULL)
+    if (in->mon == NULL) {
         log_warnx("%s: no memory samples: %s", in->label, e.msg);
+        in->mon_lost = xasprintf("no memory samples: %s", e.msg);
+    }
 }
 
 static void
@@ -398,6 +400,10 @@ inst_ended(struct run *r, struct run_inst *in, const struct backend_event *ev)
         }
         in->mstats = st;
         in->has_mstats = true;
+        if (st.lost_errno != 0)
+            in->mon_lost = xasprintf("the memory series stops at %lld ms: %s",
+                                     (long long)st.lost_t_ms,
+                                     strerror(st.lost_errno));
     }
     run_inst_decide(in);
     run_inst_how(in, how, sizeof(how));
@@ -551,11 +557,41 @@ teardown(struct run *r)
     free(r->run_dir);
 }
 
+/* What a run holds open: a few dozen for itself (the sync service's
+ * sockets and threads, signalfds, the engine's connections, log files),
+ * and per instance the memory monitor's cgroup files and memory.csv, its
+ * sync connection, and its run.out and run.err while they are written,
+ * with room to spare. */
+#define RUN_FDS_BASE 64
+#define RUN_FDS_PER_INSTANCE 10
+
+/* Raise the limit on open files, or fail before anything starts with the
+ * number needed: a run that runs out mid-way loses instances. */
+static int
+reserve_fds(const struct composition *c, struct err *err)
+{
+    unsigned long long need =
+        RUN_FDS_BASE +
+        RUN_FDS_PER_INSTANCE * (unsigned long long)c->total_instances;
+    long long have = fd_limit_raise();
+
+    if (have < 0 || (unsigned long long)have >= need)
+        return 0;
+    err_set(err, EMFILE,
+            "this run needs %llu open files (%d per instance and %d), and "
+            "the limit is %lld: raise it (ulimit -n %llu) or run fewer "
+            "instances",
+            need, RUN_FDS_PER_INSTANCE, RUN_FDS_BASE, have, need);
+    return err_status(err, EXIT_UNAVAILABLE);
+}
+
 /* Everything up to the first instance starting; on failure the caller
  * removes the run folder, so nothing is left behind. */
 static int
 setup(struct run *r, struct err *err)
 {
+    if (reserve_fds(r->comp, err) < 0)
+        return -1;
     r->binary = build_plan(r->comp, err);
     if (r->binary == NULL || make_run_dir(r, err) < 0)
         return -1;

@@ -53,6 +53,7 @@ struct run_inst {
     int64_t end_wall_ns;
     enum outcome outcome;
     struct monitor_inst *mon;
+    char *mon_lost; /* why memory figures are missing or incomplete */
     struct monitor_stats mstats; /* copied when the instance ended */
     bool has_mstats;
 };

@@ -24,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #define HANDLE_BATCH 4096
@@ -422,19 +421,6 @@ syncsvc_cancel_all(struct syncsvc *svc, const char *why)
 
 /* ---- set-up ------------------------------------------------------------- */
 
-/* A thousand connections need more descriptors than the usual soft limit. */
-static void
-raise_nofile(void)
-{
-    struct rlimit rl;
-
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-        rl.rlim_cur = rl.rlim_max;
-        if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
-            log_debug("sync service: cannot raise the descriptor limit");
-    }
-}
-
 static int
 setopt_int(void *sock, int opt, int v, const char *name, struct err *err)
 {
@@ -596,7 +582,7 @@ syncsvc_new(const struct syncsvc_config *cfg, struct err *err)
     svc_map_init(&svc->states);
     svc_map_init(&svc->topics);
     svc_map_init(&svc->peers);
-    raise_nofile();
+    (void)fd_limit_raise(); /* a thousand connections, in tests and benches */
     svc->wake_fd = -1;
     if (copy_instances(svc, cfg, err) < 0 ||
         open_log(svc, cfg->run_dir, err) < 0 ||

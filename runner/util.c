@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -264,6 +265,24 @@ int
 rm_rf(const char *path, struct err *err)
 {
     return rm_rf_at(AT_FDCWD, path, path, err);
+}
+
+long long
+fd_limit_raise(void)
+{
+    struct rlimit rl;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+        return -1;
+    if (rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) < 0 &&
+            getrlimit(RLIMIT_NOFILE, &rl) < 0)
+            return -1;
+    }
+    return rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > LLONG_MAX
+               ? LLONG_MAX
+               : (long long)rl.rlim_cur;
 }
 
 bool

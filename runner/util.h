@@ -54,6 +54,9 @@ int mkdir_p(const char *dir, struct err *err);
 /* Remove a directory tree; a link in it is removed, never followed (the
  * last component of path too). */
 int rm_rf(const char *path, struct err *err);
+/* Raise the soft limit on open files (RLIMIT_NOFILE) to the hard one; the
+ * soft limit in effect afterwards, or -1 when it cannot be read. */
+long long fd_limit_raise(void);
 bool path_exists(const char *path);
 bool path_is_dir(const char *path);
 /* a + "/" + b; caller owns the result. */
