@@ -156,8 +156,8 @@ read_inst(const struct monitor_inst *in, struct ty__cgmem *m)
 
     if (in->pid > 0)
         return read_proc(in, m);
-    rc = ty__cgroup_read_from(in->ver, in->by_path ? read_path : read_fd, in,
-                              m);
+    rc =
+        ty__cgroup_read_from(in->ver, in->by_path ? read_path : read_fd, in, m);
     return rc < 0 ? rc : m->usage < 0 ? -ENOENT : 0;
 }
 

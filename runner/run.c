@@ -401,9 +401,9 @@ inst_ended(struct run *r, struct run_inst *in, const struct backend_event *ev)
         in->mstats = st;
         in->has_mstats = true;
         if (st.lost_errno != 0)
-            in->mon_lost = xasprintf("the memory series stops at %lld ms: %s",
-                                     (long long)st.lost_t_ms,
-                                     strerror(st.lost_errno));
+            in->mon_lost =
+                xasprintf("the memory series stops at %lld ms: %s",
+                          (long long)st.lost_t_ms, strerror(st.lost_errno));
     }
     run_inst_decide(in);
     run_inst_how(in, how, sizeof(how));

@@ -52,9 +52,10 @@ struct run_summary {
     char run_dir[4096];
     bool canceled;
     bool success;
-    int exit_status; /* 0, 1 (plan failed), 130 (canceled), or 73 / 74
-                        when an output was not written (see error) */
-    char error[ERR_MSG_MAX]; /* that output and why, "" when none */
+    /* 0, 1 (plan failed), 130 (canceled), or 73 / 74 when an output of
+     * the run's own was not written: error names it ("" when none). */
+    int exit_status;
+    char error[ERR_MSG_MAX];
 };
 
 /* Run the composition. Returns 0 when the run happened (whatever its

@@ -74,7 +74,7 @@ struct run {
     size_t nended;
     size_t nstarted;
 
-    int sigfd; /* SIGINT, SIGTERM, SIGHUP, SIGPIPE */
+    int sigfd;     /* SIGINT, SIGTERM, SIGHUP, SIGPIPE */
     bool out_lost; /* stdout's reader went away */
     int64_t start_mono_ms;
     int64_t start_wall_ns;
@@ -83,7 +83,7 @@ struct run {
     int64_t kill_at_ms;  /* force-stop time after a stop, 0 = none */
     bool deadline_hit;
     bool canceled;
-    struct err out_err; /* the first runner-owned output not written */
+    struct err out_err;   /* the first runner-owned output not written */
     int progress_lines;   /* lines drawn last time */
     bool announced_start; /* "all started" said (no tty) */
     int64_t progress_at_ms;

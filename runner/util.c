@@ -227,8 +227,7 @@ mkdir_p(const char *dir, struct err *err)
 static int
 rm_rf_at(int at, const char *name, const char *path, struct err *err)
 {
-    int fd = openat(at, name,
-                    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     DIR *d;
     struct dirent *de;
     int rc = 0;
