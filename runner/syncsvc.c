@@ -496,8 +496,12 @@ open_log(struct syncsvc *svc, const char *run_dir, struct err *err)
         return err_prefix(err, "sync service");
     path = path_join(run_dir, "barriers.jsonl");
     svc->log_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (svc->log_fd < 0)
-        return err_sys(err, errno, "sync service: %s", path);
+    if (svc->log_fd < 0) {
+        int e = errno;
+
+        err_sys(err, e, "cannot create %s", path);
+        return err_status(err, err_io_status(e));
+    }
     svc->log_path = xstrdup(path);
     return 0;
 }

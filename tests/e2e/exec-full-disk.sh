@@ -90,4 +90,22 @@ check "and says it ignored that line" \
     grep -q "barriers.jsonl:[0-9]*: the last line is cut short; ignored" \
     "$dir/summary.json"
 
+# Full before the run starts: composition.json cannot be written; the run
+# stops there, exits 74 with that file named, and removes the folder it
+# made (and nothing else).
+id=runid-full2
+dd if=/dev/zero of="$mnt/fill" bs=4k 2>/dev/null
+dd if=/dev/zero of="$mnt/fill2" bs=1 2>/dev/null
+"$TY" run --plans plans --runs "$mnt" --run-id "$id" --no-progress "$f" \
+    >"$RUNS/$id.log" 2>&1
+rc=$?
+check_eq "full at start: exit status 74" "$rc" 74
+check "full at start: composition.json named in one line" \
+    grep -q "^testyard: cannot write $mnt/$id/composition.json: No space left on device$" \
+    "$RUNS/$id.log"
+check_eq "full at start: one line only" "$(wc -l <"$RUNS/$id.log")" 1
+check "full at start: its folder is removed" [ ! -e "$mnt/$id" ]
+check "full at start: the earlier run is still there" [ -d "$dir" ]
+[ "$rc" = 74 ] || show_log "$id"
+
 finish
