@@ -220,12 +220,16 @@ mkdir_p(const char *dir, struct err *err)
     return 0;
 }
 
+/* Folders nested deeper than this are not removed: an instance could
+ * make a tree deep enough to exhaust the stack or the descriptors. */
+#define RM_RF_MAX_DEPTH 256
+
 /* Remove name (in the folder at) and, when it is a folder, all it
  * holds. A link is removed, never followed: every folder is opened
  * relative to its parent with O_NOFOLLOW, so a link swapped in for a
  * folder while we walk fails to open as one and is unlinked instead. */
 static int
-rm_rf_at(int at, const char *name, const char *path, struct err *err)
+rm_rf_at(int at, const char *name, const char *path, int depth, struct err *err)
 {
     int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     DIR *d;
@@ -238,6 +242,11 @@ rm_rf_at(int at, const char *name, const char *path, struct err *err)
         if (unlinkat(at, name, 0) < 0 && errno != ENOENT)
             return err_sys(err, errno, "unlink %s", path);
         return 0;
+    }
+    if (fd >= 0 && depth >= RM_RF_MAX_DEPTH) {
+        close(fd);
+        return err_set(err, ELOOP, "%s: nested deeper than %d folders", path,
+                       RM_RF_MAX_DEPTH);
     }
     if (fd < 0 || (d = fdopendir(fd)) == NULL) {
         int e = errno;
@@ -252,7 +261,7 @@ rm_rf_at(int at, const char *name, const char *path, struct err *err)
         if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
             continue;
         child = path_join(path, de->d_name);
-        rc = rm_rf_at(dirfd(d), de->d_name, child, err);
+        rc = rm_rf_at(dirfd(d), de->d_name, child, depth + 1, err);
     }
     closedir(d);
     if (rc == 0 && unlinkat(at, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
@@ -263,7 +272,7 @@ rm_rf_at(int at, const char *name, const char *path, struct err *err)
 int
 rm_rf(const char *path, struct err *err)
 {
-    return rm_rf_at(AT_FDCWD, path, path, err);
+    return rm_rf_at(AT_FDCWD, path, path, 0, err);
 }
 
 long long

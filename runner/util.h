@@ -52,7 +52,8 @@ int file_write_atomic(const char *path, const void *data, size_t len,
 /* Create dir and its parents (mode 0755); existing dirs are fine. */
 int mkdir_p(const char *dir, struct err *err);
 /* Remove a directory tree; a link in it is removed, never followed (the
- * last component of path too). */
+ * last component of path too). Fails (ELOOP) on folders nested more than
+ * 256 deep, leaving them. */
 int rm_rf(const char *path, struct err *err);
 /* Raise the soft limit on open files (RLIMIT_NOFILE) to the hard one; the
  * soft limit in effect afterwards, or -1 when it cannot be read. */
