@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 static void
@@ -34,7 +33,8 @@ usage(FILE *out)
             "exit status: 0 every instance succeeded, 1 the plan failed,\n"
             "130 canceled, 64 usage, 65 bad composition, 69 Docker\n"
             "unavailable (or gone for TESTYARD_ENGINE_GRACE, 30s, mid-run),\n"
-            "70 internal error.\n");
+            "70 internal error, 73/74 an output of the run could not be\n"
+            "created/written.\n");
 }
 
 struct run_args {
@@ -57,6 +57,7 @@ parse_args(int argc, char **argv, struct run_args *a)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
+    struct err err = {0};
     int c;
 
     a->opts.runs_dir = getenv("TESTYARD_RUNS");
@@ -97,26 +98,16 @@ parse_args(int argc, char **argv, struct run_args *a)
                 a->runner);
         return EXIT_USAGE;
     }
+    if (a->opts.run_id != NULL && run_id_check(a->opts.run_id, &err) < 0) {
+        fprintf(stderr, "testyard: --%s\n", err.msg);
+        return EXIT_USAGE;
+    }
     if (optind != argc - 1) {
         usage(stderr);
         return EXIT_USAGE;
     }
     a->path = argv[optind];
     return -1;
-}
-
-/* A run holds a few descriptors per instance (memory cgroup files, log
- * files, sync connections); raise the soft limit to the hard one so a
- * thousand instances fit. */
-static void
-raise_nofile(void)
-{
-    struct rlimit rl;
-
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-        rl.rlim_cur = rl.rlim_max;
-        setrlimit(RLIMIT_NOFILE, &rl);
-    }
 }
 
 int
@@ -132,7 +123,6 @@ cmd_run(int argc, char **argv)
     if (rc >= 0)
         return rc;
     run_block_signals();
-    raise_nofile();
     copts.plans_dir = a.plans;
     copts.runner = a.runner;
     comp = composition_load(a.path, &copts, &err);
@@ -148,5 +138,7 @@ cmd_run(int argc, char **argv)
     composition_destroy(&comp);
     if (sum.message[0] != '\0')
         fprintf(stderr, "testyard: %s\n", sum.message);
+    if (sum.error[0] != '\0')
+        fprintf(stderr, "testyard: %s\n", sum.error);
     return sum.exit_status;
 }

@@ -3,6 +3,7 @@
  */
 #include "err.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -83,4 +84,18 @@ err_clear(struct err *err)
     err->code = 0;
     err->status = 0;
     err->msg[0] = '\0';
+}
+
+int
+err_io_status(int code)
+{
+    switch (code) {
+    case ENOSPC:
+    case EDQUOT:
+    case EIO:
+    case EFBIG:
+        return EXIT_IOERR;
+    default:
+        return EXIT_CANTCREAT;
+    }
 }

@@ -47,5 +47,9 @@ int err_status(struct err *err, int status);
 int err_prefix(struct err *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void err_clear(struct err *err);
+/* The exit status for an output that could not be written because of
+ * errno code: 74 (EXIT_IOERR) for a full disk or an I/O error, 73
+ * (EXIT_CANTCREAT) otherwise. */
+int err_io_status(int code);
 
 #endif

@@ -11,7 +11,10 @@
  *
  * A cgroup can disappear before the instance is declared ended (a container
  * removed, a backend that cleaned up first): its reads then fail with ENODEV
- * or ENOENT, the instance is marked gone and keeps the figures it had.
+ * or ENOENT, the instance is marked gone and keeps the figures it had. Any
+ * other failure (EMFILE while reading by path, an I/O error) means the
+ * monitor lost an instance that may still run: that is said, never taken
+ * for its end.
  */
 #include "monitor.h"
 
@@ -119,9 +122,10 @@ read_proc(const struct monitor_inst *in, struct ty__cgmem *m)
 {
     char buf[4096];
     int64_t file, shmem;
+    int rc = ty__cgroup_read_file(in->dir, "status", buf, sizeof(buf));
 
-    if (ty__cgroup_read_file(in->dir, "status", buf, sizeof(buf)) < 0)
-        return -ENOENT;
+    if (rc < 0)
+        return rc == -ESRCH ? -ENOENT : rc;
     m->usage = status_kb(buf, "VmRSS");
     if (m->usage < 0)
         return -ENOENT; /* a zombie has no memory left to report */
@@ -135,14 +139,28 @@ read_proc(const struct monitor_inst *in, struct ty__cgmem *m)
     return 0;
 }
 
+/* ty__cgroup_read_from's reader by path, keeping the errno of a failure
+ * (ty__cgroup_read_memory folds every failure into ENOENT). */
+static int
+read_path(const void *arg, enum ty__cgfile f, char *buf, size_t size)
+{
+    const struct monitor_inst *in = arg;
+
+    return ty__cgroup_read_file(in->dir, ty__cgroup_file(in->ver, f), buf,
+                                size);
+}
+
+/* 0, or -errno; -ENOENT when there is no usage to read. */
 static int
 read_inst(const struct monitor_inst *in, struct ty__cgmem *m)
 {
+    int rc;
+
     if (in->pid > 0)
         return read_proc(in, m);
-    if (in->by_path)
-        return ty__cgroup_read_memory(in->dir, in->ver, m);
-    return ty__cgroup_read_from(in->ver, read_fd, in, m);
+    rc =
+        ty__cgroup_read_from(in->ver, in->by_path ? read_path : read_fd, in, m);
+    return rc < 0 ? rc : m->usage < 0 ? -ENOENT : 0;
 }
 
 static void
@@ -192,20 +210,11 @@ csv_field(char *buf, size_t size, size_t *len, int64_t v)
 static void
 csv_write(struct monitor_inst *in, const char *row, size_t len)
 {
-    ssize_t n;
-
     if (in->csv_fd < 0)
         return;
-    do
-        n = write(in->csv_fd, row, len);
-    while (n < 0 && errno == EINTR);
-    if (n == (ssize_t)len)
+    if (fd_append_whole(in->csv_fd, row, len) == 0)
         return;
-    if (n < 0)
-        log_warn("%s: memory series stops: %s", in->label, in->partial_path);
-    else
-        log_warnx("%s: memory series stops: %s: short write", in->label,
-                  in->partial_path);
+    log_warn("%s: memory series stops: %s", in->label, in->partial_path);
     close(in->csv_fd);
     in->csv_fd = -1;
     in->csv_failed = true;
@@ -297,6 +306,7 @@ stats_init(struct monitor_stats *st)
     memset(st, 0, sizeof(*st));
     st->peak = st->peak_t_ms = st->last = st->final = -1;
     st->limit = st->oom_t_ms = st->usage_before_oom = st->oom_kills = -1;
+    st->lost_t_ms = -1;
 }
 
 static void
@@ -333,11 +343,23 @@ record(const struct monitor *mon, struct monitor_inst *in, int64_t now_ms,
     csv_row(mon, in, now_ms, m);
 }
 
-/* Returns 0 after a sample, -1 when the cgroup is gone. */
+/* The instance can no longer be read though it may still run. */
+static int
+lose(const struct monitor *mon, struct monitor_inst *in, int e, int64_t now_ms)
+{
+    in->st.lost_errno = e;
+    in->st.lost_t_ms = now_ms - mon->start_ms;
+    log_warnx("%s: the memory monitor lost this instance: %s: %s", in->label,
+              in->dir, strerror(e));
+    return -1;
+}
+
+/* Returns 0 after a sample, -1 when the cgroup is gone or lost. */
 static int
 sample_one(const struct monitor *mon, struct monitor_inst *in, int64_t now_ms)
 {
     struct ty__cgmem m;
+    int rc;
 
     if (in->st.gone || in->st.ended)
         return -1;
@@ -346,9 +368,11 @@ sample_one(const struct monitor *mon, struct monitor_inst *in, int64_t now_ms)
      * row twice. */
     if (now_ms == in->last_ms)
         return 0;
-    if (read_inst(in, &m) < 0) {
+    if ((rc = read_inst(in, &m)) < 0) {
         in->st.gone = true;
         close_fds(in);
+        if (rc != -ENOENT && rc != -ENODEV)
+            return lose(mon, in, -rc, now_ms);
         log_debug("%s: cgroup %s is gone; keeping what was sampled", in->label,
                   in->dir);
         return -1;

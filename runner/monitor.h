@@ -62,7 +62,11 @@ struct monitor_stats {
     int64_t oom_kills;        /* the kernel's count, -1 when not provided */
     size_t samples;           /* successful samples */
     bool ended;
-    bool gone; /* the cgroup disappeared */
+    bool gone;      /* the cgroup disappeared, or the instance was lost */
+    int lost_errno; /* the monitor lost the instance: a read failed for
+                       another reason than its end (e.g. EMFILE), so the
+                       figures stop at lost_t_ms; 0 when not lost */
+    int64_t lost_t_ms;
 };
 
 /* A monitor sampling every interval_ms (<= 0: the default) for a run that
@@ -95,7 +99,9 @@ struct monitor_inst *monitor_add_process(struct monitor *mon, const char *label,
 int64_t monitor_next_due_ms(const struct monitor *mon);
 /* Sample every instance that has not ended; the next one is due interval
  * ms after now_ms. A cgroup that cannot be read any more is marked gone and
- * keeps its figures. */
+ * keeps its figures; when it still exists but cannot be read (no
+ * descriptor left, an I/O error) the instance is also marked lost, with a
+ * warning: its figures are incomplete, and result.json says so. */
 void monitor_sample(struct monitor *mon, int64_t now_ms);
 
 /* The backend saw an OOM kill (e.g. Docker's OOMKilled): sample at once and

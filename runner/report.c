@@ -107,8 +107,6 @@ write_text(const struct report *r, const char *name, char *text,
     int rc = file_write_atomic(path, text, strlen(text), err);
 
     free(text);
-    if (rc < 0)
-        err_status(err, EXIT_CANTCREAT);
     return rc;
 }
 

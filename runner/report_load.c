@@ -239,7 +239,7 @@ static int
 result_inst(struct report *r, struct report_jctx *c, const cJSON *o, size_t i)
 {
     char where[64];
-    const char *group;
+    const char *group, *lost;
     int64_t index;
     struct report_inst *in;
 
@@ -264,6 +264,10 @@ result_inst(struct report *r, struct report_jctx *c, const cJSON *o, size_t i)
     in->oom = report_jbool(c, o, where, "oom_killed");
     inst_memory(c, in, report_jitem(c, o, where, "memory", cJSON_Object),
                 where);
+    lost = report_jstr(c, o, where, "monitor_lost");
+    if (lost != NULL)
+        report_note(r, "%s: the memory monitor lost this instance: %s",
+                    in->label, lost);
     return c->failed ? -1 : 0;
 }
 

@@ -25,6 +25,8 @@
 #include "util.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -51,6 +53,8 @@ run_block_signals(void)
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGPIPE);
     sigaddset(&set, SIGCHLD);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
 }
@@ -61,23 +65,60 @@ now_ms(void)
     return now_mono_ns() / 1000000;
 }
 
+/* Remember the first output of the runner's own (result.json,
+ * barriers.jsonl, memory.csv, the report) that could not be written: the
+ * run then exits 73 or 74 with it named, whatever its outcome. */
+static void
+note_output_error(struct run *r, const struct err *e)
+{
+    if (r->out_err.code != 0)
+        return;
+    r->out_err = *e;
+    if (r->out_err.status == 0)
+        r->out_err.status = err_io_status(e->code);
+}
+
+/* A generated id: the start time and 32 random bits, so two runs started
+ * in the same second practically never pick the same folder (and when they
+ * do, make_run_dir picks again). */
 static char *
 make_run_id(void)
 {
     char stamp[32];
     time_t t = time(NULL);
     struct tm tm;
-    unsigned rnd = 0;
+    uint32_t rnd = (uint32_t)getpid() * 2654435761u ^ (uint32_t)now_mono_ns();
     int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
 
     if (fd >= 0) {
         if (read(fd, &rnd, sizeof(rnd)) != sizeof(rnd))
-            rnd = (unsigned)getpid();
+            rnd ^= (uint32_t)now_wall_ns();
         close(fd);
     }
     gmtime_r(&t, &tm);
     strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
-    return xasprintf("%s-%04x", stamp, rnd & 0xffff);
+    return xasprintf("%s-%08" PRIx32, stamp, rnd);
+}
+
+int
+run_id_check(const char *id, struct err *err)
+{
+    size_t n = strlen(id);
+    size_t ok = strspn(id, "abcdefghijklmnopqrstuvwxyz"
+                           "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.");
+
+    if (n == 0)
+        return err_set(err, EINVAL, "run-id: expected a name, got \"\"");
+    if (n > RUN_ID_MAX)
+        return err_set(err, ENAMETOOLONG,
+                       "run-id: expected at most %d characters, got %zu",
+                       RUN_ID_MAX, n);
+    if (ok < n || id[0] == '.')
+        return err_set(err, EINVAL,
+                       "run-id: expected letters, digits, '-', '_' and '.' "
+                       "(not first), got \"%s\"",
+                       id);
+    return 0;
 }
 
 static char *
@@ -104,6 +145,34 @@ build_plan(const struct composition *c, struct err *err)
     return bin;
 }
 
+/* Create <runs>/<id> for this run and only for it: mkdir(2) fails on an
+ * existing folder (or link), which is then an error naming it, never
+ * reused; a generated id picks again. r->made_dir says the folder is ours
+ * to remove. */
+static int
+create_run_dir(struct run *r, const char *runs, struct err *err)
+{
+    for (int tries = 0;; tries++) {
+        free(r->run_id);
+        free(r->run_dir);
+        r->run_id = r->opts.run_id ? xstrdup(r->opts.run_id) : make_run_id();
+        r->run_dir = path_join(runs, r->run_id);
+        if (mkdir(r->run_dir, 0755) == 0) {
+            r->made_dir = true;
+            return 0;
+        }
+        if (errno != EEXIST || r->opts.run_id != NULL || tries >= 8)
+            break;
+    }
+    if (errno == EEXIST)
+        err_set(err, EEXIST,
+                "run folder %s already exists: pick another --run-id",
+                r->run_dir);
+    else
+        err_sys(err, errno, "run folder %s", r->run_dir);
+    return err_status(err, EXIT_CANTCREAT);
+}
+
 static int
 make_run_dir(struct run *r, struct err *err)
 {
@@ -115,12 +184,12 @@ make_run_dir(struct run *r, struct err *err)
     cleanup_free char *path = NULL;
     cJSON *c;
 
-    r->run_id = r->opts.run_id ? xstrdup(r->opts.run_id) : make_run_id();
-    r->run_dir = path_join(runs, r->run_id);
+    if (r->opts.run_id != NULL && run_id_check(r->opts.run_id, err) < 0)
+        return err_status(err, EXIT_USAGE);
     if (mkdir_p(runs, err) < 0)
+        return err_status(err, EXIT_CANTCREAT);
+    if (create_run_dir(r, runs, err) < 0)
         return -1;
-    if (mkdir(r->run_dir, 0755) < 0)
-        return err_sys(err, errno, "run folder %s", r->run_dir);
     c = composition_to_json(r->comp);
     json = cJSON_Print(c);
     cJSON_Delete(c);
@@ -326,8 +395,10 @@ inst_started(struct run *r, struct run_inst *in)
         in->mon = monitor_add(r->mon, in->label, dir, ver, &f, now_ms(), &e);
     else
         in->mon = monitor_add_process(r->mon, in->label, pid, &f, now_ms(), &e);
-    if (in->mon == NULL)
+    if (in->mon == NULL) {
         log_warnx("%s: no memory samples: %s", in->label, e.msg);
+        in->mon_lost = xasprintf("no memory samples: %s", e.msg);
+    }
 }
 
 static void
@@ -352,8 +423,10 @@ inst_ended(struct run *r, struct run_inst *in, const struct backend_event *ev)
 
         if (in->oom)
             monitor_oom_reported(r->mon, in->mon, now_ms());
-        if (monitor_instance_ended(r->mon, in->mon, now_ms(), &e) < 0)
+        if (monitor_instance_ended(r->mon, in->mon, now_ms(), &e) < 0) {
             log_warnx("%s: %s", in->label, e.msg);
+            note_output_error(r, &e);
+        }
         monitor_stats(in->mon, &st);
         if (st.oom && in->signal == SIGKILL)
             in->oom = true;
@@ -363,6 +436,10 @@ inst_ended(struct run *r, struct run_inst *in, const struct backend_event *ev)
         }
         in->mstats = st;
         in->has_mstats = true;
+        if (st.lost_errno != 0)
+            in->mon_lost =
+                xasprintf("the memory series stops at %lld ms: %s",
+                          (long long)st.lost_t_ms, strerror(st.lost_errno));
     }
     run_inst_decide(in);
     run_inst_how(in, how, sizeof(how));
@@ -432,13 +509,15 @@ handle_signals(struct run *r)
     struct signalfd_siginfo si;
 
     while (read(r->sigfd, &si, sizeof(si)) == sizeof(si)) {
+        if (si.ssi_signo == SIGPIPE)
+            run_progress_lost(r);
         if (!r->canceled) {
             r->canceled = true;
             run_progress_note(r, "canceling: stopping every instance "
                                  "(again to force)");
             syncsvc_cancel_all(r->svc, "the run was canceled");
             stop_all(r, STOP_CANCEL, false);
-        } else {
+        } else if (si.ssi_signo != SIGPIPE) {
             stop_all(r, STOP_CANCEL, true);
             if (r->give_up_ms == 0)
                 r->give_up_ms = now_ms() + RUN_FORCE_WAIT_MS;
@@ -499,14 +578,18 @@ static int
 loop(struct run *r, struct err *err)
 {
     while (r->nended < r->n) {
-        zmq_pollitem_t items[3] = {
+        zmq_pollitem_t items[4] = {
             {syncsvc_socket(r->svc), 0, ZMQ_POLLIN, 0},
             {NULL, r->be->ops->notify_fd(r->be), ZMQ_POLLIN, 0},
             {NULL, r->sigfd, ZMQ_POLLIN, 0},
+            {NULL, run_progress_pipe_fd(r), 0, 0},
         };
+        int n = items[3].fd >= 0 ? 4 : 3;
 
-        if (zmq_poll(items, 3, poll_timeout(r)) < 0 && errno != EINTR)
+        if (zmq_poll(items, n, poll_timeout(r)) < 0 && errno != EINTR)
             return err_sys(err, errno, "zmq_poll");
+        if (n == 4 && (items[3].revents & ZMQ_POLLERR))
+            raise(SIGPIPE); /* its reader is gone: as if we had written */
         if (syncsvc_handle(r->svc, err) < 0)
             return -1;
         handle_backend(r);
@@ -522,9 +605,13 @@ open_sigfd(struct run *r, struct err *err)
 {
     sigset_t set;
 
+    /* A closed terminal (SIGHUP) and a closed progress pipe (SIGPIPE, which
+     * a write to it raises in this thread) cancel the run like SIGTERM. */
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGPIPE);
     r->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
     if (r->sigfd < 0)
         return err_sys(err, errno, "signalfd");
@@ -617,11 +704,41 @@ shutdown_backend(struct run *r)
     close(w.stop[1]);
 }
 
+/* What a run holds open: a few dozen for itself (the sync service's
+ * sockets and threads, signalfds, the engine's connections, log files),
+ * and per instance the memory monitor's cgroup files and memory.csv, its
+ * sync connection, and its run.out and run.err while they are written,
+ * with room to spare. */
+#define RUN_FDS_BASE 64
+#define RUN_FDS_PER_INSTANCE 10
+
+/* Raise the limit on open files, or fail before anything starts with the
+ * number needed: a run that runs out mid-way loses instances. */
+static int
+reserve_fds(const struct composition *c, struct err *err)
+{
+    unsigned long long need =
+        RUN_FDS_BASE +
+        RUN_FDS_PER_INSTANCE * (unsigned long long)c->total_instances;
+    long long have = fd_limit_raise();
+
+    if (have < 0 || (unsigned long long)have >= need)
+        return 0;
+    err_set(err, EMFILE,
+            "this run needs %llu open files (%d per instance and %d), and "
+            "the limit is %lld: raise it (ulimit -n %llu) or run fewer "
+            "instances",
+            need, RUN_FDS_PER_INSTANCE, RUN_FDS_BASE, have, need);
+    return err_status(err, EXIT_UNAVAILABLE);
+}
+
 /* Everything up to the first instance starting; on failure the caller
  * removes the run folder, so nothing is left behind. */
 static int
 setup(struct run *r, struct err *err)
 {
+    if (reserve_fds(r->comp, err) < 0)
+        return -1;
     r->binary = build_plan(r->comp, err);
     if (r->binary == NULL || make_run_dir(r, err) < 0 ||
         (r->run_fd = fsat_root(r->run_dir, err)) < 0)
@@ -650,18 +767,55 @@ fill_summary(const struct run *r, struct run_summary *sum)
     if (r->lost)
         snprintf(sum->message, sizeof(sum->message),
                  "%.380s: run %.100s is lost", r->lost_msg, r->run_id);
+    sum->error[0] = '\0';
+    if (r->out_err.code != 0) {
+        sum->exit_status = r->out_err.status;
+        snprintf(sum->error, sizeof(sum->error), "%s", r->out_err.msg);
+    }
 }
 
-/* The report is a reading of the run folder; failing to write it is worth
- * a warning, never a different exit status for the run. */
+/* The report is a reading of the run folder: one it cannot read is worth
+ * a warning; summary.json or report.html not written is an output lost. */
 static void
-write_report(const struct run *r)
+write_report(struct run *r)
 {
     struct report_opts ro = {.table = r->opts.quiet ? NULL : stdout};
     struct err e = {0};
+    struct report *rep = report_build(r->run_dir, &ro, &e);
 
-    if (report_generate(r->run_dir, &ro, &e) < 0)
+    if (rep == NULL) {
         log_warnx("report: %s", e.msg);
+        return;
+    }
+    if (report_write(rep, &ro, &e) < 0)
+        note_output_error(r, &e);
+    else if (ro.table != NULL)
+        report_print(rep, ro.table);
+    report_destroy(&rep);
+}
+
+/* After the loop: close the memory series and remove containers before
+ * the result is written, so the result is the last file to appear. */
+static void
+finish(struct run *r)
+{
+    struct err e = {0};
+
+    r->end_wall_ns = now_wall_ns();
+    run_progress_draw(r, true);
+    /* Close memory.csv files and remove containers before the result is
+     * written, so the result is the last file to appear. */
+    monitor_destroy(&r->mon);
+    shutdown_backend(r);
+    backend_destroy(&r->be);
+    if (syncsvc_log_status(r->svc, &e) < 0)
+        note_output_error(r, &e);
+    err_clear(&e);
+    if (run_write_result(r, &e) < 0)
+        note_output_error(r, &e);
+    if (!r->opts.quiet)
+        run_print_summary(r);
+    write_report(r);
 }
 
 int
@@ -672,7 +826,7 @@ run_execute(struct composition *comp, const struct run_opts *opts,
     int rc;
 
     if (setup(&r, err) < 0 || start_instances(&r, err) < 0) {
-        char *dir = r.run_dir ? xstrdup(r.run_dir) : NULL;
+        char *dir = r.made_dir ? xstrdup(r.run_dir) : NULL;
 
         teardown(&r);
         if (dir != NULL)
@@ -686,18 +840,7 @@ run_execute(struct composition *comp, const struct run_opts *opts,
         stop_all(&r, STOP_CANCEL, true);
         r.canceled = true;
     }
-    r.end_wall_ns = now_wall_ns();
-    run_progress_draw(&r, true);
-    /* Close memory.csv files and remove containers before the result is
-     * written, so the result is the last file to appear. */
-    monitor_destroy(&r.mon);
-    shutdown_backend(&r);
-    backend_destroy(&r.be);
-    if (run_write_result(&r, err) < 0)
-        log_warnx("%s", err->msg);
-    if (!r.opts.quiet)
-        run_print_summary(&r);
-    write_report(&r);
+    finish(&r);
     fill_summary(&r, sum);
     teardown(&r);
     return 0;

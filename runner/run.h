@@ -6,7 +6,8 @@
  * service and the memory monitor, asks the backend to start every instance,
  * and then owns one loop until every instance has ended: sync messages,
  * backend events (started, failed to start, exited), memory samples, the
- * run deadline, progress lines, and SIGINT / SIGTERM (cancel). The runner,
+ * run deadline, progress lines, and SIGINT / SIGTERM / SIGHUP / SIGPIPE
+ * (cancel). The runner,
  * not the instance, decides each instance's outcome: exit status, signal,
  * OOM kill, deadline, cancel and the instance's own events together.
  *
@@ -52,8 +53,12 @@ struct run_summary {
     char run_dir[4096];
     bool canceled;
     bool success;
-    int exit_status;   /* 0, 1 (plan failed), 69 (engine lost), 130 */
+    /* 0, 1 (plan failed), 69 (engine lost), 130 (canceled), or 73 / 74
+     * when an output of the run's own was not written: error names it
+     * ("" when none). */
+    int exit_status;
     char message[512]; /* why the run ended early (engine lost), or "" */
+    char error[ERR_MSG_MAX];
 };
 
 /* Run the composition. Returns 0 when the run happened (whatever its
@@ -62,8 +67,17 @@ struct run_summary {
 int run_execute(struct composition *comp, const struct run_opts *opts,
                 struct run_summary *sum, struct err *err);
 
-/* Block SIGINT, SIGTERM and SIGCHLD in the calling thread (and so in every
- * thread created after); call first thing in cmd_run. */
+/* The longest run id (it names a folder, cgroups and containers). */
+#define RUN_ID_MAX 64
+
+/* A run id is a plain name: letters, digits, '-', '_' and '.', not '.'
+ * first, at most RUN_ID_MAX characters; so it names one new folder right
+ * under the runs folder and nothing else. -1 with err (which says what
+ * was expected) otherwise. */
+int run_id_check(const char *id, struct err *err);
+
+/* Block SIGINT, SIGTERM, SIGHUP, SIGPIPE and SIGCHLD in the calling thread
+ * (and so in every thread created after); call first thing in cmd_run. */
 void run_block_signals(void);
 
 #endif

@@ -75,6 +75,7 @@ run_insts_release(struct run *r)
         free(in->outdir);
         free(in->tempdir);
         free(in->error);
+        free(in->mon_lost);
         run_env_free(in->env);
     }
     free(r->insts);

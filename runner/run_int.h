@@ -54,6 +54,7 @@ struct run_inst {
     int64_t end_wall_ns;
     enum outcome outcome;
     struct monitor_inst *mon;
+    char *mon_lost; /* why memory figures are missing or incomplete */
     struct monitor_stats mstats; /* copied when the instance ended */
     bool has_mstats;
 };
@@ -64,6 +65,7 @@ struct run {
     char *run_id;
     char *run_dir;
     int run_fd; /* the run folder, to open what is in it link-free */
+    bool made_dir; /* run_dir was created by this run: ours to remove */
     char *binary;
     char image[256]; /* the plan's image on local:docker */
     struct syncsvc *svc;
@@ -74,7 +76,8 @@ struct run {
     size_t nended;
     size_t nstarted;
 
-    int sigfd; /* SIGINT / SIGTERM */
+    int sigfd;     /* SIGINT, SIGTERM, SIGHUP, SIGPIPE */
+    bool out_lost; /* stdout's reader went away */
     int64_t start_mono_ms;
     int64_t start_wall_ns;
     int64_t end_wall_ns;
@@ -85,6 +88,7 @@ struct run {
     bool canceled;
     bool lost;            /* the backend went away (BACKEND_LOST) */
     char lost_msg[512];   /* its message */
+    struct err out_err;   /* the first runner-owned output not written */
     int progress_lines;   /* lines drawn last time */
     bool announced_start; /* "all started" said (no tty) */
     int64_t progress_at_ms;
@@ -112,5 +116,10 @@ int run_exit_status(const struct run *r);
 void run_progress_draw(struct run *r, bool final);
 void run_progress_note(struct run *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* stdout when it is a pipe still read (to poll for its reader going
+ * away), else -1. */
+int run_progress_pipe_fd(const struct run *r);
+/* stdout is gone (SIGPIPE): print nothing more on it. */
+void run_progress_lost(struct run *r);
 
 #endif

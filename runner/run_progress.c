@@ -7,6 +7,11 @@
  * cancel) are printed above the block. Without a terminal the same notes
  * are plain lines, plus one line when every instance has started, so logs
  * stay readable.
+ *
+ * When stdout is a pipe whose reader goes away (`testyard run | head`),
+ * the run is canceled as by SIGTERM: the loop polls the pipe for that,
+ * and a write to it raises SIGPIPE, which the run's signalfd takes. From
+ * then on nothing more is printed on it.
  */
 #include "run_int.h"
 
@@ -15,6 +20,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define PROGRESS_EVERY_MS 250
 
@@ -109,4 +116,22 @@ run_progress_note(struct run *r, const char *fmt, ...)
     if (r->opts.progress)
         draw_block(r);
     fflush(stdout);
+}
+
+int
+run_progress_pipe_fd(const struct run *r)
+{
+    struct stat st;
+
+    if (r->out_lost || fstat(STDOUT_FILENO, &st) < 0 || !S_ISFIFO(st.st_mode))
+        return -1;
+    return STDOUT_FILENO;
+}
+
+void
+run_progress_lost(struct run *r)
+{
+    r->out_lost = true;
+    r->opts.quiet = true;
+    r->opts.progress = false;
 }

@@ -84,6 +84,7 @@ inst_json(const struct run *r, const struct run_inst *in)
     cJSON_AddStringToObject(o, "how", how);
     ty__json_string(o, "error", in->error);
     add_memory(o, in);
+    ty__json_string(o, "monitor_lost", in->mon_lost);
     return o;
 }
 
@@ -212,6 +213,20 @@ print_failures(const struct run *r, size_t max)
         printf("  ... and %zu more (see result.json)\n", total - shown);
 }
 
+/* Instances whose memory figures are missing or incomplete. */
+static void
+print_lost(const struct run *r)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < r->n; i++)
+        n += r->insts[i].mon_lost != NULL;
+    if (n > 0)
+        printf("memory monitor: lost %zu of %zu instances (see "
+               "monitor_lost in result.json)\n",
+               n, r->n);
+}
+
 void
 run_print_summary(const struct run *r)
 {
@@ -222,6 +237,7 @@ run_print_summary(const struct run *r)
            r->comp->case_name, r->comp->runner, dur);
     print_groups(r);
     print_failures(r, 20);
+    print_lost(r);
     printf("result: %s\n", run_outcome(r));
     printf("outputs: %s\n", r->run_dir);
     fflush(stdout);

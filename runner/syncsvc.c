@@ -24,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #define HANDLE_BATCH 4096
@@ -422,19 +421,6 @@ syncsvc_cancel_all(struct syncsvc *svc, const char *why)
 
 /* ---- set-up ------------------------------------------------------------- */
 
-/* A thousand connections need more descriptors than the usual soft limit. */
-static void
-raise_nofile(void)
-{
-    struct rlimit rl;
-
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-        rl.rlim_cur = rl.rlim_max;
-        if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
-            log_debug("sync service: cannot raise the descriptor limit");
-    }
-}
-
 static int
 setopt_int(void *sock, int opt, int v, const char *name, struct err *err)
 {
@@ -510,9 +496,22 @@ open_log(struct syncsvc *svc, const char *run_dir, struct err *err)
         return err_prefix(err, "sync service");
     path = path_join(run_dir, "barriers.jsonl");
     svc->log_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (svc->log_fd < 0)
-        return err_sys(err, errno, "sync service: %s", path);
+    if (svc->log_fd < 0) {
+        int e = errno;
+
+        err_sys(err, e, "cannot create %s", path);
+        return err_status(err, err_io_status(e));
+    }
+    svc->log_path = xstrdup(path);
     return 0;
+}
+
+int
+syncsvc_log_status(const struct syncsvc *svc, struct err *err)
+{
+    if (svc == NULL || svc->log_errno == 0)
+        return 0;
+    return err_sys(err, svc->log_errno, "cannot write %s", svc->log_path);
 }
 
 /* The index of group id in svc->groups, added when new. */
@@ -589,7 +588,7 @@ syncsvc_new(const struct syncsvc_config *cfg, struct err *err)
     svc_map_init(&svc->states);
     svc_map_init(&svc->topics);
     svc_map_init(&svc->peers);
-    raise_nofile();
+    (void)fd_limit_raise(); /* a thousand connections, in tests and benches */
     svc->wake_fd = -1;
     if (copy_instances(svc, cfg, err) < 0 ||
         open_log(svc, cfg->run_dir, err) < 0 ||
@@ -641,6 +640,7 @@ syncsvc_destroy(struct syncsvc **psvc)
     free(svc->groups);
     if (svc->log_fd >= 0)
         close(svc->log_fd);
+    free(svc->log_path);
     svc_board_close(svc);
     strbuf_release(&svc->items);
     strbuf_release(&svc->answer);

@@ -99,5 +99,8 @@ void syncsvc_instance_exited(struct syncsvc *svc, int instance,
                              const char *how);
 /* Fail every pending wait (the run is being canceled). */
 void syncsvc_cancel_all(struct syncsvc *svc, const char *why);
+/* -1 with err naming barriers.jsonl when a line could not be written (the
+ * log then ends at its last whole line), else 0. */
+int syncsvc_log_status(const struct syncsvc *svc, struct err *err);
 
 #endif

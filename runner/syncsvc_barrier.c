@@ -117,8 +117,13 @@ log_line(struct syncsvc *svc, const struct svc_state *st, int64_t target,
     strbuf_init(&sb);
     strbuf_adds(&sb, s);
     strbuf_addc(&sb, '\n');
-    if (write(svc->log_fd, sb.buf, sb.len) != (ssize_t)sb.len)
-        (void)0; /* the log is an aid; a full disk shows up elsewhere */
+    /* A line that does not fit is cut back, and the log stops there: the
+     * run then fails with the file named (syncsvc_log_status). */
+    if (fd_append_whole(svc->log_fd, sb.buf, sb.len) < 0) {
+        svc->log_errno = errno;
+        close(svc->log_fd);
+        svc->log_fd = -1;
+    }
     strbuf_release(&sb);
     free(s);
 }

@@ -192,6 +192,8 @@ struct syncsvc {
     char *endpoint;
     int port;
     int log_fd; /* barriers.jsonl, -1 when none */
+    char *log_path;
+    int log_errno; /* why barriers.jsonl stopped, 0 while it is whole */
     struct svc_map states, topics, peers;
     struct svc_heap timers;
     int64_t next_upload;

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -159,26 +160,49 @@ fd_write_all(int fd, const void *data, size_t len)
 }
 
 int
+fd_append_whole(int fd, const void *data, size_t len)
+{
+    off_t at = lseek(fd, 0, SEEK_END);
+    ssize_t n;
+    int e;
+
+    do
+        n = write(fd, data, len);
+    while (n < 0 && errno == EINTR);
+    if (n == (ssize_t)len)
+        return 0;
+    e = n < 0 ? errno : ENOSPC;
+    if (n > 0 && at >= 0 && ftruncate(fd, at) < 0)
+        log_debug("cannot cut a short write back: %s", strerror(errno));
+    errno = e;
+    return -1;
+}
+
+int
 file_write_atomic(const char *path, const void *data, size_t len,
                   struct err *err)
 {
     cleanup_free char *tmp = xasprintf("%s.tmp.%d", path, (int)getpid());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int e;
 
-    if (fd < 0)
-        return err_sys(err, errno, "%s", tmp);
+    if (fd < 0) {
+        e = errno;
+        err_sys(err, e, "cannot create %s", path);
+        return err_status(err, err_io_status(e));
+    }
     if (fd_write_all(fd, data, len) < 0 || fsync(fd) < 0) {
-        int saved = errno;
-
+        e = errno;
         close(fd);
         unlink(tmp);
-        return err_sys(err, saved, "%s: write", tmp);
+        err_sys(err, e, "cannot write %s", path);
+        return err_status(err, err_io_status(e));
     }
     if (close(fd) < 0 || rename(tmp, path) < 0) {
-        int saved = errno;
-
+        e = errno;
         unlink(tmp);
-        return err_sys(err, saved, "%s", path);
+        err_sys(err, e, "cannot write %s", path);
+        return err_status(err, err_io_status(e));
     }
     return 0;
 }
@@ -204,38 +228,77 @@ mkdir_p(const char *dir, struct err *err)
     return 0;
 }
 
-int
-rm_rf(const char *path, struct err *err)
+/* Folders nested deeper than this are not removed: an instance could
+ * make a tree deep enough to exhaust the stack or the descriptors. */
+#define RM_RF_MAX_DEPTH 256
+
+/* Remove name (in the folder at) and, when it is a folder, all it
+ * holds. A link is removed, never followed: every folder is opened
+ * relative to its parent with O_NOFOLLOW, so a link swapped in for a
+ * folder while we walk fails to open as one and is unlinked instead. */
+static int
+rm_rf_at(int at, const char *name, const char *path, int depth, struct err *err)
 {
-    struct stat st;
+    int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     DIR *d;
     struct dirent *de;
+    int rc = 0;
 
-    if (lstat(path, &st) < 0)
-        return errno == ENOENT ? 0 : err_sys(err, errno, "%s", path);
-    if (!S_ISDIR(st.st_mode)) {
-        if (unlink(path) < 0)
+    if (fd < 0 && errno == ENOENT)
+        return 0;
+    if (fd < 0 && (errno == ENOTDIR || errno == ELOOP)) {
+        if (unlinkat(at, name, 0) < 0 && errno != ENOENT)
             return err_sys(err, errno, "unlink %s", path);
         return 0;
     }
-    d = opendir(path);
-    if (d == NULL)
-        return err_sys(err, errno, "opendir %s", path);
-    while ((de = readdir(d)) != NULL) {
+    if (fd >= 0 && depth >= RM_RF_MAX_DEPTH) {
+        close(fd);
+        return err_set(err, ELOOP, "%s: nested deeper than %d folders", path,
+                       RM_RF_MAX_DEPTH);
+    }
+    if (fd < 0 || (d = fdopendir(fd)) == NULL) {
+        int e = errno;
+
+        if (fd >= 0)
+            close(fd);
+        return err_sys(err, e, "open %s", path);
+    }
+    while (rc == 0 && (de = readdir(d)) != NULL) {
         cleanup_free char *child = NULL;
 
         if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
             continue;
         child = path_join(path, de->d_name);
-        if (rm_rf(child, err) < 0) {
-            closedir(d);
-            return -1;
-        }
+        rc = rm_rf_at(dirfd(d), de->d_name, child, depth + 1, err);
     }
     closedir(d);
-    if (rmdir(path) < 0)
+    if (rc == 0 && unlinkat(at, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
         return err_sys(err, errno, "rmdir %s", path);
-    return 0;
+    return rc;
+}
+
+int
+rm_rf(const char *path, struct err *err)
+{
+    return rm_rf_at(AT_FDCWD, path, path, 0, err);
+}
+
+long long
+fd_limit_raise(void)
+{
+    struct rlimit rl;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+        return -1;
+    if (rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) < 0 &&
+            getrlimit(RLIMIT_NOFILE, &rl) < 0)
+            return -1;
+    }
+    return rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > LLONG_MAX
+               ? LLONG_MAX
+               : (long long)rl.rlim_cur;
 }
 
 bool

@@ -42,14 +42,25 @@ char *fd_read_all(int fd, const char *name, size_t max_bytes, size_t *len,
 /* Write all of data to fd, retrying short writes and EINTR; 0, or -1 with
  * errno set. */
 int fd_write_all(int fd, const void *data, size_t len);
+/* Append one whole record (a line of a log) to fd, opened O_APPEND by its
+ * only writer, with one write(2); a short write is cut back to where the
+ * file ended, so readers never see half a record. 0, or -1 with errno set
+ * (ENOSPC for a short write). */
+int fd_append_whole(int fd, const void *data, size_t len);
 /* Write data to path through a temporary file in the same directory, fsync
- * and rename, so the file is complete or absent. */
+ * and rename, so the file is complete or absent. On failure err names path
+ * and carries the exit status err_io_status gives (73 or 74). */
 int file_write_atomic(const char *path, const void *data, size_t len,
                       struct err *err);
 /* Create dir and its parents (mode 0755); existing dirs are fine. */
 int mkdir_p(const char *dir, struct err *err);
-/* Remove a directory tree (no symlink following). */
+/* Remove a directory tree; a link in it is removed, never followed (the
+ * last component of path too). Fails (ELOOP) on folders nested more than
+ * 256 deep, leaving them. */
 int rm_rf(const char *path, struct err *err);
+/* Raise the soft limit on open files (RLIMIT_NOFILE) to the hard one; the
+ * soft limit in effect afterwards, or -1 when it cannot be read. */
+long long fd_limit_raise(void);
 bool path_exists(const char *path);
 bool path_is_dir(const char *path);
 /* a + "/" + b; caller owns the result. */

@@ -2,7 +2,8 @@
  * test_monitor.c — the memory monitor: a child allocating 200 MiB under a
  * 256 MiB limit shows the rise in memory.csv; an OOM kill is detected with
  * its time; a cgroup that vanishes keeps its figures; exact rows on a fake
- * v2 tree; the by-path fallback when file descriptors run out.
+ * v2 tree; the by-path fallback when file descriptors run out, and an
+ * instance the monitor loses (it says so) rather than taking for ended.
  *
  * With MONITOR_BENCH=N in the environment it runs no test but measures
  * sampling N real cgroups through open file descriptors and by path.
@@ -22,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -438,6 +440,7 @@ t_by_path_and_vanish(void)
     CHECK_EQ_INT(monitor_instance_ended(mon, in, 600, &err), 0);
     monitor_stats(in, &st);
     CHECK(st.gone);
+    CHECK_EQ_INT(st.lost_errno, 0); /* gone with its cgroup, not lost */
     CHECK_EQ_INT(st.samples, 2);
     CHECK_EQ_INT(st.last, 9000);
     CHECK_EQ_INT(st.final, 9000);
@@ -445,6 +448,100 @@ t_by_path_and_vanish(void)
     CHECK_EQ_INT(st.peak_t_ms, 250);
 out:
     monitor_destroy(&mon);
+    free(csv_path);
+    free(dir);
+}
+
+/* The first descriptor number open() would return. */
+static int
+next_fd(void)
+{
+    int fd = open("/dev/null", O_RDONLY);
+
+    close(fd);
+    return fd;
+}
+
+/* A monitor reading by path that cannot open the cgroup's files any more
+ * (EMFILE) has lost the instance, which may still run: it says so with
+ * the reason and the time, and keeps the figures it had. */
+static void
+t_lost_instance(void)
+{
+    char *dir = fake_v2_cgroup();
+    const struct monitor_file *f = mf();
+    char *csv_path = path_join(th_tmpdir(), "memory.csv");
+    struct monitor *mon = monitor_new(250, 0);
+    struct rlimit old, low;
+    struct monitor_stats st;
+    struct monitor_inst *in;
+    struct err err = {0};
+
+    getrlimit(RLIMIT_NOFILE, &old);
+    low = old;
+    low.rlim_cur = (rlim_t)next_fd() + 2; /* by path, as in the test above */
+    CHECK_EQ_INT(setrlimit(RLIMIT_NOFILE, &low), 0);
+    in = monitor_add(mon, "g/0", dir, TY_CG_V2, f, 0, &err);
+    setrlimit(RLIMIT_NOFILE, &old);
+    CHECK_MSG(in != NULL, "%s", err.msg);
+    if (in == NULL)
+        goto out;
+    th_write(dir, "memory.current", "9000\n");
+    monitor_sample(mon, 250);
+    low.rlim_cur = (rlim_t)next_fd(); /* no descriptor left at all */
+    CHECK_EQ_INT(setrlimit(RLIMIT_NOFILE, &low), 0);
+    monitor_sample(mon, 500);
+    setrlimit(RLIMIT_NOFILE, &old);
+    monitor_sample(mon, 750); /* a lost instance is not read again */
+    CHECK_EQ_INT(monitor_instance_ended(mon, in, 800, &err), 0);
+    monitor_stats(in, &st);
+    CHECK_EQ_INT(st.lost_errno, EMFILE);
+    CHECK_EQ_INT(st.lost_t_ms, 500);
+    CHECK(st.gone);
+    CHECK_EQ_INT(st.samples, 2);
+    CHECK_EQ_INT(st.last, 9000);
+    CHECK_EQ_INT(st.peak, 9000);
+out:
+    monitor_destroy(&mon);
+    CHECK(path_exists(csv_path)); /* the rows it had are kept */
+    free(csv_path);
+    free(dir);
+}
+
+/* By path, a usage file that cannot be read (here: a folder in its place)
+ * is a lost instance too, not an ended one. */
+static void
+t_lost_unreadable(void)
+{
+    char *dir = fake_v2_cgroup();
+    const struct monitor_file *f = mf();
+    char *csv_path = path_join(th_tmpdir(), "memory.csv");
+    char *usage = path_join(dir, "memory.current");
+    struct monitor *mon = monitor_new(250, 0);
+    struct rlimit old, low;
+    struct monitor_stats st;
+    struct monitor_inst *in;
+    struct err err = {0};
+
+    getrlimit(RLIMIT_NOFILE, &old);
+    low = old;
+    low.rlim_cur = (rlim_t)next_fd() + 2;
+    CHECK_EQ_INT(setrlimit(RLIMIT_NOFILE, &low), 0);
+    in = monitor_add(mon, "g/0", dir, TY_CG_V2, f, 0, &err);
+    setrlimit(RLIMIT_NOFILE, &old);
+    CHECK_MSG(in != NULL, "%s", err.msg);
+    if (in == NULL)
+        goto out;
+    CHECK_EQ_INT(unlink(usage), 0);
+    CHECK_EQ_INT(mkdir(usage, 0755), 0);
+    monitor_sample(mon, 250);
+    monitor_stats(in, &st);
+    CHECK_EQ_INT(st.lost_errno, EISDIR);
+    CHECK_EQ_INT(st.lost_t_ms, 250);
+    CHECK_EQ_INT(st.samples, 1);
+out:
+    monitor_destroy(&mon);
+    free(usage);
     free(csv_path);
     free(dir);
 }
@@ -593,6 +690,8 @@ static const struct th_case cases[] = {
     {"v2_fake_rows", t_v2_fake_rows},
     {"backend_reports_oom", t_backend_reports_oom},
     {"by_path_and_vanish", t_by_path_and_vanish},
+    {"lost_instance", t_lost_instance},
+    {"lost_unreadable", t_lost_unreadable},
     {"add_errors", t_add_errors},
     {NULL, NULL},
 };

@@ -357,6 +357,39 @@ t_malformed(void)
     }
 }
 
+/* An instance the memory monitor lost (result.json's monitor_lost): the
+ * report says so, in its notes and its table. */
+static void
+t_monitor_lost(void)
+{
+    cleanup_free char *dir = make_run("lost", &oom);
+    cleanup_free char *res = slurp(dir, "result.json");
+    cleanup_free char *table = NULL;
+    cleanup_free char *text = NULL;
+    cJSON *j = res ? cJSON_Parse(res) : NULL;
+    cJSON *in = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "instances"), 0);
+    struct err err = {0};
+    cJSON *s;
+
+    CHECK(in != NULL);
+    if (in == NULL) {
+        cJSON_Delete(j);
+        return;
+    }
+    cJSON_AddStringToObject(in, "monitor_lost",
+                            "the memory series stops at 500 ms: Too many "
+                            "open files");
+    text = cJSON_Print(j);
+    cJSON_Delete(j);
+    put_text(dir, "result.json", text);
+    CHECK_MSG(generate(dir, &table, &err) == 0, "%s", err.msg);
+    s = summary(dir);
+    CHECK(has_note(s, "the memory monitor lost this instance: the memory "
+                      "series stops at 500 ms: Too many open files"));
+    CHECK_CONTAINS(table, "the memory monitor lost this instance");
+    cJSON_Delete(s);
+}
+
 static const struct th_case cases[] = {
     {"missing_result", t_missing_result},
     {"missing_pieces", t_missing_pieces},
@@ -366,6 +399,7 @@ static const struct th_case cases[] = {
     {"profiler_bytes", t_profiler_bytes},
     {"empty_and_absent", t_empty_and_absent},
     {"malformed", t_malformed},
+    {"monitor_lost", t_monitor_lost},
     {NULL, NULL},
 };
 
