@@ -2,7 +2,9 @@
  * backend_exec.c — local:exec: every instance is a child process of the
  * coordinator.
  *
- * Each child gets its own process group, its own working directory (the
+ * Each child gets its own process group, SIGKILL as its parent-death
+ * signal, a guard process that kills that group if the coordinator is
+ * killed (exec_guard.c), its own working directory (the
  * instance's scratch folder), stdout and stderr in run.out and run.err of its
  * output folder, and — where the machine allows (root, a memory controller
  * on cgroup v1 or v2) — its own cgroup with the group's memory limit (no
@@ -19,6 +21,7 @@
 #include "backend_queue.h"
 #include "cgroup.h"
 #include "composition.h"
+#include "exec_guard.h"
 #include "log.h"
 #include "util.h"
 
@@ -28,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -47,6 +51,7 @@ struct exec_backend {
     int sigfd;
     struct exec_inst *insts;
     size_t n;
+    struct exec_guard *guard; /* kills the groups if the coordinator dies */
     struct backend_queue queue; /* events not yet handed out */
 };
 
@@ -89,10 +94,14 @@ open_output(const char *dir, const char *name, struct err *err)
     return fd;
 }
 
-/* Between fork and exec: only async-signal-safe calls. */
+/* Between fork and exec: only async-signal-safe calls. The parent-death
+ * signal fires when the thread that forked ends; that is the run's main
+ * thread (start_all runs there), so it fires when the coordinator dies,
+ * even by SIGKILL. A parent already gone before prctl shows as getppid()
+ * changed. */
 static void __attribute__((noreturn))
 child(const struct exec_backend *x, const struct backend_instance *in,
-      const struct cgroup *cg, int outfd, int errfd)
+      const struct cgroup *cg, int outfd, int errfd, pid_t parent)
 {
     char *argv[2] = {(char *)x->cfg.binary, NULL};
     const char *bin = in->artifact ? in->artifact : x->cfg.binary;
@@ -101,6 +110,8 @@ child(const struct exec_backend *x, const struct backend_instance *in,
 
     argv[0] = (char *)bin;
     setpgid(0, 0);
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+        _exit(126);
     if (cg != NULL && cgroup_attach_self_prepared(cg) < 0)
         _exit(126);
     if (devnull >= 0)
@@ -135,7 +146,7 @@ start_one(struct exec_backend *x, const struct backend_instance *in,
 {
     struct exec_inst *ei = &x->insts[in->index];
     int outfd, errfd;
-    pid_t pid;
+    pid_t pid, parent;
 
     if (mkdir_p(in->outdir, err) < 0 || mkdir_p(in->tempdir, err) < 0)
         return -1;
@@ -150,9 +161,10 @@ start_one(struct exec_backend *x, const struct backend_instance *in,
             close(outfd);
         return -1;
     }
+    parent = getpid();
     pid = fork();
     if (pid == 0)
-        child(x, in, ei->cg, outfd, errfd);
+        child(x, in, ei->cg, outfd, errfd, parent);
     close(outfd);
     close(errfd);
     if (pid < 0)
@@ -160,6 +172,7 @@ start_one(struct exec_backend *x, const struct backend_instance *in,
     /* Also from the parent, so a stop() right after start hits the group. */
     setpgid(pid, pid);
     ei->pid = pid;
+    exec_guard_set(x->guard, (size_t)in->index, pid);
     return 0;
 }
 
@@ -169,8 +182,13 @@ exec_start_all(struct backend *b, const struct backend_instance *insts,
 {
     struct exec_backend *x = (struct exec_backend *)b;
 
+    struct err ge = {0};
+
     x->insts = xcalloc(n, sizeof(*x->insts));
     x->n = n;
+    x->guard = exec_guard_new(n, &ge);
+    if (x->guard == NULL)
+        log_warnx("instances may outlive a killed coordinator: %s", ge.msg);
     for (size_t i = 0; i < n; i++) {
         struct err e = {0};
 
@@ -210,6 +228,7 @@ reaped(struct exec_backend *x, int index, int status)
     if (ei->cg != NULL && ev.signal == SIGKILL)
         ev.oom = cgroup_oom_kills(ei->cg) > ei->oom_before;
     ei->pid = -1;
+    exec_guard_set(x->guard, (size_t)index, 0);
     backend_queue_push(&x->queue, &ev);
 }
 
@@ -293,6 +312,7 @@ exec_destroy(struct backend *b)
         }
         cgroup_destroy(&ei->cg);
     }
+    exec_guard_destroy(&x->guard);
     cgroup_sys_destroy(&x->cgs);
     if (x->sigfd >= 0)
         close(x->sigfd);

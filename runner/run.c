@@ -14,6 +14,7 @@
 #include "log.h"
 #include "planbuild.h"
 #include "report.h"
+#include "run_lock.h"
 #include "util.h"
 
 #include <errno.h>
@@ -477,7 +478,8 @@ static int
 setup(struct run *r, struct err *err)
 {
     r->binary = build_plan(r->comp, err);
-    if (r->binary == NULL || make_run_dir(r, err) < 0)
+    if (r->binary == NULL || make_run_dir(r, err) < 0 ||
+        run_lock_create(r->run_dir, err) < 0)
         return -1;
     run_insts_init(r);
     if (open_sigfd(r, err) < 0 || start_backend(r, err) < 0 ||
@@ -543,6 +545,8 @@ run_execute(struct composition *comp, const struct run_opts *opts,
     monitor_destroy(&r.mon);
     backend_destroy(&r.be);
     if (run_write_result(&r, err) < 0)
+        log_warnx("%s", err->msg);
+    if (run_lock_mark(r.run_dir, "finished", err) < 0)
         log_warnx("%s", err->msg);
     if (!r.opts.quiet)
         run_print_summary(&r);
