@@ -51,7 +51,7 @@ struct exec_backend {
     int sigfd;
     struct exec_inst *insts;
     size_t n;
-    struct exec_guard *guard; /* kills the groups if the coordinator dies */
+    struct exec_guard *guard;   /* kills the groups if the coordinator dies */
     struct backend_queue queue; /* events not yet handed out */
 };
 

@@ -329,8 +329,7 @@ cgroup_open(const char *memory_dir, enum ty__cgver ver, struct err *err)
 }
 
 struct cgroup *
-cgroup_adopt(const struct cgroup_sys *sys, const char *relpath,
-             struct err *err)
+cgroup_adopt(const struct cgroup_sys *sys, const char *relpath, struct err *err)
 {
     cleanup_free char *full = NULL;
     struct cgroup *cg;

@@ -92,17 +92,17 @@ str_of(const cJSON *obj, const char *key)
 /* Whether what these labels name may go: its coordinator is gone (or
  * --force); why says why not. */
 static bool
-removable(const struct clean_opts *o, const cJSON *obj, char *why,
-          size_t size)
+removable(const struct clean_opts *o, const cJSON *obj, char *why, size_t size)
 {
     const cJSON *labels = cJSON_GetObjectItemCaseSensitive(obj, "Labels");
     struct run_identity id;
     char w[320];
 
     if (run_identity_from_labels(labels, &id) < 0) {
-        snprintf(why, size, "no coordinator labels (made by an older "
-                            "testyard?): can't tell whether its coordinator "
-                            "lives");
+        snprintf(why, size,
+                 "no coordinator labels (made by an older "
+                 "testyard?): can't tell whether its coordinator "
+                 "lives");
         return o->force;
     }
     switch (run_identity_check(&id, w, sizeof(w))) {
@@ -241,8 +241,7 @@ report(const struct clean_opts *o, const struct item *items, size_t n,
         }
         printf("%s %s %s (%.12s) of run %s%s\n",
                o->dry ? "would remove" : "removed",
-               it->network ? "network" : "container", it->name, it->id,
-               it->run,
+               it->network ? "network" : "container", it->name, it->id, it->run,
                it->running ? (o->dry ? ", running" : ", killed first") : "");
         if (it->network)
             nn++;
@@ -251,8 +250,8 @@ report(const struct clean_opts *o, const struct item *items, size_t n,
     }
     if (nc + nn > 0)
         printf("%s %zu container%s and %zu network%s\n",
-               o->dry ? "would remove" : "removed", nc, nc == 1 ? "" : "s",
-               nn, nn == 1 ? "" : "s");
+               o->dry ? "would remove" : "removed", nc, nc == 1 ? "" : "s", nn,
+               nn == 1 ? "" : "s");
     t->removed += nc + nn;
 }
 
@@ -346,8 +345,9 @@ clean_docker(const struct clean_opts *o, struct clean_tally *t)
                                     &err)) == NULL ||
         (ns = docker_network_list(d, (const char *[]){label, NULL}, &err)) ==
             NULL) {
-        fprintf(stderr, "testyard clean: containers and networks not looked "
-                        "at: %s\n",
+        fprintf(stderr,
+                "testyard clean: containers and networks not looked "
+                "at: %s\n",
                 err.msg);
         rc = EXIT_UNAVAILABLE;
     } else {

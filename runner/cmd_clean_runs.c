@@ -130,9 +130,8 @@ remove_run(const struct clean_opts *o, const struct cgroup_sys *sys,
     strbuf_init(&sb);
     describe(&sb, ncg, &sc);
     if (sb.len > 0 || mark) {
-        printf("%s run %s (%s)%s%s%s\n",
-               o->dry ? "would clean" : "cleaned", id, why,
-               sb.len ? ": " : "", sb.len ? sb.buf : "",
+        printf("%s run %s (%s)%s%s%s\n", o->dry ? "would clean" : "cleaned", id,
+               why, sb.len ? ": " : "", sb.len ? sb.buf : "",
                mark ? (o->dry ? "; would mark it interrupted"
                               : "; marked it interrupted")
                     : "");

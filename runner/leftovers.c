@@ -187,8 +187,7 @@ has_dir(int runfd, const char *name)
 }
 
 static int
-scratch_at(int runfd, bool dry, struct leftovers_scratch *out,
-           struct err *err)
+scratch_at(int runfd, bool dry, struct leftovers_scratch *out, struct err *err)
 {
     static const char *const names[] = {".sync", ".tmp"};
     bool *found[] = {&out->sync, &out->tmp};
@@ -198,8 +197,7 @@ scratch_at(int runfd, bool dry, struct leftovers_scratch *out,
         return err_sys(err, errno, "stat");
     for (size_t i = 0; i < ARRAY_LEN(names); i++) {
         *found[i] = has_dir(runfd, names[i]);
-        if (*found[i] && !dry &&
-            rm_at(runfd, names[i], st.st_dev, 0, err) < 0)
+        if (*found[i] && !dry && rm_at(runfd, names[i], st.st_dev, 0, err) < 0)
             return err_prefix(err, "%s", names[i]);
     }
     return top_files(runfd, dry, &out->partial, err);
@@ -209,8 +207,7 @@ int
 leftovers_scratch(const char *runs, const char *id, bool dry,
                   struct leftovers_scratch *out, struct err *err)
 {
-    cleanup_close int runsfd =
-        open(runs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    cleanup_close int runsfd = open(runs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     cleanup_close int runfd = -1;
 
     memset(out, 0, sizeof(*out));
