@@ -2,10 +2,10 @@
  * exec_guard.c — the guard process of local:exec (see exec_guard.h).
  *
  * The guard is forked from a process that may have threads, so after fork
- * it only makes async-signal-safe calls (read, kill, close, sigaction,
- * _exit) on memory allocated before the fork. They talk over a stream
- * socket pair (a dead guard is an error on send, never SIGPIPE). Messages
- * are two int32s (index, pgid) sent whole; index -1 says "done":
+ * it only makes async-signal-safe calls (read, kill, open, dup2, close,
+ * sigaction, _exit) on memory allocated before the fork. The two talk over
+ * a stream socket pair (a dead guard is an error on send, never SIGPIPE).
+ * Messages are two int32s (index, pgid) sent whole; index -1 says "done":
  * the coordinator ended normally and killed what it started itself.
  */
 #include "exec_guard.h"
@@ -13,6 +13,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -57,6 +58,7 @@ guard_main(const struct exec_guard *g, int rd)
     struct sigaction sa = {.sa_handler = SIG_IGN};
     sigset_t none;
     struct guard_msg m;
+    int null;
 
     /* Out of the terminal's process group: Ctrl-C is the coordinator's. */
     setpgid(0, 0);
@@ -67,6 +69,10 @@ guard_main(const struct exec_guard *g, int rd)
     if (dup2(rd, 3) < 0)
         _exit(1);
     close_range(4, ~0U, 0);
+    /* Hold no terminal or pipe of the coordinator's open. */
+    if ((null = open("/dev/null", O_RDWR)) >= 0)
+        for (int fd = 0; fd < 3; fd++)
+            dup2(null, fd);
     while (read_msg(3, &m)) {
         if (m.index == -1)
             _exit(0);

@@ -651,8 +651,8 @@ t_clean_command(void)
     cleanup_free char *name = xasprintf("ty-test-%s", token());
     const char *const *dead = dead_coordinator();
     const char *const labels[] = {"testyard.test=1", label, NULL};
-    const char *const net_labels[] = {"testyard.test=1", label, dead[0],
-                                      dead[1], dead[2], dead[3], NULL};
+    const char *const net_labels[] = {
+        "testyard.test=1", label, dead[0], dead[1], dead[2], dead[3], NULL};
     char *bin = compile_plan(), *a, *b, *out;
     struct imagebuild_result r;
     struct err err = {0};
