@@ -181,7 +181,6 @@ exec_start_all(struct backend *b, const struct backend_instance *insts,
                size_t n, struct err *err)
 {
     struct exec_backend *x = (struct exec_backend *)b;
-
     struct err ge = {0};
 
     x->insts = xcalloc(n, sizeof(*x->insts));
