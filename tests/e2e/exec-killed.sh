@@ -59,8 +59,10 @@ has_series() {
 
 cg=/sys/fs/cgroup/memory/testyard
 check "a stalling run starts (4 instances, 2 of them forked)" start_bg exk-dead
-kill -KILL "$BGPID"
-wait "$BGPID" 2>/dev/null
+{
+    kill -KILL "$BGPID"
+    wait "$BGPID"
+} 2>/dev/null
 check "kill -9: every process of the run is gone within 2 s" \
     gone_within 20 exk-dead
 [ "$(procs_of_run exk-dead)" = 0 ] || kill_run exk-dead
