@@ -40,6 +40,7 @@
 #include "imagebuild.h"
 #include "instlog.h"
 #include "log.h"
+#include "run_lock.h"
 #include "util.h"
 
 #include <errno.h>
@@ -481,16 +482,19 @@ container_config(const struct dk_backend *k, const struct backend_instance *in,
     return log_config(docker_container_config(&s), in->log_limit);
 }
 
+/* The run, the instance and the coordinator's identity, which `clean`
+ * reads to tell a live run from an orphan. */
 static char **
 make_labels(const struct dk_backend *k, const struct backend_instance *in)
 {
-    char **v = xcalloc(6, sizeof(char *));
+    char **v = xcalloc(6 + RUN_LABELS_N, sizeof(char *));
 
     v[0] = xasprintf("testyard.run=%s", k->cfg.run_id);
     v[1] = xasprintf("testyard.plan=%s", k->cfg.plan_name);
     v[2] = xasprintf("testyard.group=%s", in->group);
     v[3] = xasprintf("testyard.index=%d", in->group_index);
     v[4] = xasprintf("testyard.instance=%d", in->index);
+    (void)run_identity_labels(&v[5], NULL);
     return v;
 }
 
@@ -672,12 +676,18 @@ make_network(struct dk_backend *k, struct err *err)
 {
     cleanup_free char *label = xasprintf("testyard.run=%s", k->cfg.run_id);
     const char *labels[] = {label, NULL};
+    char *all[2 + RUN_LABELS_N] = {label};
     const cJSON *net, *gw = NULL;
     cJSON *list;
+    int rc;
 
+    (void)run_identity_labels(&all[1], NULL);
     k->network = xasprintf("testyard-%s", k->cfg.run_id);
-    if (docker_network_create(k->d, k->network, labels, &k->network_id, err) <
-        0)
+    rc = docker_network_create(k->d, k->network, (const char *const *)all,
+                               &k->network_id, err);
+    for (int i = 1; i <= RUN_LABELS_N; i++)
+        free(all[i]);
+    if (rc < 0)
         return err_prefix(err, "creating network %s%s", k->network,
                           err && strstr(err->msg, "address pool")
                               ? " (the engine has no address range left: "

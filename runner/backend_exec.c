@@ -2,8 +2,10 @@
  * backend_exec.c — local:exec: every instance is a child process of the
  * coordinator.
  *
- * Each child gets its own process group, its own working directory (the
- * instance's scratch folder), stdout and stderr through pipes that the log
+ * Each child gets its own process group, SIGKILL as its parent-death
+ * signal, a guard process that kills that group if the coordinator is
+ * killed (exec_guard.c), its own working directory (the instance's
+ * scratch folder), stdout and stderr through pipes that the log
  * pump (logpump.c) copies into capped run.out and run.err (instlog.c: kept
  * in the runner's folder, moved into the instance's when its pipes end),
  * and — where the machine allows (root, a memory controller
@@ -21,6 +23,7 @@
 #include "backend_queue.h"
 #include "cgroup.h"
 #include "composition.h"
+#include "exec_guard.h"
 #include "fsat.h"
 #include "instlog.h"
 #include "log.h"
@@ -33,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -52,6 +56,7 @@ struct exec_backend {
     int sigfd;
     struct exec_inst *insts;
     size_t n;
+    struct exec_guard *guard;   /* kills the groups if the coordinator dies */
     struct backend_queue queue; /* events not yet handed out */
     struct logpump *pump;
 };
@@ -124,10 +129,14 @@ open_outputs(struct exec_backend *x, const struct backend_instance *in,
     return 0;
 }
 
-/* Between fork and exec: only async-signal-safe calls. */
+/* Between fork and exec: only async-signal-safe calls. The parent-death
+ * signal fires when the thread that forked ends; that is the run's main
+ * thread (start_all runs there), so it fires when the coordinator dies,
+ * even by SIGKILL. A parent already gone before prctl shows as getppid()
+ * changed. */
 static void __attribute__((noreturn))
 child(const struct exec_backend *x, const struct backend_instance *in,
-      const struct cgroup *cg, int outfd, int errfd)
+      const struct cgroup *cg, int outfd, int errfd, pid_t parent)
 {
     char *argv[2] = {(char *)x->cfg.binary, NULL};
     const char *bin = in->artifact ? in->artifact : x->cfg.binary;
@@ -136,6 +145,8 @@ child(const struct exec_backend *x, const struct backend_instance *in,
 
     argv[0] = (char *)bin;
     setpgid(0, 0);
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+        _exit(126);
     if (cg != NULL && cgroup_attach_self_prepared(cg) < 0)
         _exit(126);
     if (devnull >= 0)
@@ -170,7 +181,7 @@ start_one(struct exec_backend *x, const struct backend_instance *in,
 {
     struct exec_inst *ei = &x->insts[in->index];
     int out[2] = {-1, -1}, errp[2] = {-1, -1};
-    pid_t pid;
+    pid_t pid, parent;
 
     if (mkdir_p(in->tempdir, err) < 0)
         return -1;
@@ -180,9 +191,10 @@ start_one(struct exec_backend *x, const struct backend_instance *in,
     ei->oom_before = ei->cg ? cgroup_oom_kills(ei->cg) : -1;
     if (open_outputs(x, in, out, errp, err) < 0)
         return -1;
+    parent = getpid();
     pid = fork();
     if (pid == 0)
-        child(x, in, ei->cg, out[1], errp[1]);
+        child(x, in, ei->cg, out[1], errp[1], parent);
     close(out[1]);
     close(errp[1]);
     if (pid < 0)
@@ -190,6 +202,7 @@ start_one(struct exec_backend *x, const struct backend_instance *in,
     /* Also from the parent, so a stop() right after start hits the group. */
     setpgid(pid, pid);
     ei->pid = pid;
+    exec_guard_set(x->guard, (size_t)in->index, pid);
     return 0;
 }
 
@@ -198,9 +211,13 @@ exec_start_all(struct backend *b, const struct backend_instance *insts,
                size_t n, struct err *err)
 {
     struct exec_backend *x = (struct exec_backend *)b;
+    struct err ge = {0};
 
     x->insts = xcalloc(n, sizeof(*x->insts));
     x->n = n;
+    x->guard = exec_guard_new(n, &ge);
+    if (x->guard == NULL)
+        log_warnx("instances may outlive a killed coordinator: %s", ge.msg);
     for (size_t i = 0; i < n; i++) {
         struct err e = {0};
 
@@ -240,6 +257,7 @@ reaped(struct exec_backend *x, int index, int status)
     if (ei->cg != NULL && ev.signal == SIGKILL)
         ev.oom = cgroup_oom_kills(ei->cg) > ei->oom_before;
     ei->pid = -1;
+    exec_guard_set(x->guard, (size_t)index, 0);
     backend_queue_push(&x->queue, &ev);
 }
 
@@ -325,6 +343,7 @@ exec_destroy(struct backend *b)
     logpump_destroy(&x->pump, EXEC_LOG_DRAIN_MS);
     for (size_t i = 0; i < x->n; i++)
         cgroup_destroy(&x->insts[i].cg);
+    exec_guard_destroy(&x->guard);
     cgroup_sys_destroy(&x->cgs);
     if (x->sigfd >= 0)
         close(x->sigfd);

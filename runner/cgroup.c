@@ -328,6 +328,50 @@ cgroup_open(const char *memory_dir, enum ty__cgver ver, struct err *err)
     return cg;
 }
 
+struct cgroup *
+cgroup_adopt(const struct cgroup_sys *sys, const char *relpath, struct err *err)
+{
+    cleanup_free char *full = NULL;
+    struct cgroup *cg;
+
+    if (!cgroup_sys_usable(sys))
+        return err_set(err, ENOTSUP, "%s", sys->warning), NULL;
+    if (!relpath_ok(relpath))
+        return err_set(err, EINVAL, "bad cgroup path \"%s\"", relpath), NULL;
+    full = xasprintf("%s/%s", CGROUP_BASE, relpath);
+    cg = cg_alloc(sys->ver);
+    cg->owned = true;
+    for (int i = 0; i < NCTL; i++) {
+        cleanup_free char *dir = NULL;
+
+        if (!(sys->ctl & (1u << i)) || (sys->ver == TY_CG_V2 && i > 0))
+            continue;
+        dir = path_join(sys->root[i], full);
+        if (path_is_dir(dir))
+            cg_add_slot(cg, sys->root[i], dir);
+    }
+    if (cg->nslot == 0) {
+        cg->removed = true;
+        cgroup_destroy(&cg);
+        return err_set(err, ENOENT, "no cgroup %s", full), NULL;
+    }
+    return cg;
+}
+
+char **
+cgroup_list(const struct cgroup_sys *sys, const char *relpath)
+{
+    cleanup_free char *full = NULL;
+    cleanup_free char *dir = NULL;
+
+    if (!cgroup_sys_usable(sys) || (*relpath && !relpath_ok(relpath)))
+        return NULL;
+    full = *relpath ? xasprintf("%s/%s", CGROUP_BASE, relpath)
+                    : xstrdup(CGROUP_BASE);
+    dir = path_join(sys->root[0], full);
+    return cgroup__subdirs(dir);
+}
+
 void
 cgroup_destroy(struct cgroup **cgp)
 {

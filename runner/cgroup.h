@@ -73,6 +73,16 @@ struct cgroup *cgroup_create(const struct cgroup_sys *sys, const char *relpath,
  * cgroup_remove leaves it in place since testyard did not create it. */
 struct cgroup *cgroup_open(const char *memory_dir, enum ty__cgver ver,
                            struct err *err);
+/* A cgroup testyard made (<base>/<relpath>, in every hierarchy where it
+ * is found) whose coordinator is gone, so that cgroup_kill_all,
+ * cgroup_remove and cgroup_destroy treat it as created here. ENOENT when
+ * no hierarchy has it. */
+struct cgroup *cgroup_adopt(const struct cgroup_sys *sys, const char *relpath,
+                            struct err *err);
+/* The names of the cgroups right below <base>/<relpath> ("" for <base>)
+ * in the memory hierarchy, as a NULL-terminated array the caller frees
+ * (each string and the array); NULL when there are none or no cgroups. */
+char **cgroup_list(const struct cgroup_sys *sys, const char *relpath);
 /* When this module created the cgroup, kill what is left in it and remove
  * its directories (best effort: call cgroup_kill_all and cgroup_remove first
  * to see errors); then free and set *cg to NULL. NULL-safe. */

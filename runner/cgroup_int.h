@@ -28,6 +28,10 @@ struct cgroup_sys {
     char warning[512];
 };
 
+/* Names of the directories in dir, NULL-terminated (the caller's), or
+ * NULL when there are none. */
+char **cgroup__subdirs(const char *dir);
+
 /* Whether dir/name exists. */
 bool cgroup__file_in(const char *dir, const char *name);
 

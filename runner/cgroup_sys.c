@@ -15,6 +15,7 @@
 
 #include "util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -30,6 +31,27 @@ cgroup__file_in(const char *dir, const char *name)
     cleanup_free char *path = path_join(dir, name);
 
     return path_exists(path);
+}
+
+char **
+cgroup__subdirs(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    char **v = NULL;
+    size_t n = 0, cap = 0;
+
+    if (d == NULL)
+        return NULL;
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_type != DT_DIR || de->d_name[0] == '.')
+            continue;
+        xgrow(&v, &cap, n + 2, sizeof(*v));
+        v[n++] = xstrdup(de->d_name);
+        v[n] = NULL;
+    }
+    closedir(d);
+    return v;
 }
 
 /* The first cgroup2 mount, and each v1 controller's first mount. */

@@ -1,17 +1,24 @@
 /*
- * cmd_clean.c — `testyard clean [--run ID] [--dry-run]`: remove the
- * containers and networks testyard left behind, found by their
- * testyard.run label (every run's, or one run's). A coordinator that was
- * killed cannot clean up after itself; this is how its orphans go.
+ * cmd_clean.c — `testyard clean [--run ID] [--runs DIR] [--force]
+ * [--dry-run]`: remove what runs whose coordinator was killed left behind.
+ * A killed coordinator cannot clean up after itself; this is how its
+ * orphans go, and only its: every container and network carries its
+ * coordinator's identity as labels (run_lock.h), so a run whose
+ * coordinator is alive — on this shared engine, another user's — is
+ * skipped and said so. Run folders and cgroups on this host are
+ * cmd_clean_runs.c's.
  *
  * Running containers are killed first, then removed with their anonymous
  * volumes; networks go last, once no container holds them. Removals run
  * on a few threads (the engine serialises little of a remove) and are
  * reported in list order. Exit 0 when everything found was removed, 1 when
- * some removal failed, 69 when no engine answers.
+ * some removal failed or the run named was left alone, 69 when no engine
+ * answers (after the host's part is done).
  */
 #include "cmd.h"
+#include "cmd_clean.h"
 #include "docker.h"
+#include "run_lock.h"
 #include "util.h"
 
 #include <errno.h>
@@ -28,6 +35,8 @@ struct item {
     const char *run;
     bool running;
     bool network;
+    bool skip; /* its coordinator may be alive */
+    char why[400];
     int rc;
     struct err err;
 };
@@ -42,13 +51,25 @@ struct pool {
 static void
 usage(FILE *out)
 {
-    fprintf(out, "usage: testyard clean [--run ID] [--dry-run]\n\n"
-                 "Remove the containers and networks testyard created (label\n"
-                 "testyard.run), killing running containers first.\n\n"
-                 "  --run ID     only those of run ID\n"
-                 "  --dry-run    list what would be removed, remove nothing\n\n"
-                 "Exit status: 0 done, 1 some removal failed, 64 usage,\n"
-                 "69 no Docker engine answers.\n");
+    fprintf(out,
+            "usage: testyard clean [--run ID] [--runs DIR] [--force] "
+            "[--dry-run]\n\n"
+            "Remove what runs whose coordinator is gone (killed, or its host\n"
+            "restarted) left behind: containers and networks (label\n"
+            "testyard.run; running ones are killed first), cgroups, and the\n"
+            "scratch in their run folders (.sync/, .tmp/), and mark those\n"
+            "runs interrupted. A run whose coordinator is alive on this host,\n"
+            "or runs on another host, is skipped and the reason printed.\n\n"
+            "  --run ID     only run ID; when its coordinator may be alive it\n"
+            "               is left alone (exit 1) unless --force\n"
+            "  --force      with --run: remove it anyway (a live coordinator\n"
+            "               on this host sees its instances killed and ends\n"
+            "               the run itself)\n"
+            "  --runs DIR   where run folders are (default: $TESTYARD_RUNS,\n"
+            "               else runs)\n"
+            "  --dry-run    list what would be removed, remove nothing\n\n"
+            "Exit status: 0 done, 1 some removal failed or the run named was\n"
+            "left alone, 64 usage, 69 no Docker engine answers.\n");
 }
 
 static const char *
@@ -68,9 +89,38 @@ str_of(const cJSON *obj, const char *key)
     return cJSON_IsString(v) ? v->valuestring : "";
 }
 
+/* Whether what these labels name may go: its coordinator is gone (or
+ * --force); why says why not. */
+static bool
+removable(const struct clean_opts *o, const cJSON *obj, char *why, size_t size)
+{
+    const cJSON *labels = cJSON_GetObjectItemCaseSensitive(obj, "Labels");
+    struct run_identity id;
+    char w[320];
+
+    if (run_identity_from_labels(labels, &id) < 0) {
+        snprintf(why, size,
+                 "no coordinator labels (made by an older "
+                 "testyard?): can't tell whether its coordinator "
+                 "lives");
+        return o->force;
+    }
+    switch (run_identity_check(&id, w, sizeof(w))) {
+    case RUN_DEAD:
+        return true;
+    case RUN_ALIVE:
+        snprintf(why, size, "alive: %s", w);
+        break;
+    default:
+        snprintf(why, size, "its coordinator runs %s", w);
+    }
+    return o->force;
+}
+
 /* One item per container of the list, then one per network. */
 static struct item *
-make_items(const cJSON *containers, const cJSON *networks, size_t *n)
+make_items(const struct clean_opts *o, const cJSON *containers,
+           const cJSON *networks, size_t *n)
 {
     size_t count =
         (size_t)(cJSON_GetArraySize(containers) + cJSON_GetArraySize(networks));
@@ -90,6 +140,7 @@ make_items(const cJSON *containers, const cJSON *networks, size_t *n)
         items[i].running = strcmp(state, "running") == 0 ||
                            strcmp(state, "paused") == 0 ||
                            strcmp(state, "restarting") == 0;
+        items[i].skip = !removable(o, c, items[i].why, sizeof(items[i].why));
         i++;
     }
     cJSON_ArrayForEach (c, networks) {
@@ -97,6 +148,7 @@ make_items(const cJSON *containers, const cJSON *networks, size_t *n)
         snprintf(items[i].name, sizeof(items[i].name), "%s", str_of(c, "Name"));
         items[i].run = label_of(c, "Labels", "testyard.run");
         items[i].network = true;
+        items[i].skip = !removable(o, c, items[i].why, sizeof(items[i].why));
         i++;
     }
     *n = i;
@@ -109,6 +161,8 @@ remove_item(struct docker *d, struct item *it)
 {
     struct err e = {0};
 
+    if (it->skip)
+        return 0;
     if (it->network)
         return docker_network_remove(d, it->id, &it->err) < 0 &&
                        it->err.code != ENOENT
@@ -164,92 +218,181 @@ remove_all(struct docker *d, struct item *items, size_t n)
     pthread_mutex_destroy(&p.mu);
 }
 
-static int
-report(const struct item *items, size_t n, bool dry)
+/* What was removed, in list order; each skipped run once. */
+static void
+report(const struct clean_opts *o, const struct item *items, size_t n,
+       struct clean_tally *t)
 {
-    size_t nc = 0, nn = 0, failed = 0;
+    size_t nc = 0, nn = 0;
 
     for (size_t i = 0; i < n; i++) {
         const struct item *it = &items[i];
 
+        if (it->skip) {
+            clean_skip(o, it->run, it->why, t);
+            continue;
+        }
         if (it->rc < 0) {
             fprintf(stderr, "testyard clean: %s %s: %s\n",
                     it->network ? "network" : "container", it->name,
                     it->err.msg);
-            failed++;
+            t->failed++;
             continue;
         }
         printf("%s %s %s (%.12s) of run %s%s\n",
-               dry ? "would remove" : "removed",
+               o->dry ? "would remove" : "removed",
                it->network ? "network" : "container", it->name, it->id, it->run,
-               it->running ? (dry ? ", running" : ", killed first") : "");
+               it->running ? (o->dry ? ", running" : ", killed first") : "");
         if (it->network)
             nn++;
         else
             nc++;
     }
-    if (nc + nn + failed == 0)
-        printf("nothing to clean\n");
-    else
+    if (nc + nn > 0)
         printf("%s %zu container%s and %zu network%s\n",
-               dry ? "would remove" : "removed", nc, nc == 1 ? "" : "s", nn,
+               o->dry ? "would remove" : "removed", nc, nc == 1 ? "" : "s", nn,
                nn == 1 ? "" : "s");
-    return failed ? 1 : 0;
+    t->removed += nc + nn;
+}
+
+/* A plain run id: what `run` accepts, so no path. */
+static bool
+plain_id(const char *s)
+{
+    size_t n = strlen(s);
+
+    return n > 0 && n <= 128 && s[0] != '.' &&
+           strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                     "0123456789._-") == n;
 }
 
 static int
-parse_args(int argc, char **argv, const char **run, bool *dry)
+usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "testyard clean: ");
+    fprintf(stderr, fmt, arg);
+    fputc('\n', stderr);
+    usage(stderr);
+    return EXIT_USAGE;
+}
+
+/* 0 after --help, EXIT_USAGE after a mistake, -1 to go on. */
+static int
+parse_args(int argc, char **argv, struct clean_opts *o)
 {
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             usage(stdout);
             return 0;
         } else if (strcmp(argv[i], "--dry-run") == 0) {
-            *dry = true;
+            o->dry = true;
+        } else if (strcmp(argv[i], "--force") == 0) {
+            o->force = true;
         } else if (strcmp(argv[i], "--run") == 0 && i + 1 < argc) {
-            *run = argv[++i];
+            o->run = argv[++i];
+            if (!plain_id(o->run))
+                return usage_error("--run: expected a run id (letters, "
+                                   "digits, '.', '_', '-'; not '.' first), "
+                                   "got '%s'",
+                                   o->run);
+        } else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
+            o->runs = argv[++i];
         } else {
-            fprintf(stderr, "testyard clean: unexpected argument '%s'\n",
-                    argv[i]);
-            usage(stderr);
-            return EXIT_USAGE;
+            return usage_error("unexpected argument '%s'", argv[i]);
         }
     }
+    if (o->force && o->run == NULL)
+        return usage_error("%s", "--force needs --run ID");
     return -1;
 }
 
-int
-cmd_clean(int argc, char **argv)
+void
+clean_skip(const struct clean_opts *o, const char *id, const char *why,
+           struct clean_tally *t)
 {
-    const char *run = NULL;
-    bool dry = false;
+    for (size_t i = 0; i < t->nseen; i++)
+        if (strcmp(t->seen[i], id) == 0)
+            return;
+    xgrow(&t->seen, &t->capseen, t->nseen + 1, sizeof(*t->seen));
+    t->seen[t->nseen++] = xstrdup(id);
+    if (o->run != NULL && strcmp(o->run, id) == 0) {
+        fprintf(stderr,
+                "testyard clean: run %s: %s; nothing removed (--force "
+                "removes it anyway)\n",
+                id, why);
+        t->refused++;
+        return;
+    }
+    printf("skipped run %s: %s\n", id, why);
+    t->skipped++;
+}
+
+/* Containers and networks; 0, or EXIT_UNAVAILABLE without an engine. */
+static int
+clean_docker(const struct clean_opts *o, struct clean_tally *t)
+{
+    cleanup_free char *label =
+        o->run ? xasprintf("testyard.run=%s", o->run) : xstrdup("testyard.run");
     struct err err = {0};
-    int rc = parse_args(argc, argv, &run, &dry);
-    cleanup_free char *label = NULL;
     cJSON *cs = NULL, *ns = NULL;
     struct item *items = NULL;
     struct docker *d;
     size_t n = 0;
+    int rc = 0;
 
-    if (rc >= 0)
-        return rc;
-    label = run ? xasprintf("testyard.run=%s", run) : xstrdup("testyard.run");
     if ((d = docker_new(NULL, &err)) == NULL ||
         (cs = docker_container_list(d, (const char *[]){label, NULL}, true,
                                     &err)) == NULL ||
         (ns = docker_network_list(d, (const char *[]){label, NULL}, &err)) ==
             NULL) {
-        fprintf(stderr, "testyard clean: %s\n", err.msg);
+        fprintf(stderr,
+                "testyard clean: containers and networks not looked "
+                "at: %s\n",
+                err.msg);
         rc = EXIT_UNAVAILABLE;
     } else {
-        items = make_items(cs, ns, &n);
-        if (!dry)
+        items = make_items(o, cs, ns, &n);
+        if (!o->dry)
             remove_all(d, items, n);
-        rc = report(items, n, dry);
+        report(o, items, n, t);
     }
     free(items);
     cJSON_Delete(cs);
     cJSON_Delete(ns);
     docker_destroy(&d);
+    return rc;
+}
+
+static void
+tally_release(struct clean_tally *t)
+{
+    for (size_t i = 0; i < t->nseen; i++)
+        free(t->seen[i]);
+    free(t->seen);
+}
+
+int
+cmd_clean(int argc, char **argv)
+{
+    struct clean_opts o = {.runs = getenv("TESTYARD_RUNS")};
+    struct clean_tally t = {0};
+    int rc = parse_args(argc, argv, &o);
+
+    if (rc >= 0)
+        return rc;
+    if (o.runs == NULL || o.runs[0] == '\0')
+        o.runs = "runs";
+    /* Containers first, so that none still writes in a run folder whose
+     * scratch goes next. */
+    rc = clean_docker(&o, &t);
+    clean_runs(&o, &t);
+    if (t.removed + t.skipped + t.refused + t.failed == 0)
+        printf("nothing to clean\n");
+    else if (t.removed == 0 && t.skipped > 0)
+        printf("nothing removed; %zu run%s skipped\n", t.skipped,
+               t.skipped == 1 ? "" : "s");
+    tally_release(&t);
+    if (rc == 0 && t.failed + t.refused > 0)
+        rc = 1;
     return rc;
 }

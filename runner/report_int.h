@@ -169,6 +169,7 @@ struct report {
     char *run_id, *plan, *case_name, *runner, *outcome, *started;
     double duration_s; /* -1 unknown */
     bool finished;     /* result.json was there */
+    bool interrupted;  /* no result.json, and its coordinator is gone */
     int64_t start_ns;  /* wall clock of t_ms 0; 0 unknown */
     int64_t end_ms;    /* the last time anything happened */
     int top;

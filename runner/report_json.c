@@ -231,6 +231,7 @@ run_json(cJSON *o, const struct report *r)
     ty__json_string(o, "runner", r->runner);
     ty__json_string(o, "outcome", r->outcome ? r->outcome : "unknown");
     cJSON_AddBoolToObject(o, "finished", r->finished);
+    cJSON_AddBoolToObject(o, "interrupted", r->interrupted);
     ty__json_string(o, "started", r->started);
     if (r->duration_s >= 0)
         cJSON_AddNumberToObject(o, "duration_s",

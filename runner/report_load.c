@@ -15,6 +15,7 @@
 #include "report_int.h"
 
 #include "fsat.h"
+#include "run_lock.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -493,6 +494,29 @@ is_run_folder(const char *dir)
     return path_exists(c) || path_exists(res);
 }
 
+/* Without result.json the run was interrupted (its coordinator is gone,
+ * or `clean` found it so), is still running, or nobody can tell. */
+static void
+note_unfinished(struct report *r)
+{
+    struct run_lock lk;
+    char why[320];
+
+    if (run_lock_read(r->run_dir, &lk, NULL) == 0 &&
+        run_lock_interrupted(&lk, why, sizeof(why))) {
+        r->interrupted = true;
+        free(r->outcome);
+        r->outcome = xstrdup("interrupted");
+        report_note(r,
+                    "the run was interrupted: its coordinator ended before "
+                    "the run did (%s); outcomes are unknown",
+                    why);
+        return;
+    }
+    report_note(r, "result.json is missing: the run did not finish (or "
+                   "is still running); outcomes are unknown");
+}
+
 int
 report_load(struct report *r, struct err *err)
 {
@@ -514,8 +538,7 @@ report_load(struct report *r, struct err *err)
     if (load_result(r, err) < 0)
         return -1;
     if (!r->finished) {
-        report_note(r, "result.json is missing: the run did not finish (or "
-                       "is still running); outcomes are unknown");
+        note_unfinished(r);
         if (load_composition(r, err) < 0)
             return -1;
         scan_folders(r);

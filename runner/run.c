@@ -22,6 +22,7 @@
 #include "log.h"
 #include "planbuild.h"
 #include "report.h"
+#include "run_lock.h"
 #include "util.h"
 
 #include <errno.h>
@@ -741,7 +742,8 @@ setup(struct run *r, struct err *err)
         return -1;
     r->binary = build_plan(r->comp, err);
     if (r->binary == NULL || make_run_dir(r, err) < 0 ||
-        (r->run_fd = fsat_root(r->run_dir, err)) < 0)
+        (r->run_fd = fsat_root(r->run_dir, err)) < 0 ||
+        run_lock_create(r->run_dir, err) < 0)
         return -1;
     run_insts_init(r);
     if (open_sigfd(r, err) < 0 || start_backend(r, err) < 0 ||
@@ -812,6 +814,9 @@ finish(struct run *r)
         note_output_error(r, &e);
     err_clear(&e);
     if (run_write_result(r, &e) < 0)
+        note_output_error(r, &e);
+    err_clear(&e);
+    if (run_lock_mark(r->run_dir, "finished", &e) < 0)
         note_output_error(r, &e);
     if (!r->opts.quiet)
         run_print_summary(r);

@@ -12,6 +12,7 @@
 #include "cmd.h"
 #include "docker.h"
 #include "imagebuild.h"
+#include "run_lock.h"
 #include "th.h"
 #include "th_proc.h"
 #include "ty_cgroup.h"
@@ -124,10 +125,30 @@ cleanup(struct docker *d, const char *image)
 }
 
 /* Create (not start) one container of the test plan. */
+/* Labels naming a coordinator on this host that is gone (no such pid),
+ * so that `clean` takes what carries them. Static strings. */
+static const char *const *
+dead_coordinator(void)
+{
+    static char v[RUN_LABELS_N][320];
+    static const char *labels[RUN_LABELS_N + 1];
+    struct run_identity id;
+
+    run_identity_of(0, &id, NULL);
+    snprintf(v[0], sizeof(v[0]), "testyard.coordinator.pid=999999999");
+    snprintf(v[1], sizeof(v[1]), "testyard.coordinator.start=1");
+    snprintf(v[2], sizeof(v[2]), "testyard.coordinator.boot=%s", id.boot_id);
+    snprintf(v[3], sizeof(v[3]), "testyard.coordinator.host=%s", id.host);
+    for (int i = 0; i < RUN_LABELS_N; i++)
+        labels[i] = v[i];
+    return labels;
+}
+
 static char *
 create(struct docker *d, const char *image, const char *mode, int n,
        const char *outputs, const char *network)
 {
+    const char *const *dead = dead_coordinator();
     cleanup_free char *run_label = xasprintf("testyard.run=test-%s", token());
     cleanup_free char *name = xasprintf("ty-test-%s-%d", token(), n);
     cleanup_free char *bind =
@@ -140,7 +161,8 @@ create(struct docker *d, const char *image, const char *mode, int n,
         .labels =
             (const char *const[]){"testyard.test=1", run_label,
                                   "testyard.plan=testyard-selftest",
-                                  "testyard.group=g", "testyard.index=0", NULL},
+                                  "testyard.group=g", "testyard.index=0",
+                                  dead[0], dead[1], dead[2], dead[3], NULL},
         .binds = bind ? (const char *const[]){bind, NULL} : NULL,
         .network_mode = network ? network : "host",
         .memory = 64 * MiB,
@@ -632,7 +654,10 @@ t_clean_command(void)
     cleanup_free char *run = xasprintf("test-%s", token());
     cleanup_free char *label = xasprintf("testyard.run=%s", run);
     cleanup_free char *name = xasprintf("ty-test-%s", token());
+    const char *const *dead = dead_coordinator();
     const char *const labels[] = {"testyard.test=1", label, NULL};
+    const char *const net_labels[] = {
+        "testyard.test=1", label, dead[0], dead[1], dead[2], dead[3], NULL};
     char *bin = compile_plan(), *a, *b, *out;
     struct imagebuild_result r;
     struct err err = {0};
@@ -642,7 +667,7 @@ t_clean_command(void)
     a = create(d, r.tag, "sleep", 5, NULL, NULL);
     b = create(d, r.tag, "hello", 6, NULL, NULL);
     CHECK(docker_container_start(d, a, &err) == 0);
-    CHECK(docker_network_create(d, name, labels, NULL, &err) == 0);
+    CHECK(docker_network_create(d, name, net_labels, NULL, &err) == 0);
     CHECK_EQ_INT(
         th_captured(cmd_clean, 4,
                     (char *[]){"clean", "--run", run, "--dry-run", NULL}, &out),
