@@ -19,6 +19,10 @@
 #include <stdint.h>
 
 #define RUN "run-sdk"
+/* The run's secret every fixture service uses, so that an environment set
+ * before the service starts still works. */
+#define SDK_SECRET                                                             \
+    "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
 
 struct sdk_fixture {
     struct syncsvc *svc;

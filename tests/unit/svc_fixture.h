@@ -32,6 +32,10 @@ extern struct svc_fixture F;
 /* Set before fix_start*: instances from this index on are in group "h"
  * (index within it from 0), the others in "g"; 0 = all in "g". */
 extern int fix_split;
+/* Set before fix_start*: the run-wide bounds (zero: the defaults) and the
+ * group given the release board (0: none). */
+extern struct syncsvc_bounds fix_bounds;
+extern int fix_board_gid;
 
 /* Start a service for n instances (topic bounds 0 = default; board_dir
  * NULL = no release board) and connect n clients. */
