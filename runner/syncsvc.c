@@ -9,8 +9,8 @@
  * routing id becomes an instance's by saying hello with the run's secret,
  * the run id and the instance's place in the run; anything else from an
  * unknown routing id is refused with an answer that says nothing about the
- * run (syncsvc_auth.c). Replies never block: a peer that stopped reading loses replies
- * rather than stalling every other instance.
+ * run (syncsvc_auth.c). Replies never block: a peer that stopped reading loses
+ * replies rather than stalling every other instance.
  *
  * The states, topics and uploads live in syncsvc_barrier.c,
  * syncsvc_topic.c and syncsvc_upload.c.
@@ -569,9 +569,11 @@ static void
 set_bounds(struct syncsvc *svc, const struct syncsvc_bounds *b)
 {
     svc->bounds.topics = or_default(b->topics, SYNCSVC_MAX_TOPICS);
-    svc->bounds.topic_bytes = or_default(b->topic_bytes, SYNCSVC_MAX_TOPIC_BYTES);
+    svc->bounds.topic_bytes =
+        or_default(b->topic_bytes, SYNCSVC_MAX_TOPIC_BYTES);
     svc->bounds.states = or_default(b->states, SYNCSVC_MAX_STATES);
-    svc->bounds.state_bytes = or_default(b->state_bytes, SYNCSVC_MAX_STATE_BYTES);
+    svc->bounds.state_bytes =
+        or_default(b->state_bytes, SYNCSVC_MAX_STATE_BYTES);
 }
 
 struct syncsvc *
@@ -600,7 +602,8 @@ syncsvc_new(const struct syncsvc_config *cfg, struct err *err)
     svc_map_init(&svc->peers);
     raise_nofile();
     svc->wake_fd = -1;
-    if (svc_auth_init(svc, cfg->secret, err) < 0 || copy_instances(svc, cfg, err) < 0 ||
+    if (svc_auth_init(svc, cfg->secret, err) < 0 ||
+        copy_instances(svc, cfg, err) < 0 ||
         open_log(svc, cfg->run_dir, err) < 0 ||
         open_socket(svc, cfg->bind, err) < 0 || svc_conn_open(svc, err) < 0) {
         syncsvc_destroy(&svc);

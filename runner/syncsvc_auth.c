@@ -28,8 +28,7 @@ copy_secret(struct syncsvc *svc, const char *given, struct err *err)
 {
     size_t n = strlen(given);
 
-    if (n != 2 * SVC_SECRET_BYTES ||
-        strspn(given, "0123456789abcdef") != n)
+    if (n != 2 * SVC_SECRET_BYTES || strspn(given, "0123456789abcdef") != n)
         return err_set(err, EINVAL,
                        "sync service: the secret must be %d hex digits",
                        2 * SVC_SECRET_BYTES);

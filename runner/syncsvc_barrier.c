@@ -36,8 +36,7 @@ state_cost(const struct syncsvc *svc, size_t namelen)
 /* Whether the run may hold one more state of this name's length; if
  * not, the answer is sent. */
 static bool
-state_room(struct syncsvc *svc, const struct svc_ctx *c, int64_t id,
-           size_t len)
+state_room(struct syncsvc *svc, const struct svc_ctx *c, int64_t id, size_t len)
 {
     if (svc->states.count >= svc->bounds.states)
         return svc_reply_status(svc, &c->peer, id, TY_WIRE_FULL,

@@ -108,9 +108,8 @@ static int
 make_fifo(struct syncsvc *svc, int dfd, int gid, struct err *err)
 {
     if (mkfifoat(dfd, "wake", 0600) < 0 ||
-        (svc->wake_fd = openat(dfd, "wake",
-                               O_RDWR | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)) <
-            0 ||
+        (svc->wake_fd = openat(
+             dfd, "wake", O_RDWR | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
         share(svc->wake_fd, gid, 0640) < 0)
         return err_sys(err, errno, "release board: %s/wake", svc->board_dir);
     return 0;

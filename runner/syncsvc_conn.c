@@ -40,8 +40,7 @@ svc_conn_open(struct syncsvc *svc, struct err *err)
     svc->monitor = zmq_socket(svc->ctx, ZMQ_PAIR);
     if (svc->monitor == NULL ||
         zmq_setsockopt(svc->monitor, ZMQ_RCVHWM, &hwm, sizeof(hwm)) < 0 ||
-        zmq_setsockopt(svc->monitor, ZMQ_LINGER, &linger, sizeof(linger)) <
-            0 ||
+        zmq_setsockopt(svc->monitor, ZMQ_LINGER, &linger, sizeof(linger)) < 0 ||
         zmq_connect(svc->monitor, MONITOR_EP) < 0)
         return err_set(err, errno, "sync service: socket monitor: %s",
                        zmq_strerror(errno));

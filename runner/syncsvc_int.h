@@ -26,9 +26,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SVC_MAX_WAITS 256  /* pending waits per instance */
-#define SVC_MAX_UPLOADS 16 /* uploads in progress per instance */
-#define SVC_MAX_PEERS 8    /* connections (routing ids) per instance */
+#define SVC_MAX_WAITS 256   /* pending waits per instance */
+#define SVC_MAX_UPLOADS 16  /* uploads in progress per instance */
+#define SVC_MAX_PEERS 8     /* connections (routing ids) per instance */
 #define SVC_SECRET_BYTES 32 /* the run's secret: 256 random bits */
 /* The one answer a client without the secret ever gets. */
 #define SVC_DENIED "denied: say hello with the run's secret first"
@@ -198,7 +198,7 @@ struct syncsvc {
     size_t words;    /* uint64 words in each bitmap */
     size_t topic_max_entries;
     size_t topic_max_bytes;
-    struct syncsvc_bounds bounds; /* per run: topics and states */
+    struct syncsvc_bounds bounds;  /* per run: topics and states */
     size_t topic_held, state_held; /* bytes counted against them */
     struct syncsvc_observer obs;
     void *obs_arg;
@@ -232,10 +232,10 @@ struct syncsvc {
 
 /* What a handler knows about the message it serves. */
 struct svc_ctx {
-    struct svc_peer peer; /* borrowed from the received frame */
+    struct svc_peer peer;   /* borrowed from the received frame */
     const zmq_msg_t *frame; /* the JSON frame (peer address, descriptor) */
-    int inst;             /* -1 before hello */
-    int64_t board;        /* the connection's first board slot, 0 = none */
+    int inst;               /* -1 before hello */
+    int64_t board;          /* the connection's first board slot, 0 = none */
 };
 
 /* syncsvc.c */

@@ -15,6 +15,7 @@
 #include <zmq.h>
 
 struct sdk_fixture S;
+struct syncsvc_bounds svc_bounds;
 
 /* ---- the service on its own thread ------------------------------------- */
 
@@ -90,6 +91,7 @@ svc_start_at(int n, const char *bind)
     cfg.board_dir = S.board;
     cfg.run_id = RUN;
     cfg.secret = SDK_SECRET;
+    cfg.bounds = svc_bounds;
     cfg.run_dir = S.dir;
     cfg.bind = bind;
     cfg.instances = inst;

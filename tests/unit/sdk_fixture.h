@@ -39,6 +39,8 @@ struct sdk_fixture {
 };
 
 extern struct sdk_fixture S;
+/* Set before svc_start: the service's run-wide bounds (zero: defaults). */
+extern struct syncsvc_bounds svc_bounds;
 
 void svc_start(int n);
 /* The same, listening on bind (e.g. "tcp://127.0.0.1:<port>"). */

@@ -150,8 +150,7 @@ t_slots_freed(void)
     char rid[32], buf[1024], part[128];
 
     fix_start(1);
-    snprintf(part, sizeof(part), ",\"secret\":\"%s\"",
-             syncsvc_secret(F.svc));
+    snprintf(part, sizeof(part), ",\"secret\":\"%s\"", syncsvc_secret(F.svc));
     for (int round = 0; round < 3; round++) {
         for (int i = 0; i < 8; i++) {
             snprintf(rid, sizeof(rid), "claim-%d-%d", round, i);
