@@ -25,11 +25,6 @@
 #define SVCPROC_SECRET                                                         \
     "62656e63682d62656e63682d62656e63682d62656e63682d62656e63682d6265"
 
-/* The secret every benchmark's sync service takes, and its clients say
- * hello with (a benchmark has nothing to protect). */
-#define SVCPROC_SECRET                                                         \
-    "62656e63682d62656e63682d62656e63682d62656e63682d62656e63682d6265"
-
 enum svcproc_kind { SVCPROC_SYNC, SVCPROC_ECHO, SVCPROC_TCP };
 
 struct svcproc {
@@ -42,12 +37,7 @@ struct svcproc {
 /* Start a server for ninstances instances of run `run_id`, all in group
  * "g" (group_index = global index). The endpoint is tcp://127.0.0.1:<port>
  * for every kind. */
-void svcproc_start(struct svcproc *sp, /* The secret every benchmark's sync service takes, and its clients say
- * hello with (a benchmark has nothing to protect). */
-#define SVCPROC_SECRET                                                         \
-    "62656e63682d62656e63682d62656e63682d62656e63682d62656e63682d6265"
-
-enum svcproc_kind kind,
+void svcproc_start(struct svcproc *sp, enum svcproc_kind kind,
                    const char *run_id, size_t ninstances);
 void svcproc_stop(struct svcproc *sp);
 
