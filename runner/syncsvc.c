@@ -233,9 +233,9 @@ hello_check(struct syncsvc *svc, const struct svc_ctx *c,
 }
 
 static void
-peer_lookup(const struct syncsvc *svc, struct svc_ctx *c)
+peer_lookup(struct syncsvc *svc, struct svc_ctx *c)
 {
-    const struct svc_conn *cn = svc_conn_find(svc, &c->peer);
+    const struct svc_conn *cn = svc_conn_of(svc, c);
 
     c->inst = cn != NULL ? cn->inst : -1;
     c->board = cn != NULL ? cn->board : 0;

@@ -125,6 +125,21 @@ svc_conn_poll(struct syncsvc *svc)
     }
 }
 
+struct svc_conn *
+svc_conn_of(struct syncsvc *svc, const struct svc_ctx *c)
+{
+    struct svc_conn *cn = svc_conn_find(svc, &c->peer);
+    int fd;
+
+    if (cn == NULL || cn->fd < 0 || c->frame == NULL ||
+        (fd = zmq_msg_get(c->frame, ZMQ_SRCFD)) < 0 || fd == cn->fd)
+        return cn;
+    /* The routing id's connection closed and a new one took the id: the
+     * new one has not said hello. */
+    conn_drop(svc, cn);
+    return NULL;
+}
+
 /* Note that cn came in on descriptor fd (-1: unknown). A connection
  * still on record there has closed: its DISCONNECTED is read first, and
  * it is dropped even if that event was lost. */

@@ -284,6 +284,9 @@ void svc_conn_close(struct syncsvc *svc);
 /* The connection of a routing id, NULL before a valid hello. */
 struct svc_conn *svc_conn_find(const struct syncsvc *svc,
                                const struct svc_peer *peer);
+/* The connection a message came on, NULL before a valid hello: also
+ * when its routing id belonged to a connection that has closed since. */
+struct svc_conn *svc_conn_of(struct syncsvc *svc, const struct svc_ctx *c);
 /* Give the message's connection one of instance inst's slots; -1 when
  * all are held by connections still open. */
 int svc_conn_claim(struct syncsvc *svc, const struct svc_ctx *c, int inst);

@@ -186,6 +186,30 @@ t_slots_freed(void)
     fix_stop();
 }
 
+/* A new connection that brings the routing id of one that said hello
+ * and closed does not inherit its place. */
+static void
+t_reused_id_inherits_nothing(void)
+{
+    char buf[1024], part[128];
+    void *a, *b;
+
+    fix_start(1);
+    snprintf(part, sizeof(part), ",\"secret\":\"%s\"", syncsvc_secret(F.svc));
+    a = dealer("ty-0-1234-5678");
+    hello_as0(a, part);
+    CHECK(recv_raw(a, buf, sizeof(buf), 5000) > 0);
+    CHECK_CONTAINS(buf, "\"status\":\"ok\"");
+    zmq_close(a);
+    usleep(100 * 1000);
+    b = dealer("ty-0-1234-5678");
+    send_str(b, "{\"id\":2,\"op\":\"signal\",\"state\":\"s\"}");
+    CHECK(recv_raw(b, buf, sizeof(buf), 5000) > 0);
+    CHECK_EQ_STR(buf, DENIED_REPLY("2"));
+    zmq_close(b);
+    fix_stop();
+}
+
 /* Hellos without the secret take no slot. */
 static void
 t_denied_take_no_slot(void)
@@ -387,6 +411,7 @@ static const struct th_case cases[] = {
     {"forged_hello", t_forged_hello},
     {"slots_freed", t_slots_freed},
     {"denied_take_no_slot", t_denied_take_no_slot},
+    {"reused_id_inherits_nothing", t_reused_id_inherits_nothing},
     {"board_owner_only", t_board_owner_only},
     {"board_group", t_board_group},
     {"topic_bomb", t_topic_bomb},
