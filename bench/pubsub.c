@@ -183,7 +183,7 @@ tsend(struct bench *b, size_t i, const char *data, size_t len)
 static void
 topen(struct bench *b, size_t i)
 {
-    char rid[64], hello[256];
+    char rid[64], hello[512];
     int zero = 0, n;
 
     snprintf(rid, sizeof(rid), "ty-%zu-%x-bench", i, (unsigned)getpid());
@@ -208,8 +208,9 @@ topen(struct bench *b, size_t i)
     }
     n = snprintf(hello, sizeof(hello),
                  "{\"id\":1,\"op\":\"hello\",\"run\":\"%s\",\"group\":\"g\","
-                 "\"group_index\":%zu,\"global_index\":%zu}",
-                 RUN_ID, i, i);
+                 "\"group_index\":%zu,\"global_index\":%zu,"
+                 "\"secret\":\"%s\"}",
+                 RUN_ID, i, i, SVCPROC_SECRET);
     tsend(b, i, hello, (size_t)n);
 }
 

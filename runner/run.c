@@ -272,6 +272,7 @@ start_sync(struct run *r, struct err *err)
         .observer_arg = r,
         .board_dir = board_wanted() ? board : NULL,
         .board_optional = true,
+        .board_gid = r->be->instance_gid,
     };
 
     for (size_t i = 0; i < r->n; i++) {

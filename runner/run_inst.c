@@ -165,6 +165,7 @@ env_testyard(struct envb *e, const struct run *r, const struct run_inst *in)
         (long long)(r->start_wall_ns / 1000000 + c->timeout_ns / 1000000);
 
     env_add(e, "TESTYARD_SYNC_URL", "%s", syncsvc_endpoint(r->svc));
+    env_add(e, "TESTYARD_SYNC_SECRET", "%s", syncsvc_secret(r->svc));
     if (syncsvc_board_dir(r->svc) != NULL)
         env_add(e, "TESTYARD_SYNC_BOARD", "%s", syncsvc_board_dir(r->svc));
     env_add(e, "TESTYARD_GROUP_INDEX", "%d", in->group_index);

@@ -6,10 +6,11 @@
  * for its op through a table; handlers answer at once or park a waiter
  * (barriers, long-poll fetches) that is answered later — by a signal, a
  * publish, a deadline in syncsvc_tick, an instance's exit or a cancel. A
- * routing id becomes an instance's by saying hello with the run id and the
- * instance's place in the run; anything else from an unknown routing id is
- * refused. Replies never block: a peer that stopped reading loses replies
- * rather than stalling every other instance.
+ * routing id becomes an instance's by saying hello with the run's secret,
+ * the run id and the instance's place in the run; anything else from an
+ * unknown routing id is refused with an answer that says nothing about the
+ * run (syncsvc_auth.c). Replies never block: a peer that stopped reading loses
+ * replies rather than stalling every other instance.
  *
  * The states, topics and uploads live in syncsvc_barrier.c,
  * syncsvc_topic.c and syncsvc_upload.c.
@@ -230,33 +231,32 @@ hello_check(struct syncsvc *svc, const struct svc_ctx *c,
     return 0;
 }
 
-/* The peers map holds, per routing id, its instance and its release
- * board area, both plus one so that no entry is NULL. */
-static void *
-peer_value(int inst, int64_t board)
-{
-    return (void *)(intptr_t)((uint64_t)board << 32 | (uint64_t)(inst + 1));
-}
-
 static void
-peer_lookup(const struct syncsvc *svc, struct svc_ctx *c)
+peer_lookup(struct syncsvc *svc, struct svc_ctx *c)
 {
-    uint64_t v =
-        (uint64_t)(intptr_t)svc_map_get(&svc->peers, c->peer.id, c->peer.len);
+    const struct svc_conn *cn = svc_conn_of(svc, c);
 
-    c->inst = (int)(v & 0xffffffffu) - 1;
-    c->board = (int64_t)(v >> 32);
+    c->inst = cn != NULL ? cn->inst : -1;
+    c->board = cn != NULL ? cn->board : 0;
 }
 
+/* The secret comes first: until it is right, every answer is the same
+ * `denied`, whatever else the hello says. Only then is a slot taken. */
 static void
 op_hello(struct syncsvc *svc, const struct svc_ctx *c,
          const struct ty_wire_req *req)
 {
     int gi = (int)req->global_index;
     struct svc_inst *in;
+    struct svc_conn *cn;
     struct ty_wire_resp r;
-    int64_t board = c->board;
 
+    if (!svc_auth_ok(svc, req->secret)) {
+        svc_auth_refuse(svc, c, req->id,
+                        req->secret ? "hello with a wrong secret"
+                                    : "hello without the run's secret");
+        return;
+    }
     if (hello_check(svc, c, req) < 0)
         return;
     in = &svc->inst[gi];
@@ -266,22 +266,19 @@ op_hello(struct syncsvc *svc, const struct svc_ctx *c,
                          c->inst);
         return;
     }
-    if (c->inst < 0) {
-        if (in->npeers >= SVC_MAX_PEERS) {
-            svc_reply_status(svc, &c->peer, req->id, TY_WIRE_BUSY,
-                             "too many connections for %s/%d", in->group,
-                             in->group_index);
-            return;
-        }
-        in->npeers++;
+    if (c->inst < 0 && svc_conn_claim(svc, c, gi) < 0) {
+        svc_reply_status(svc, &c->peer, req->id, TY_WIRE_BUSY,
+                         "too many connections for %s/%d", in->group,
+                         in->group_index);
+        return;
     }
-    if (req->board == 1 && board == 0)
-        board = svc_board_area(svc);
-    svc_map_put(&svc->peers, c->peer.id, c->peer.len, peer_value(gi, board));
+    cn = svc_conn_find(svc, &c->peer);
+    if (req->board == 1 && cn->board == 0)
+        cn->board = svc_board_area(svc);
     in->hello = true;
     ty__wire_resp_init(&r, req->id);
-    if (req->board == 1 && board > 0)
-        r.board = board;
+    if (req->board == 1 && cn->board > 0)
+        r.board = cn->board;
     svc_reply(svc, &c->peer, &r);
     if (svc->obs.on_hello != NULL)
         svc->obs.on_hello(svc->obs_arg, gi);
@@ -327,6 +324,7 @@ handle_message(struct syncsvc *svc, struct ty_wire_msg *m)
         return;
     c.peer.id = zmq_msg_data(&m->part[0]);
     c.peer.len = zmq_msg_size(&m->part[0]);
+    c.frame = &m->part[1];
     peer_lookup(svc, &c);
     if (m->more_parts || m->nparts > 3) {
         svc_reply_status(svc, &c.peer, 0, TY_WIRE_INVALID,
@@ -341,9 +339,7 @@ handle_message(struct syncsvc *svc, struct ty_wire_msg *m)
                             m->nparts == 3, &req, why, sizeof(why)) < 0)
         svc_reply_status(svc, &c.peer, req.id, TY_WIRE_INVALID, "%s", why);
     else if (req.op != TY_WIRE_HELLO && c.inst < 0)
-        svc_reply_status(svc, &c.peer, req.id, TY_WIRE_DENIED,
-                         "%s before hello: say hello first",
-                         ty__wire_op_name(req.op));
+        svc_auth_refuse(svc, &c, req.id, "a request before hello");
     else
         handlers[req.op](svc, &c, &req);
     ty__wire_req_release(&req);
@@ -352,6 +348,7 @@ handle_message(struct syncsvc *svc, struct ty_wire_msg *m)
 int
 syncsvc_handle(struct syncsvc *svc, struct err *err)
 {
+    svc_conn_poll(svc);
     for (int n = 0; n < HANDLE_BATCH; n++) {
         struct ty_wire_msg m;
 
@@ -463,8 +460,6 @@ open_socket(struct syncsvc *svc, const char *bind, struct err *err)
                        zmq_strerror(errno));
     if (setopt_int(svc->sock, ZMQ_ROUTER_MANDATORY, 1, "ROUTER_MANDATORY",
                    err) < 0 ||
-        setopt_int(svc->sock, ZMQ_ROUTER_HANDOVER, 1, "ROUTER_HANDOVER", err) <
-            0 ||
         setopt_int(svc->sock, ZMQ_BACKLOG, 4096, "BACKLOG", err) < 0 ||
         setopt_int(svc->sock, ZMQ_SNDHWM, 10000, "SNDHWM", err) < 0 ||
         setopt_int(svc->sock, ZMQ_RCVHWM, 10000, "RCVHWM", err) < 0 ||
@@ -565,6 +560,23 @@ copy_instances(struct syncsvc *svc, const struct syncsvc_config *cfg,
     return 0;
 }
 
+static size_t
+or_default(size_t v, size_t dflt)
+{
+    return v != 0 ? v : dflt;
+}
+
+static void
+set_bounds(struct syncsvc *svc, const struct syncsvc_bounds *b)
+{
+    svc->bounds.topics = or_default(b->topics, SYNCSVC_MAX_TOPICS);
+    svc->bounds.topic_bytes =
+        or_default(b->topic_bytes, SYNCSVC_MAX_TOPIC_BYTES);
+    svc->bounds.states = or_default(b->states, SYNCSVC_MAX_STATES);
+    svc->bounds.state_bytes =
+        or_default(b->state_bytes, SYNCSVC_MAX_STATE_BYTES);
+}
+
 struct syncsvc *
 syncsvc_new(const struct syncsvc_config *cfg, struct err *err)
 {
@@ -582,6 +594,7 @@ syncsvc_new(const struct syncsvc_config *cfg, struct err *err)
         cfg->topic_max_entries ? cfg->topic_max_entries : 100000;
     svc->topic_max_bytes =
         cfg->topic_max_bytes ? cfg->topic_max_bytes : 64u << 20;
+    set_bounds(svc, &cfg->bounds);
     if (cfg->observer != NULL)
         svc->obs = *cfg->observer;
     svc->obs_arg = cfg->observer_arg;
@@ -590,14 +603,15 @@ syncsvc_new(const struct syncsvc_config *cfg, struct err *err)
     svc_map_init(&svc->peers);
     (void)fd_limit_raise(); /* a thousand connections, in tests and benches */
     svc->wake_fd = -1;
-    if (copy_instances(svc, cfg, err) < 0 ||
+    if (svc_auth_init(svc, cfg->secret, err) < 0 ||
+        copy_instances(svc, cfg, err) < 0 ||
         open_log(svc, cfg->run_dir, err) < 0 ||
-        open_socket(svc, cfg->bind, err) < 0) {
+        open_socket(svc, cfg->bind, err) < 0 || svc_conn_open(svc, err) < 0) {
         syncsvc_destroy(&svc);
         return NULL;
     }
     if (cfg->board_dir != NULL &&
-        svc_board_open(svc, cfg->board_dir, err) < 0) {
+        svc_board_open(svc, cfg->board_dir, cfg->board_gid, err) < 0) {
         if (!cfg->board_optional) {
             syncsvc_destroy(&svc);
             return NULL;
@@ -617,13 +631,13 @@ syncsvc_destroy(struct syncsvc **psvc)
         return;
     for (size_t i = 0; i < svc->ninst; i++)
         svc_upload_drop_all(svc, (int)i);
+    svc_conn_close(svc);
     if (svc->sock != NULL)
         zmq_close(svc->sock);
     if (svc->ctx != NULL)
         zmq_ctx_term(svc->ctx);
     svc_map_release(&svc->states, svc_state_free);
     svc_map_release(&svc->topics, svc_topic_free);
-    svc_map_release(&svc->peers, NULL);
     while (svc->spare != NULL) {
         struct svc_waiter *w = svc->spare;
 
@@ -649,6 +663,7 @@ syncsvc_destroy(struct syncsvc **psvc)
     free(svc->alive);
     free(svc->endpoint);
     free(svc->run_id);
+    explicit_bzero(svc->secret, sizeof(svc->secret));
     free(svc);
     *psvc = NULL;
 }
@@ -663,6 +678,12 @@ int
 syncsvc_port(const struct syncsvc *svc)
 {
     return svc->port;
+}
+
+const char *
+syncsvc_secret(const struct syncsvc *svc)
+{
+    return svc->secret;
 }
 
 const char *

@@ -14,6 +14,9 @@
  * ends, and every barrier that can no longer reach its target fails at once
  * for all its waiters with a message naming the instance.
  *
+ * Only a client that knows the run's secret (syncsvc_secret) is served;
+ * anyone else gets the same `denied`, which says nothing about the run.
+ *
  * Ownership: syncsvc_new copies everything it is given; the returned
  * service is the caller's (syncsvc_destroy).
  */
@@ -53,14 +56,34 @@ struct syncsvc_observer {
     void (*on_waiting)(void *arg, int instance, bool waiting);
 };
 
+/* Bounds on what instances may make the service hold, per run; 0 = the
+ * default. Bytes count what the service keeps: values and names as
+ * printed plus a fixed cost per entry, topic and state
+ * (docs/sync-protocol.md, "Bounds"). */
+struct syncsvc_bounds {
+    size_t topics;      /* topics in the run */
+    size_t topic_bytes; /* held by every topic together */
+    size_t states;      /* states in the run */
+    size_t state_bytes; /* held by every state together */
+};
+
+#define SYNCSVC_MAX_TOPICS 100000
+#define SYNCSVC_MAX_TOPIC_BYTES (256u << 20)
+#define SYNCSVC_MAX_STATES 100000
+#define SYNCSVC_MAX_STATE_BYTES (64u << 20)
+
 struct syncsvc_config {
     const char *run_id;
+    /* The run's secret, 64 hex digits; NULL (always, but in tests): made
+     * from getrandom. */
+    const char *secret;
     const char *run_dir; /* barrier log goes to <run_dir>/barriers.jsonl */
     const char *bind;    /* e.g. "tcp://127.0.0.1:0" (0 = any port) */
     const struct syncsvc_instance *instances;
     size_t ninstances;
     size_t topic_max_entries; /* per topic; 0 = default */
     size_t topic_max_bytes;   /* per topic; 0 = default */
+    struct syncsvc_bounds bounds;
     const struct syncsvc_observer *observer;
     void *observer_arg;
     /* Where to make the release board for instances on this host (a
@@ -69,6 +92,9 @@ struct syncsvc_config {
      * go as messages. */
     const char *board_dir;
     bool board_optional;
+    /* The group, besides the coordinator's user, that may read the
+     * board (local:docker's containers); 0 or less: no one else. */
+    int board_gid;
 };
 
 struct syncsvc *syncsvc_new(const struct syncsvc_config *cfg, struct err *err);
@@ -78,6 +104,10 @@ void syncsvc_destroy(struct syncsvc **svc);
  * e.g. "tcp://127.0.0.1:40123". Borrowed. */
 const char *syncsvc_endpoint(const struct syncsvc *svc);
 int syncsvc_port(const struct syncsvc *svc);
+
+/* The run's secret (for TESTYARD_SYNC_SECRET): 64 hex digits that every
+ * hello must carry. Made by syncsvc_new from getrandom. Borrowed. */
+const char *syncsvc_secret(const struct syncsvc *svc);
 
 /* The release board's folder (for TESTYARD_SYNC_BOARD), NULL when there
  * is none. Borrowed. */

@@ -23,14 +23,49 @@
 #include <string.h>
 #include <unistd.h>
 
+/* What the run-wide bounds count for a state: its name, its bitmaps and
+ * what the service keeps around them. */
+static size_t
+state_cost(const struct syncsvc *svc, size_t namelen)
+{
+    return sizeof(struct svc_state) + sizeof(struct svc_map_entry) +
+           2 * namelen + (svc->words + svc->ngroups) * sizeof(uint64_t) +
+           3 * SVC_OBJ_OVERHEAD;
+}
+
+/* Whether the run may hold one more state of this name's length; if
+ * not, the answer is sent. */
+static bool
+state_room(struct syncsvc *svc, const struct svc_ctx *c, int64_t id, size_t len)
+{
+    if (svc->states.count >= svc->bounds.states)
+        return svc_reply_status(svc, &c->peer, id, TY_WIRE_FULL,
+                                "no new state: the run has %zu states, the "
+                                "most it may have",
+                                svc->states.count),
+               false;
+    if (svc->state_held + state_cost(svc, len) > svc->bounds.state_bytes)
+        return svc_reply_status(svc, &c->peer, id, TY_WIRE_FULL,
+                                "no new state: the run's states hold %zu "
+                                "bytes, the bound for all of them is %zu",
+                                svc->state_held, svc->bounds.state_bytes),
+               false;
+    return true;
+}
+
+/* The state, made when new; NULL (and an answer sent) when the run may
+ * not hold another. */
 static struct svc_state *
-state_get(struct syncsvc *svc, const char *name)
+state_get(struct syncsvc *svc, const struct svc_ctx *c, int64_t id,
+          const char *name)
 {
     size_t len = strlen(name);
     struct svc_state *st = svc_map_get(&svc->states, name, len);
 
     if (st != NULL)
         return st;
+    if (!state_room(svc, c, id, len))
+        return NULL;
     st = xcalloc(1, sizeof(*st));
     st->name = xstrdup(name);
     st->signalled = xcalloc(svc->words ? svc->words : 1, sizeof(uint64_t));
@@ -42,6 +77,7 @@ state_get(struct syncsvc *svc, const char *name)
         st->gpending[svc->inst[i].gidx]++;
     }
     svc_map_put(&svc->states, name, len, st);
+    svc->state_held += state_cost(svc, len);
     return st;
 }
 
@@ -139,6 +175,8 @@ note_released(struct syncsvc *svc, struct svc_state *st, int64_t target,
     for (size_t i = 0; i < st->nreleased; i++)
         if (st->released[i] == target)
             return;
+    if (st->nreleased == st->capreleased)
+        svc->state_held += st->capreleased * sizeof(*st->released) + 32;
     xgrow(&st->released, &st->capreleased, st->nreleased + 1,
           sizeof(*st->released));
     st->released[st->nreleased++] = target;
@@ -358,9 +396,11 @@ void
 svc_op_signal(struct syncsvc *svc, const struct svc_ctx *c,
               const struct ty_wire_req *req)
 {
-    struct svc_state *st = state_get(svc, req->state);
+    struct svc_state *st = state_get(svc, c, req->id, req->state);
     struct ty_wire_resp r;
 
+    if (st == NULL)
+        return;
     ty__wire_resp_init(&r, req->id);
     r.seq = signal_state(svc, st, c->inst);
     svc_reply(svc, &c->peer, &r);
@@ -404,11 +444,13 @@ void
 svc_op_barrier(struct syncsvc *svc, const struct svc_ctx *c,
                const struct ty_wire_req *req)
 {
+    struct svc_state *st;
     int scope;
 
-    if (!board_slot_ok(svc, c, req) || (scope = scope_of(svc, c, req)) == -2)
+    if (!board_slot_ok(svc, c, req) || (scope = scope_of(svc, c, req)) == -2 ||
+        (st = state_get(svc, c, req->id, req->state)) == NULL)
         return;
-    wait_common(svc, c, req, state_get(svc, req->state), -1, scope);
+    wait_common(svc, c, req, st, -1, scope);
 }
 
 void
@@ -421,7 +463,9 @@ svc_op_signal_wait(struct syncsvc *svc, const struct svc_ctx *c,
 
     if (!board_slot_ok(svc, c, req) || (scope = scope_of(svc, c, req)) == -2)
         return;
-    st = state_get(svc, req->state);
+    st = state_get(svc, c, req->id, req->state);
+    if (st == NULL)
+        return;
     seq = signal_state(svc, st, c->inst);
     release_reached(svc, st);
     wait_common(svc, c, req, st, seq, scope);

@@ -23,6 +23,9 @@
  * reader, and a reader woken but not yet scheduled still sees it readable.
  * Failures, timeouts and cancels still travel as messages.
  *
+ * Only the coordinator's user, and for containers the group they run
+ * as, may open the folder, the file or the FIFO.
+ *
  * The layout is in docs/sync-protocol.md ("Same-host release").
  */
 #include "syncsvc_int.h"
@@ -43,44 +46,97 @@
  * connection; the rest fall back to messages. */
 #define AREAS_PER_INST 2
 
-int
-svc_board_open(struct syncsvc *svc, const char *dir, struct err *err)
+/* Give gid (when > 0) the access mode grants the group, or keep fd to
+ * its owner: no one else may open the board or the FIFO. An outsider
+ * reading the FIFO would take the wake-up byte from every instance. */
+static int
+share(int fd, int gid, mode_t mode)
 {
-    struct ty_board_header h = {.magic = TY_BOARD_MAGIC,
-                                .version = TY_BOARD_VERSION,
-                                .slot_bytes = sizeof(struct ty_board_slot),
-                                .area_slots = TY_BOARD_AREA};
-    cleanup_free char *file = path_join(dir, "board");
-    cleanup_free char *fifo = path_join(dir, "wake");
-    int fd;
+    if (gid > 0 && fchown(fd, (uid_t)-1, (gid_t)gid) < 0)
+        return -1;
+    return fchmod(fd, gid > 0 ? mode : mode & 0700);
+}
 
-    h.nslots = (uint64_t)(svc->ninst ? svc->ninst : 1) * AREAS_PER_INST *
-               TY_BOARD_AREA;
-    svc->board_bytes = sizeof(h) + h.nslots * sizeof(struct ty_board_slot);
-    svc->wake_fd = -1;
-    if (mkdir_p(dir, err) < 0)
-        return err_prefix(err, "release board");
+/* The board's folder, made here (an existing one is refused: the
+ * service removes what it made and nothing else). */
+static int
+make_dir(struct syncsvc *svc, const char *dir, int gid, struct err *err)
+{
+    int dfd;
+
+    if (mkdir(dir, 0700) < 0)
+        return err_sys(err, errno, "release board: %s", dir);
     svc->board_dir = xstrdup(dir);
-    fd = open(file, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return err_sys(err, errno, "release board: %s", file);
-    if (ftruncate(fd, (off_t)svc->board_bytes) < 0 ||
-        pwrite(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h)) {
-        close(fd);
-        return err_sys(err, errno, "release board: %s", file);
+    dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0 || share(dfd, gid, 0750) < 0) {
+        err_sys(err, errno, "release board: %s", dir);
+        if (dfd >= 0)
+            close(dfd);
+        return -1;
+    }
+    return dfd;
+}
+
+static int
+make_file(struct syncsvc *svc, int dfd, int gid,
+          const struct ty_board_header *h, struct err *err)
+{
+    int fd = openat(dfd, "board",
+                    O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+    if (fd < 0 || share(fd, gid, 0640) < 0 ||
+        ftruncate(fd, (off_t)svc->board_bytes) < 0 ||
+        pwrite(fd, h, sizeof(*h), 0) != (ssize_t)sizeof(*h)) {
+        err_sys(err, errno, "release board: %s/board", svc->board_dir);
+        if (fd >= 0)
+            close(fd);
+        return -1;
     }
     svc->board =
         mmap(NULL, svc->board_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
     if (svc->board == MAP_FAILED) {
         svc->board = NULL;
-        return err_sys(err, errno, "release board: mmap %s", file);
+        return err_sys(err, errno, "release board: mmap %s/board",
+                       svc->board_dir);
     }
-    svc->board_slots = h.nslots;
-    if ((mkfifo(fifo, 0644) < 0 && errno != EEXIST) ||
-        (svc->wake_fd = open(fifo, O_RDWR | O_NONBLOCK | O_CLOEXEC)) < 0)
-        return err_sys(err, errno, "release board: %s", fifo);
+    svc->board_slots = h->nslots;
     return 0;
+}
+
+static int
+make_fifo(struct syncsvc *svc, int dfd, int gid, struct err *err)
+{
+    if (mkfifoat(dfd, "wake", 0600) < 0 ||
+        (svc->wake_fd = openat(
+             dfd, "wake", O_RDWR | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+        share(svc->wake_fd, gid, 0640) < 0)
+        return err_sys(err, errno, "release board: %s/wake", svc->board_dir);
+    return 0;
+}
+
+int
+svc_board_open(struct syncsvc *svc, const char *dir, int gid, struct err *err)
+{
+    struct ty_board_header h = {.magic = TY_BOARD_MAGIC,
+                                .version = TY_BOARD_VERSION,
+                                .slot_bytes = sizeof(struct ty_board_slot),
+                                .area_slots = TY_BOARD_AREA};
+    int dfd, rc;
+
+    h.nslots = (uint64_t)(svc->ninst ? svc->ninst : 1) * AREAS_PER_INST *
+               TY_BOARD_AREA;
+    svc->board_bytes = sizeof(h) + h.nslots * sizeof(struct ty_board_slot);
+    svc->wake_fd = -1;
+    dfd = make_dir(svc, dir, gid, err);
+    if (dfd < 0)
+        return -1;
+    rc = make_file(svc, dfd, gid, &h, err) < 0 ||
+                 make_fifo(svc, dfd, gid, err) < 0
+             ? -1
+             : 0;
+    close(dfd);
+    return rc;
 }
 
 void

@@ -2,6 +2,8 @@
  * syncsvc_int.h — what the sync service's files share (runner/syncsvc*.c).
  *
  *   syncsvc.c         socket, message loop, hello, events, deadlines
+ *   syncsvc_auth.c    the run's secret, refusals
+ *   syncsvc_conn.c    connections that said hello, their slots, closes
  *   syncsvc_barrier.c states, signals, barriers, membership, barriers.jsonl
  *   syncsvc_topic.c   bounded topics and cursor fetches
  *   syncsvc_upload.c  output uploads and appends
@@ -24,10 +26,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SVC_MAX_WAITS 256  /* pending waits per instance */
-#define SVC_MAX_UPLOADS 16 /* uploads in progress per instance */
+#define SVC_MAX_WAITS 256   /* pending waits per instance */
+#define SVC_MAX_UPLOADS 16  /* uploads in progress per instance */
+#define SVC_MAX_PEERS 8     /* connections (routing ids) per instance */
 #define SVC_OUTPUT_QUOTA ((uint64_t)1 << 30) /* when the config gives none */
-#define SVC_MAX_PEERS 8 /* connections (routing ids) per instance */
+#define SVC_SECRET_BYTES 32 /* the run's secret: 256 random bits */
+/* The one answer a client without the secret ever gets. */
+#define SVC_DENIED "denied: say hello with the run's secret first"
+/* What the allocator and the map add to each object the run-wide bounds
+ * count (syncsvc_topic.c, syncsvc_barrier.c). */
+#define SVC_OBJ_OVERHEAD 64
 #define SVC_UPLOAD_IDLE_MS (300 * 1000)
 #define SVC_FOREVER_MS (INT64_MAX / 4)
 /* An answer printed on the stack: an error message of 1024 bytes fits even
@@ -96,6 +104,16 @@ struct svc_peer {
 };
 
 struct svc_upload;
+
+/* A connection that said a valid hello: the peers map's value, keyed by
+ * its routing id. */
+struct svc_conn {
+    int inst;
+    int fd;        /* the descriptor it came in on, -1 when unknown */
+    int64_t board; /* its first release board slot, 0 = none */
+    size_t len;
+    unsigned char id[]; /* routing id */
+};
 
 struct svc_inst {
     char *group;
@@ -186,6 +204,8 @@ struct syncsvc {
     size_t words;    /* uint64 words in each bitmap */
     size_t topic_max_entries;
     size_t topic_max_bytes;
+    struct syncsvc_bounds bounds;  /* per run: topics and states */
+    size_t topic_held, state_held; /* bytes counted against them */
     struct syncsvc_observer obs;
     void *obs_arg;
     void *ctx, *sock;
@@ -194,7 +214,16 @@ struct syncsvc {
     int log_fd; /* barriers.jsonl, -1 when none */
     char *log_path;
     int log_errno; /* why barriers.jsonl stopped, 0 while it is whole */
-    struct svc_map states, topics, peers;
+    struct svc_map states, topics;
+    struct svc_map peers; /* routing id -> struct svc_conn */
+    /* syncsvc_auth.c */
+    char secret[2 * SVC_SECRET_BYTES + 1];
+    int64_t refusal_next_ms;
+    uint64_t refusals_unlogged;
+    /* syncsvc_conn.c: the socket monitor and connections by descriptor */
+    void *monitor;
+    struct svc_conn **by_fd;
+    size_t nfd;
     struct svc_heap timers;
     int64_t next_upload;
     struct svc_waiter *spare; /* freed waiters kept for reuse (via next) */
@@ -211,9 +240,10 @@ struct syncsvc {
 
 /* What a handler knows about the message it serves. */
 struct svc_ctx {
-    struct svc_peer peer; /* borrowed from the received frame */
-    int inst;             /* -1 before hello */
-    int64_t board;        /* the connection's first board slot, 0 = none */
+    struct svc_peer peer;   /* borrowed from the received frame */
+    const zmq_msg_t *frame; /* the JSON frame (peer address, descriptor) */
+    int inst;               /* -1 before hello */
+    int64_t board;          /* the connection's first board slot, 0 = none */
 };
 
 /* syncsvc.c */
@@ -247,6 +277,30 @@ int svc_group_find(const struct syncsvc *svc, const char *group);
 const char *svc_inst_name(const struct syncsvc *svc, int i, char *buf,
                           size_t size);
 
+/* syncsvc_auth.c */
+/* Take the run's secret (given, when not NULL) or make one (getrandom). */
+int svc_auth_init(struct syncsvc *svc, const char *given, struct err *err);
+/* Whether given (may be NULL) is the run's secret; constant time. */
+bool svc_auth_ok(const struct syncsvc *svc, const char *given);
+/* Answer SVC_DENIED and log why with the peer's address (rate-limited). */
+void svc_auth_refuse(struct syncsvc *svc, const struct svc_ctx *c, int64_t id,
+                     const char *why);
+
+/* syncsvc_conn.c */
+int svc_conn_open(struct syncsvc *svc, struct err *err);
+void svc_conn_close(struct syncsvc *svc);
+/* The connection of a routing id, NULL before a valid hello. */
+struct svc_conn *svc_conn_find(const struct syncsvc *svc,
+                               const struct svc_peer *peer);
+/* The connection a message came on, NULL before a valid hello: also
+ * when its routing id belonged to a connection that has closed since. */
+struct svc_conn *svc_conn_of(struct syncsvc *svc, const struct svc_ctx *c);
+/* Give the message's connection one of instance inst's slots; -1 when
+ * all are held by connections still open. */
+int svc_conn_claim(struct syncsvc *svc, const struct svc_ctx *c, int inst);
+/* Give back the slots of connections that closed. */
+void svc_conn_poll(struct syncsvc *svc);
+
 /* syncsvc_barrier.c */
 void svc_op_signal(struct syncsvc *svc, const struct svc_ctx *c,
                    const struct ty_wire_req *req);
@@ -260,7 +314,10 @@ void svc_barrier_cancel_all(struct syncsvc *svc, const char *why);
 void svc_state_free(void *state);
 
 /* syncsvc_board.c */
-int svc_board_open(struct syncsvc *svc, const char *dir, struct err *err);
+/* Make the board in dir (a new folder) for the coordinator's user and
+ * group gid (> 0; else no one else). */
+int svc_board_open(struct syncsvc *svc, const char *dir, int gid,
+                   struct err *err);
 void svc_board_close(struct syncsvc *svc);
 /* The first slot (from 1) of a new connection's area; 0 when off or full. */
 int64_t svc_board_area(struct syncsvc *svc);

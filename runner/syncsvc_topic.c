@@ -9,8 +9,10 @@
  * up in a few large answers instead of a replay on every tick, and the
  * service keeps no per-subscriber state beyond one parked request.
  *
- * Topics are bounded in entries and bytes; a publish past a bound fails with
- * "full" and says which bound.
+ * Topics are bounded in entries and bytes each, and the run in how many
+ * topics it has and how much they hold together (what the values and
+ * names take plus a fixed cost per entry and topic); a publish or fetch
+ * past a bound fails with "full" and says which bound.
  *
  * Each entry is printed as its item ({"seq":n,"value":...}) once, when it
  * is published, and answers are put together from those texts: a publish
@@ -29,17 +31,48 @@
  * item always goes), so an answer stays well under TY_WIRE_JSON_MAX. */
 #define FETCH_BYTES (TY_WIRE_JSON_MAX / 2)
 
+/* What the run-wide bounds count for a topic and for an entry: the
+ * names and values as printed plus what the service keeps around them. */
+static size_t
+topic_cost(size_t namelen)
+{
+    return sizeof(struct svc_topic) + sizeof(struct svc_map_entry) +
+           2 * namelen + SVC_OBJ_OVERHEAD;
+}
+
+static size_t
+entry_cost(size_t vlen)
+{
+    return vlen + sizeof(struct svc_entry) + SVC_OBJ_OVERHEAD;
+}
+
+/* The topic, made when new; NULL (and an answer sent) when the run
+ * already holds as many topics, or as many bytes, as it may. */
 static struct svc_topic *
-topic_get(struct syncsvc *svc, const char *name)
+topic_get(struct syncsvc *svc, const struct svc_ctx *c, int64_t id,
+          const char *name)
 {
     size_t len = strlen(name);
     struct svc_topic *t = svc_map_get(&svc->topics, name, len);
 
     if (t != NULL)
         return t;
+    if (svc->topics.count >= svc->bounds.topics)
+        return svc_reply_status(svc, &c->peer, id, TY_WIRE_FULL,
+                                "no new topic: the run has %zu topics, the "
+                                "most it may have",
+                                svc->topics.count),
+               NULL;
+    if (svc->topic_held + topic_cost(len) > svc->bounds.topic_bytes)
+        return svc_reply_status(svc, &c->peer, id, TY_WIRE_FULL,
+                                "no new topic: the run's topics hold %zu "
+                                "bytes, the bound for all of them is %zu",
+                                svc->topic_held, svc->bounds.topic_bytes),
+               NULL;
     t = xcalloc(1, sizeof(*t));
     t->name = xstrdup(name);
     svc_map_put(&svc->topics, name, len, t);
+    svc->topic_held += topic_cost(len);
     return t;
 }
 
@@ -115,6 +148,14 @@ check_bounds(struct syncsvc *svc, const struct svc_ctx *c,
                                 "would pass the bound of %zu bytes per topic",
                                 t->name, t->bytes, len, svc->topic_max_bytes),
                -1;
+    if (svc->topic_held + entry_cost(len) > svc->bounds.topic_bytes)
+        return svc_reply_status(svc, &c->peer, req->id, TY_WIRE_FULL,
+                                "topic \"%s\" cannot take %zu bytes more: "
+                                "the run's topics hold %zu bytes, the bound "
+                                "for all of them is %zu",
+                                t->name, len, svc->topic_held,
+                                svc->bounds.topic_bytes),
+               -1;
     return 0;
 }
 
@@ -145,11 +186,14 @@ void
 svc_op_publish(struct syncsvc *svc, const struct svc_ctx *c,
                const struct ty_wire_req *req)
 {
-    struct svc_topic *t = topic_get(svc, req->topic);
-    char *v = cJSON_PrintUnformatted(req->value);
+    struct svc_topic *t = topic_get(svc, c, req->id, req->topic);
+    char *v;
     struct ty_wire_resp r;
     size_t len;
 
+    if (t == NULL)
+        return;
+    v = cJSON_PrintUnformatted(req->value);
     if (v == NULL) {
         svc_reply_status(svc, &c->peer, req->id, TY_WIRE_INVALID,
                          "value cannot be printed as JSON");
@@ -167,6 +211,7 @@ svc_op_publish(struct syncsvc *svc, const struct svc_ctx *c,
     t->entries[t->n].vlen = len;
     t->n++;
     t->bytes += len;
+    svc->topic_held += entry_cost(len);
     free(v);
     ty__wire_resp_init(&r, req->id);
     r.seq = (int64_t)t->n;
@@ -178,9 +223,11 @@ void
 svc_op_fetch(struct syncsvc *svc, const struct svc_ctx *c,
              const struct ty_wire_req *req)
 {
-    struct svc_topic *t = topic_get(svc, req->topic);
+    struct svc_topic *t = topic_get(svc, c, req->id, req->topic);
     struct svc_waiter *w;
 
+    if (t == NULL)
+        return;
     if (req->from <= (int64_t)t->n) {
         answer_items(svc, &c->peer, req->id, t, req->from, req->max);
         return;

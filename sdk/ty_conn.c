@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -281,15 +282,22 @@ wake(struct ty__conn *c)
 
 /* ---- opening and closing ----------------------------------------------- */
 
-/* The DEALER's routing id: unique per process and stable while it runs. */
+/* The DEALER's routing id: unique per process and stable while it runs,
+ * and not guessable: the service refuses a connection whose id an open
+ * one holds, so a stranger who could guess it could keep us out. */
 static void
 routing_id(char *rid, size_t size, int global_index)
 {
     struct timespec ts;
+    uint64_t nonce = 0;
 
-    clock_gettime(CLOCK_REALTIME, &ts);
-    snprintf(rid, size, "ty-%d-%x-%lx", global_index, (unsigned)getpid(),
-             (unsigned long)ts.tv_nsec ^ (unsigned long)ts.tv_sec);
+    if (getrandom(&nonce, sizeof(nonce), GRND_NONBLOCK) !=
+        (ssize_t)sizeof(nonce)) {
+        clock_gettime(CLOCK_REALTIME, &ts);
+        nonce = (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec;
+    }
+    snprintf(rid, size, "ty-%d-%x-%llx", global_index, (unsigned)getpid(),
+             (unsigned long long)nonce);
 }
 
 /* Start the I/O thread with every signal blocked: the plan's handlers run

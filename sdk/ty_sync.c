@@ -170,8 +170,9 @@ sync_url(void)
     return s;
 }
 
-/* Hello, asking for an area of the release board when the coordinator
- * shares this host (TESTYARD_SYNC_BOARD names its folder). */
+/* Hello with the run's secret (TESTYARD_SYNC_SECRET), asking for an area
+ * of the release board when the coordinator shares this host
+ * (TESTYARD_SYNC_BOARD names its folder). */
 static int
 hello(struct ty *ty)
 {
@@ -179,6 +180,7 @@ hello(struct ty *ty)
     struct ty_wire_resp resp;
     int64_t wait = budget_ms(ty, -1);
     const char *board = getenv("TESTYARD_SYNC_BOARD");
+    const char *secret = getenv("TESTYARD_SYNC_SECRET");
     int rc;
 
     if (ty->run_id[0] == '\0' || ty->group_id[0] == '\0')
@@ -189,6 +191,8 @@ hello(struct ty *ty)
     req.group = ty->group_id;
     req.group_index = ty->group_index;
     req.global_index = ty->global_index;
+    if (secret != NULL && secret[0] != '\0')
+        req.secret = secret;
     if (board != NULL && board[0] != '\0' &&
         ty__conn_board_open(ty->conn, board))
         req.board = 1;

@@ -43,6 +43,7 @@ const struct ty__wire_fdesc ty__wire_fields[F_COUNT] = {
     [F_UPLOAD] = {K("upload"), FT_INT, OFF(upload), 1, IMAX},
     [F_OFFSET] = {K("offset"), FT_INT, OFF(offset), 0, IMAX},
     [F_BOARD] = {K("board"), FT_INT, OFF(board), 1, IMAX},
+    [F_SECRET] = {K("secret"), FT_STR, OFF(secret), 0, 0},
 };
 
 #define B(f) TY__WIRE_BIT(f)
@@ -51,7 +52,7 @@ const struct ty__wire_opdesc ty__wire_ops[TY_WIRE_NOPS] = {
     [TY_WIRE_HELLO] = {"hello",
                        B(F_RUN) | B(F_GROUP) | B(F_GROUP_INDEX) |
                            B(F_GLOBAL_INDEX),
-                       false, B(F_BOARD)},
+                       false, B(F_BOARD) | B(F_SECRET)},
     [TY_WIRE_SIGNAL] = {"signal", B(F_STATE), false},
     [TY_WIRE_BARRIER] = {"barrier", B(F_STATE) | B(F_TARGET) | B(F_TIMEOUT),
                          false, B(F_GROUP) | B(F_BOARD)},

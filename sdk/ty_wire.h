@@ -63,7 +63,8 @@ enum ty_wire_status {
     TY_WIRE_FAILED,   /* -EPIPE: a barrier can no longer be met */
     TY_WIRE_CANCELED, /* -ECANCELED: the run is being canceled */
     TY_WIRE_INVALID,  /* -EINVAL: malformed request */
-    TY_WIRE_DENIED,   /* -EACCES: wrong run, unknown instance, no hello */
+    TY_WIRE_DENIED,   /* -EACCES: no or wrong secret, no hello, wrong run,
+                         unknown instance */
     TY_WIRE_FULL,     /* -ENOSPC: a topic bound was hit */
     TY_WIRE_BUSY,     /* -EBUSY: too many waits or uploads, name in use */
     TY_WIRE_NOTFOUND, /* -ENOENT: unknown upload */
@@ -97,12 +98,16 @@ struct ty_wire_req {
      * board; barrier, signal_and_wait: the board slot (from 1) to answer
      * a release in instead of a message. */
     int64_t board;
+    /* hello: the run's secret (TESTYARD_SYNC_SECRET). Optional here so
+     * that the service, not the decoder, refuses a hello without it. */
+    const char *secret;
     const void *data; /* upload_chunk, append: frame 2 */
     size_t len;
     cJSON *root; /* owned after decode; NULL when built by hand */
-    /* Decoding without cJSON copies the strings here (at most two per op:
-     * hello's run and group), so the string fields may point into it. */
-    char strs[2 * (TY_WIRE_NAME_MAX + 1)];
+    /* Decoding without cJSON copies the strings here (at most three per
+     * op: hello's run, group and secret), so the string fields may point
+     * into it. */
+    char strs[3 * (TY_WIRE_NAME_MAX + 1)];
 };
 
 /* A response. seq, upload, next and board are -1 when absent. */

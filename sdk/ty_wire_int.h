@@ -28,6 +28,7 @@ enum ty__wire_field {
     F_UPLOAD,
     F_OFFSET,
     F_BOARD,
+    F_SECRET,
     F_COUNT
 };
 

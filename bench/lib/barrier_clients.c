@@ -129,6 +129,7 @@ bar_hello_request(const struct bar *b, size_t i, size_t *len)
     req.group = "g";
     req.group_index = (int64_t)i;
     req.global_index = (int64_t)i;
+    req.secret = SVCPROC_SECRET;
     req.board = b->board ? 1 : 0;
     return ty__wire_req_encode(&req, len);
 }

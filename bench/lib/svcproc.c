@@ -50,6 +50,7 @@ run_sync(int ctl, int epfd, const char *run_id, size_t n, const char *dir)
     struct syncsvc_instance *si = bench_xcalloc(n, sizeof(*si));
     struct syncsvc_config cfg = {
         .run_id = run_id,
+        .secret = SVCPROC_SECRET,
         .run_dir = dir,
         .bind = "tcp://127.0.0.1:0",
         .instances = si,

@@ -15,6 +15,7 @@
 #include <zmq.h>
 
 struct sdk_fixture S;
+struct syncsvc_bounds svc_bounds;
 
 /* ---- the service on its own thread ------------------------------------- */
 
@@ -89,6 +90,8 @@ svc_start_at(int n, const char *bind)
     }
     cfg.board_dir = S.board;
     cfg.run_id = RUN;
+    cfg.secret = SDK_SECRET;
+    cfg.bounds = svc_bounds;
     cfg.run_dir = S.dir;
     cfg.bind = bind;
     cfg.instances = inst;
@@ -159,6 +162,7 @@ set_env(int i, int n)
     snprintf(buf, sizeof(buf), "%d", n);
     setenv("TEST_INSTANCE_COUNT", buf, 1);
     setenv("TESTYARD_SYNC_URL", syncsvc_endpoint(S.svc), 1);
+    setenv("TESTYARD_SYNC_SECRET", SDK_SECRET, 1);
     setenv("TESTYARD_SYNC_BOARD", S.board[0] ? S.board : "/nonexistent", 1);
     setenv("TEST_OUTPUTS_PATH", S.dir, 1);
     unsetenv("TESTYARD_DEADLINE_MS");

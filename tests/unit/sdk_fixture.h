@@ -19,6 +19,10 @@
 #include <stdint.h>
 
 #define RUN "run-sdk"
+/* The run's secret every fixture service uses, so that an environment set
+ * before the service starts still works. */
+#define SDK_SECRET                                                             \
+    "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
 
 struct sdk_fixture {
     struct syncsvc *svc;
@@ -35,6 +39,8 @@ struct sdk_fixture {
 };
 
 extern struct sdk_fixture S;
+/* Set before svc_start: the service's run-wide bounds (zero: defaults). */
+extern struct syncsvc_bounds svc_bounds;
 
 void svc_start(int n);
 /* The same, listening on bind (e.g. "tcp://127.0.0.1:<port>"). */

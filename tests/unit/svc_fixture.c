@@ -62,6 +62,8 @@ static const struct syncsvc_observer observer = {on_event, on_hello, on_barrier,
 
 int fix_split;
 uint64_t fix_quota;
+struct syncsvc_bounds fix_bounds;
+int fix_board_gid;
 
 static const char *
 group_of(int i)
@@ -103,6 +105,8 @@ fix_start_opts(int n, size_t max_entries, size_t max_bytes,
     cfg.topic_max_bytes = max_bytes;
     cfg.observer = &observer;
     cfg.board_dir = board_dir;
+    cfg.board_gid = fix_board_gid;
+    cfg.bounds = fix_bounds;
     F.svc = syncsvc_new(&cfg, &err);
     CHECK_MSG(F.svc != NULL, "syncsvc_new: %s", err.msg);
     for (int i = 0; i < n; i++)
@@ -250,8 +254,8 @@ hello(int c)
 {
     sendf(c,
           "{\"id\":1,\"op\":\"hello\",\"run\":\"%s\",\"group\":\"%s\","
-          "\"group_index\":%d,\"global_index\":%d}",
-          RUN, group_of(c), index_in_group(c), c);
+          "\"group_index\":%d,\"global_index\":%d,\"secret\":\"%s\"}",
+          RUN, group_of(c), index_in_group(c), c, syncsvc_secret(F.svc));
 }
 
 void

@@ -35,6 +35,10 @@ extern struct svc_fixture F;
 extern int fix_split;
 /* Set before fix_start*: every instance's output quota (0 = default). */
 extern uint64_t fix_quota;
+/* Set before fix_start*: the run-wide bounds (zero: the defaults) and the
+ * group given the release board (0: none). */
+extern struct syncsvc_bounds fix_bounds;
+extern int fix_board_gid;
 
 /* Start a service for n instances (topic bounds 0 = default; board_dir
  * NULL = no release board) and connect n clients. */

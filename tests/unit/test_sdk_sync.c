@@ -516,7 +516,30 @@ t_main_crash(void)
     svc_stop();
 }
 
+/* Past the run's bounds on topics and states a call returns -ENOSPC
+ * and says which bound. */
+static void
+t_run_bounds(void)
+{
+    struct ty *a;
+
+    svc_bounds = (struct syncsvc_bounds){.topics = 2, .states = 1};
+    svc_start(1);
+    a = handle(0, 1);
+    CHECK_EQ_INT(ty_publish(a, "t1", "1"), 1);
+    CHECK_EQ_INT(ty_publish(a, "t2", "1"), 1);
+    CHECK_EQ_INT(ty_publish(a, "t3", "1"), -ENOSPC);
+    CHECK_CONTAINS(ty_errmsg(a), "no new topic: the run has 2 topics");
+    CHECK_EQ_INT(ty_publish(a, "t1", "2"), 2);
+    CHECK_EQ_INT(ty_signal_entry(a, "s1"), 1);
+    CHECK_EQ_INT(ty_signal_entry(a, "s2"), -ENOSPC);
+    CHECK_CONTAINS(ty_errmsg(a), "no new state: the run has 1 states");
+    ty__destroy(&a);
+    svc_stop();
+}
+
 static const struct th_case cases[] = {
+    {"run_bounds", t_run_bounds},
     {"barrier_threads", t_barrier_threads},
     {"barrier_in_group", t_barrier_in_group},
     {"barrier_timeout", t_barrier_timeout},

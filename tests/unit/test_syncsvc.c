@@ -25,28 +25,31 @@
 static void
 t_hello_checks(void)
 {
+    const char *sec;
     cJSON *r;
 
     fix_start(3);
+    sec = syncsvc_secret(F.svc);
     CHECK(syncsvc_port(F.svc) > 0);
     CHECK_CONTAINS(syncsvc_endpoint(F.svc), "tcp://127.0.0.1:");
-    sendf(0, "{\"id\":5,\"op\":\"signal\",\"state\":\"s\"}");
-    r = expect(0, "denied");
-    CHECK_CONTAINS(error_of(r), "say hello first");
-    CHECK_EQ_INT(int_of(r, "id"), 5);
-    cJSON_Delete(r);
-    sendf(0, "{\"id\":1,\"op\":\"hello\",\"run\":\"other\",\"group\":\"g\","
-             "\"group_index\":0,\"global_index\":0}");
+    sendf(0,
+          "{\"id\":1,\"op\":\"hello\",\"run\":\"other\",\"group\":\"g\","
+          "\"group_index\":0,\"global_index\":0,\"secret\":\"%s\"}",
+          sec);
     r = expect(0, "denied");
     CHECK_CONTAINS(error_of(r), "unknown run \"other\"");
     cJSON_Delete(r);
-    sendf(0, "{\"id\":1,\"op\":\"hello\",\"run\":\"" RUN "\",\"group\":\"g\","
-             "\"group_index\":0,\"global_index\":3}");
+    sendf(0,
+          "{\"id\":1,\"op\":\"hello\",\"run\":\"" RUN "\",\"group\":\"g\","
+          "\"group_index\":0,\"global_index\":3,\"secret\":\"%s\"}",
+          sec);
     r = expect(0, "denied");
     CHECK_CONTAINS(error_of(r), "not in the run");
     cJSON_Delete(r);
-    sendf(0, "{\"id\":1,\"op\":\"hello\",\"run\":\"" RUN "\",\"group\":\"h\","
-             "\"group_index\":1,\"global_index\":1}");
+    sendf(0,
+          "{\"id\":1,\"op\":\"hello\",\"run\":\"" RUN "\",\"group\":\"h\","
+          "\"group_index\":1,\"global_index\":1,\"secret\":\"%s\"}",
+          sec);
     r = expect(0, "denied");
     CHECK_CONTAINS(error_of(r), "is g/1, not h/1");
     cJSON_Delete(r);

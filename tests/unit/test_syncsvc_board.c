@@ -38,8 +38,9 @@ hello_board(int c)
 
     sendf(c,
           "{\"id\":1,\"op\":\"hello\",\"run\":\"%s\",\"group\":\"g\","
-          "\"group_index\":%d,\"global_index\":%d,\"board\":1}",
-          RUN, c, c);
+          "\"group_index\":%d,\"global_index\":%d,\"board\":1,"
+          "\"secret\":\"%s\"}",
+          RUN, c, c, syncsvc_secret(F.svc));
     r = expect(c, "ok");
     first = r ? int_of(r, "board") : -1;
     cJSON_Delete(r);

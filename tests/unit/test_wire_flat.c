@@ -268,6 +268,8 @@ same_req(const char *json, size_t len, const void *data, size_t dlen,
         CHECK(!a.group || strcmp(a.group, b.group) == 0);
         CHECK(!a.topic || strcmp(a.topic, b.topic) == 0);
         CHECK(!a.name || strcmp(a.name, b.name) == 0);
+        CHECK((a.secret == NULL) == (b.secret == NULL));
+        CHECK(!a.secret || strcmp(a.secret, b.secret) == 0);
     }
     ty__wire_req_release(&a);
     ty__wire_req_release(&b);
@@ -338,6 +340,32 @@ check_resp(const char *json, size_t len, const void *arg)
     same_resp(json, len);
 }
 
+/* A hello whose run, group and secret are all 255 bytes: the flat
+ * decoder keeps the three of them whole. */
+static void
+t_flat_hello_long_strings(void)
+{
+    char r[256], g[256], sec[256], json[1024];
+    struct ty_wire_req req;
+    char why[128];
+
+    memset(r, 'r', 255);
+    memset(g, 'g', 255);
+    memset(sec, 's', 255);
+    r[255] = g[255] = sec[255] = '\0';
+    snprintf(json, sizeof(json),
+             "{\"id\":1,\"op\":\"hello\",\"run\":\"%s\",\"group\":\"%s\","
+             "\"group_index\":0,\"global_index\":0,\"secret\":\"%s\"}",
+             r, g, sec);
+    CHECK(ty__wire_req_decode(json, strlen(json), NULL, 0, false, &req, why,
+                              sizeof(why)) == 0);
+    CHECK(req.root == NULL); /* the flat path took it */
+    CHECK_EQ_STR(req.run, r);
+    CHECK_EQ_STR(req.group, g);
+    CHECK_EQ_STR(req.secret, sec);
+    ty__wire_req_release(&req);
+}
+
 static void
 t_flat_decode_agrees(void)
 {
@@ -358,6 +386,9 @@ t_flat_decode_agrees(void)
         "\"group_index\":0,\"global_index\":1,\"board\":1}",
         "{\"id\":3,\"op\":\"barrier\",\"group\":\"providers\",\"state\":"
         "\"s\",\"target\":2,\"timeout_ms\":5,\"board\":3}",
+        "{\"id\":1,\"op\":\"hello\",\"run\":\"r\",\"group\":\"g\","
+        "\"group_index\":0,\"global_index\":1,\"board\":1,"
+        "\"secret\":\"00ff\"}",
     };
     static const char *const with_payload[] = {
         "{\"id\":7,\"op\":\"upload_chunk\",\"upload\":1,\"offset\":0}",
@@ -431,6 +462,7 @@ t_flat_decode_malformed(void)
 }
 
 static const struct th_case cases[] = {
+    {"flat_hello_long_strings", t_flat_hello_long_strings},
     {"print_responses", t_flat_print_responses},
     {"print_requests", t_flat_print_requests},
     {"decode_taken", t_flat_decode_taken},
