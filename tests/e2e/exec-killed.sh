@@ -53,8 +53,11 @@ kill_run() {
 }
 
 no_scratch() { [ ! -e "$RUNS/$1/.sync" ] && [ ! -e "$RUNS/$1/.tmp" ]; }
+# A killed run's series is still in the runner's own folder (.runner), where
+# the report finds it.
 has_series() {
-    [ -e "$RUNS/$1/s/0/memory.csv.partial" ] || [ -e "$RUNS/$1/s/0/memory.csv" ]
+    [ -e "$RUNS/$1/.runner/s/0/memory.csv.partial" ] ||
+        [ -e "$RUNS/$1/s/0/memory.csv" ]
 }
 
 cg=/sys/fs/cgroup/memory/testyard

@@ -23,7 +23,8 @@ EOF2
 pid=$!
 addrs=""
 for ((i = 0; i < 600; i++)); do
-    grep -q stalling "$RUNS/listen/g/1/run.out" 2>/dev/null && break
+    # run.out is the runner's own until the instance ends (.runner)
+    grep -q stalling "$RUNS/listen/.runner/g/1/run.out" 2>/dev/null && break
     sleep 0.1
 done
 addrs=$(ss -Hltnp | grep "pid=$pid," | awk '{print $4}' | sed 's/:[0-9]*$//' |

@@ -114,7 +114,8 @@ write_frame(int fd, unsigned flags, const void *data, size_t len)
         h[0] = (unsigned char)flags;
         h[1] = (unsigned char)len;
     }
-    if (write(fd, h, hl) != (ssize_t)hl || write(fd, data, len) != (ssize_t)len)
+    if (send(fd, h, hl, MSG_NOSIGNAL) != (ssize_t)hl ||
+        send(fd, data, len, MSG_NOSIGNAL) != (ssize_t)len)
         (void)0;
 }
 
@@ -128,7 +129,7 @@ greet(int fd)
                            0,    0x7f, 3, 0, 'N', 'U', 'L', 'L'};
 
     g[32] = 1; /* as-server */
-    if (write(fd, g, sizeof(g)) != (ssize_t)sizeof(g))
+    if (send(fd, g, sizeof(g), MSG_NOSIGNAL) != (ssize_t)sizeof(g))
         return;
     write_frame(fd, 4, ready, sizeof(ready));
 }
@@ -245,10 +246,10 @@ peer_main(void *arg)
     if (fd < 0)
         return NULL;
     if (p->not_zmtp) {
-        if (write(fd,
-                  "SSH-2.0-OpenSSH\r\n                                  "
-                  "                              ",
-                  80) < 0)
+        if (send(fd,
+                 "SSH-2.0-OpenSSH\r\n                                  "
+                 "                              ",
+                 80, MSG_NOSIGNAL) < 0)
             (void)0;
         usleep(300 * 1000);
     } else {
