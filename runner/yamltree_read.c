@@ -160,13 +160,27 @@ yamltree_got(const struct ynode *n, char *buf, size_t size)
     }
 }
 
+/* A key may hold any byte (a plain scalar folds line breaks into it):
+ * its first 100 bytes, control bytes as \xNN, so that a message naming
+ * it stays on one line. */
 const char *
 yamltree_path_key(char *dst, const char *parent, const char *key)
 {
-    if (parent[0] == '\0')
-        snprintf(dst, YAMLTREE_PATH_MAX, "%.100s", key);
-    else
-        snprintf(dst, YAMLTREE_PATH_MAX, "%.150s.%.100s", parent, key);
+    struct strbuf sb;
+
+    strbuf_init(&sb);
+    if (parent[0] != '\0')
+        strbuf_addf(&sb, "%.150s.", parent);
+    for (size_t i = 0; i < 100 && key[i] != '\0'; i++) {
+        unsigned char c = (unsigned char)key[i];
+
+        if (c < 0x20 || c == 0x7f)
+            strbuf_addf(&sb, "\\x%02x", c);
+        else
+            strbuf_addc(&sb, (char)c);
+    }
+    snprintf(dst, YAMLTREE_PATH_MAX, "%s", sb.buf ? sb.buf : "");
+    strbuf_release(&sb);
     return dst;
 }
 
