@@ -75,7 +75,8 @@ report_html_esc(struct strbuf *sb, const char *s)
 }
 
 /* "2026-11-29T18:45:29.123Z" (any number of fraction digits, Z or no
- * zone) to Unix nanoseconds; 0 when it is not such a time. */
+ * zone) to Unix nanoseconds; 0 when it is not such a time, or one before
+ * 1970 or past what int64_t nanoseconds hold (the year 2262). */
 int64_t
 report_parse_time_ns(const char *s)
 {
@@ -100,5 +101,6 @@ report_parse_time_ns(const char *s)
     tm.tm_year -= 1900;
     tm.tm_mon -= 1;
     t = timegm(&tm);
-    return t < 0 ? 0 : (int64_t)t * 1000000000 + frac;
+    return t < 0 || t >= INT64_MAX / 1000000000 ? 0
+                                                : (int64_t)t * 1000000000 + frac;
 }

@@ -86,6 +86,22 @@ fuzz_cstr(const uint8_t *data, size_t size)
     return s;
 }
 
+bool
+fuzz_json_same(const cJSON *a, const cJSON *b)
+{
+    char *pa, *pb;
+    bool same;
+
+    if (a == NULL || b == NULL)
+        return a == b;
+    pa = cJSON_PrintUnformatted(a);
+    pb = cJSON_PrintUnformatted(b);
+    same = pa != NULL && pb != NULL && strcmp(pa, pb) == 0;
+    free(pa);
+    free(pb);
+    return same;
+}
+
 void
 fuzz_fail(const char *fmt, ...)
 {

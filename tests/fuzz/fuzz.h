@@ -9,6 +9,8 @@
 #ifndef TY_FUZZ_H
 #define TY_FUZZ_H
 
+#include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -22,6 +24,9 @@ char *fuzz_file(const char *name, const uint8_t *data, size_t size);
 char *fuzz_root(void);
 /* data as a NUL-terminated string. */
 char *fuzz_cstr(const uint8_t *data, size_t size);
+/* Whether two JSON values print the same (cJSON_Compare takes the first
+ * of repeated keys, so it calls equal trees different). */
+bool fuzz_json_same(const cJSON *a, const cJSON *b);
 /* A property the code under test broke: print it and abort, which
  * libFuzzer reports as a crash with the input. */
 void fuzz_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)))

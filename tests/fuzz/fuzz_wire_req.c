@@ -43,8 +43,8 @@ field_eq(const struct ty_wire_req *a, const struct ty_wire_req *b,
                *(const int64_t *)(const void *)pb;
     case FT_ANY:
     case FT_EVENT:
-        return cJSON_Compare(*(const cJSON *const *)(const void *)pa,
-                             *(const cJSON *const *)(const void *)pb, true);
+        return fuzz_json_same(*(const cJSON *const *)(const void *)pa,
+                              *(const cJSON *const *)(const void *)pb);
     }
     return false;
 }
