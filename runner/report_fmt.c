@@ -23,6 +23,16 @@ report_fmt_bytes(int64_t v, char *buf, size_t size)
         ty__format_bytes((uint64_t)v, buf, size);
 }
 
+int64_t
+report_i64(double d)
+{
+    if (isnan(d))
+        return -1;
+    if (d >= 9223372036854775808.0) /* 2^63 */
+        return INT64_MAX;
+    return d < -9223372036854775808.0 ? INT64_MIN : (int64_t)d;
+}
+
 /* "+16.0 MiB/round", "-512.0 KiB/round", "+0 B/round". */
 void
 report_fmt_rate(double rate, char *buf, size_t size)
@@ -101,6 +111,7 @@ report_parse_time_ns(const char *s)
     tm.tm_year -= 1900;
     tm.tm_mon -= 1;
     t = timegm(&tm);
-    return t < 0 || t >= INT64_MAX / 1000000000 ? 0
-                                                : (int64_t)t * 1000000000 + frac;
+    return t < 0 || t >= INT64_MAX / 1000000000
+               ? 0
+               : (int64_t)t * 1000000000 + frac;
 }

@@ -453,7 +453,7 @@ group_figures(struct report *r, size_t gi)
 static void
 end_time(struct report *r)
 {
-    r->end_ms = r->duration_s > 0 ? (int64_t)(r->duration_s * 1000) : 0;
+    r->end_ms = r->duration_s > 0 ? report_i64(r->duration_s * 1000) : 0;
     for (size_t i = 0; i < r->ninsts; i++) {
         const struct report_inst *in = &r->insts[i];
 

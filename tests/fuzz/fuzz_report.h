@@ -1,7 +1,8 @@
 /*
  * fuzz_report.h — the body shared by the report's reader harnesses
- * (fuzz_report_csv.c, fuzz_report_bars.c): a report of the scratch folder
- * with one instance, g/0, whose file the input becomes; once read, the
+ * (fuzz_report_csv.c, fuzz_report_bars.c, fuzz_pprof.c): a report of the
+ * scratch folder with instances g/0 (and g/1), whose file the input
+ * becomes; once read, the
  * report is analysed and rendered in memory (summary.json, report.html)
  * as `testyard report` would, so values that parse but make no sense are
  * carried all the way through.
@@ -15,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static struct report *
+static inline struct report *
 fuzz_report_new(void)
 {
     struct report *r = xcalloc(1, sizeof(*r));
@@ -26,13 +27,18 @@ fuzz_report_new(void)
     return r;
 }
 
-static void
-fuzz_report_render(struct report *r)
+/* As report_build and report_write go on after loading: 0, or -1 with
+ * err when a group's top sites cannot be read. */
+static inline int
+fuzz_report_render(struct report *r, struct err *err)
 {
     cJSON *j;
     char *s;
 
     report_analyse(r);
+    for (size_t g = 0; g < r->ngroups; g++)
+        if (report_sites(r, &r->groups[g], err) < 0)
+            return -1;
     j = report_json(r);
     s = j ? cJSON_PrintUnformatted(j) : NULL;
     if (s == NULL)
@@ -40,10 +46,11 @@ fuzz_report_render(struct report *r)
     free(s);
     cJSON_Delete(j);
     free(report_html(r));
+    return 0;
 }
 
 /* A refusal is one line naming the file. */
-static void
+static inline void
 fuzz_report_refusal(const struct err *err, const char *file)
 {
     if (strstr(err->msg, file) == NULL || strchr(err->msg, '\n') != NULL)

@@ -15,9 +15,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *path = fuzz_file("g/0/memory.csv", data, size);
     struct err err = {0};
 
-    if (report_csv_load(r, in, &err) == 0)
-        fuzz_report_render(r);
-    else
+    if (report_csv_load(r, in, &err) < 0 || fuzz_report_render(r, &err) < 0)
         fuzz_report_refusal(&err, "memory.csv");
     report_destroy(&r);
     free(path);

@@ -57,15 +57,13 @@ same_req(const struct ty_wire_req *a, const struct ty_wire_req *b,
 
     if (a->id != b->id || a->op != b->op || a->len != b->len ||
         a->data != b->data)
-        fuzz_fail("%s: id/op/payload differ: %lld/%d/%zu and %lld/%d/%zu",
-                  what, (long long)a->id, a->op, a->len, (long long)b->id,
-                  b->op, b->len);
+        fuzz_fail("%s: id/op/payload differ: %lld/%d/%zu and %lld/%d/%zu", what,
+                  (long long)a->id, a->op, a->len, (long long)b->id, b->op,
+                  b->len);
     mask = ty__wire_ops[a->op].fields | ty__wire_ops[a->op].optional;
     for (int f = 0; f < F_COUNT; f++)
-        if ((mask & TY__WIRE_BIT(f)) &&
-            !field_eq(a, b, &ty__wire_fields[f]))
-            fuzz_fail("%s: field \"%s\" differs", what,
-                      ty__wire_fields[f].key);
+        if ((mask & TY__WIRE_BIT(f)) && !field_eq(a, b, &ty__wire_fields[f]))
+            fuzz_fail("%s: field \"%s\" differs", what, ty__wire_fields[f].key);
 }
 
 /* The same object with a member the flat scanner refuses (a nested
@@ -118,8 +116,8 @@ check_round_trip(const struct ty_wire_req *req, bool has_payload)
 
     if (s == NULL)
         fuzz_fail("a decoded request does not encode");
-    if (ty__wire_req_decode(s, len, req->data, req->len, has_payload, back,
-                            why, sizeof(why)) < 0)
+    if (ty__wire_req_decode(s, len, req->data, req->len, has_payload, back, why,
+                            sizeof(why)) < 0)
         fuzz_fail("an encoded request does not decode: %s: %s", why, s);
     same_req(req, back, "encode and decode");
     ty__wire_req_release(back);
@@ -143,8 +141,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     json = malloc(size - 1 ? size - 1 : 1);
     memcpy(json, data + 1, size - 1);
     req = malloc(sizeof(*req));
-    if (ty__wire_req_decode(json, size - 1, has_payload ? payload : NULL,
-                            plen, has_payload, req, why, sizeof(why)) == 0) {
+    if (ty__wire_req_decode(json, size - 1, has_payload ? payload : NULL, plen,
+                            has_payload, req, why, sizeof(why)) == 0) {
         if ((unsigned)req->op >= TY_WIRE_NOPS || req->id < 1)
             fuzz_fail("decoded op %d id %lld", req->op, (long long)req->id);
         if (req->root == NULL)

@@ -25,8 +25,7 @@ fuzz_same_resp(const struct ty_wire_resp *a, const struct ty_wire_resp *b,
 
     if (a->id != b->id || a->status != b->status || !err_eq ||
         a->seq != b->seq || a->upload != b->upload || a->next != b->next ||
-        a->board != b->board ||
-        !fuzz_json_same(a->items, b->items))
+        a->board != b->board || !fuzz_json_same(a->items, b->items))
         fuzz_fail("%s: responses differ (id %lld/%lld, status %d/%d)", what,
                   (long long)a->id, (long long)b->id, a->status, b->status);
 }

@@ -4,10 +4,12 @@
  * sanitizers like every unit test, so an undefined operation fails the
  * case as it failed the fuzzer.
  */
+#include "pprof_read.h"
 #include "report_int.h"
 #include "th.h"
 #include "th_files.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,9 +68,92 @@ t_bars_t_ns_out_of_range(void)
     report_destroy(&r);
 }
 
+/* A barrier's target of 1e300: beyond int64_t, so unknown (-1). */
+static void
+t_bars_target_out_of_range(void)
+{
+    struct report *r = report_in_tmp();
+    struct err err = {0};
+
+    th_write(th_tmpdir(), "barriers.jsonl",
+             "{\"t_ns\":1796126303909239787,\"state\":\"next-1\","
+             "\"target\":1e300,\"result\":\"released\"}\n");
+    CHECK_MSG(report_bars_load(r, &err) == 0, "%s", err.msg);
+    CHECK_EQ_INT(r->nbars, 1);
+    CHECK_EQ_INT(r->bars[0].target, -1);
+    report_destroy(&r);
+}
+
+/* len bytes (NULs too) to rel under th_tmpdir(). */
+static void
+put_bytes(const char *rel, const void *data, size_t len)
+{
+    cleanup_free char *path = path_join(th_tmpdir(), rel);
+    cleanup_free char *dir = path_dirname(path);
+    struct err err = {0};
+    FILE *f;
+
+    CHECK(mkdir_p(dir, &err) == 0);
+    f = fopen(path, "wb");
+    CHECK(f != NULL && fwrite(data, 1, len, f) == len);
+    if (f != NULL)
+        fclose(f);
+}
+
+/* A profile of two samples of INT64_MAX bytes each (54 bytes: one sample
+ * type, inuse_space/bytes, and no stacks). */
+static const char huge_profile[] =
+    "\x0a\x04\x08\x01\x10\x02\x12\x0b\x12\x09\xff\xff\xff\xff\xff\xff"
+    "\xff\xff\x7f\x12\x0b\x12\x09\xff\xff\xff\xff\xff\xff\xff\xff\x7f"
+    "\x32\x00\x32\x0b"
+    "inuse_space\x32\x05"
+    "bytes";
+
+/* Its totals are held at INT64_MAX, in the profile, in its sites and in
+ * the report that adds two instances' sites together and renders them. */
+static void
+t_pprof_sum_overflow(void)
+{
+    struct err err = {0};
+    struct pprof_profile *p =
+        pprof_parse(huge_profile, sizeof(huge_profile) - 1, "huge", &err);
+    struct pprof_site *sites = NULL;
+    struct report *r;
+    char *html;
+
+    CHECK_MSG(p != NULL, "%s", err.msg);
+    if (p == NULL)
+        return;
+    r = report_in_tmp();
+    CHECK_EQ_INT(pprof_total(p, 0), INT64_MAX);
+    CHECK_EQ_INT(pprof_sites(p, 0, &sites), 1);
+    CHECK_EQ_INT(sites[0].flat, INT64_MAX);
+    free(sites);
+    pprof_destroy(&p);
+    for (int i = 0; i < 2; i++) {
+        char rel[64];
+
+        snprintf(rel, sizeof(rel), "g/%d/heap-round-%d-post-trim.pb.gz", i,
+                 i + 1);
+        put_bytes(rel, huge_profile, sizeof(huge_profile) - 1);
+        CHECK(report_snaps_load(r, report_inst_add(r, "g", i), &err) == 0);
+    }
+    report_analyse(r);
+    CHECK_MSG(report_sites(r, &r->groups[0], &err) == 0, "%s", err.msg);
+    CHECK_EQ_INT(r->groups[0].sites_total, INT64_MAX);
+    CHECK_EQ_INT(r->groups[0].nsites, 1);
+    CHECK_EQ_INT(r->groups[0].sites[0].flat, INT64_MAX);
+    html = report_html(r);
+    CHECK(html != NULL && strstr(html, "</html>") != NULL);
+    free(html);
+    report_destroy(&r);
+}
+
 static const struct th_case cases[] = {
     {"csv_time_past_2262", t_csv_time_past_2262},
     {"bars_t_ns_out_of_range", t_bars_t_ns_out_of_range},
+    {"bars_target_out_of_range", t_bars_target_out_of_range},
+    {"pprof_sum_overflow", t_pprof_sum_overflow},
     {NULL, NULL},
 };
 
