@@ -160,27 +160,13 @@ yamltree_got(const struct ynode *n, char *buf, size_t size)
     }
 }
 
-/* A key may hold any byte (a plain scalar folds line breaks into it):
- * its first 100 bytes, control bytes as \xNN, so that a message naming
- * it stays on one line. */
 const char *
 yamltree_path_key(char *dst, const char *parent, const char *key)
 {
-    struct strbuf sb;
-
-    strbuf_init(&sb);
-    if (parent[0] != '\0')
-        strbuf_addf(&sb, "%.150s.", parent);
-    for (size_t i = 0; i < 100 && key[i] != '\0'; i++) {
-        unsigned char c = (unsigned char)key[i];
-
-        if (c < 0x20 || c == 0x7f)
-            strbuf_addf(&sb, "\\x%02x", c);
-        else
-            strbuf_addc(&sb, (char)c);
-    }
-    snprintf(dst, YAMLTREE_PATH_MAX, "%s", sb.buf ? sb.buf : "");
-    strbuf_release(&sb);
+    if (parent[0] == '\0')
+        snprintf(dst, YAMLTREE_PATH_MAX, "%.100s", key);
+    else
+        snprintf(dst, YAMLTREE_PATH_MAX, "%.150s.%.100s", parent, key);
     return dst;
 }
 
@@ -189,6 +175,27 @@ yamltree_path_index(char *dst, const char *parent, size_t i)
 {
     snprintf(dst, YAMLTREE_PATH_MAX, "%.200s[%zu]", parent, i);
     return dst;
+}
+
+/* Control bytes of s as \xNN, in place (cut at size): a key or a name
+ * from the file may hold any byte (a plain scalar folds line breaks into
+ * it), and a message stays one line. */
+static void
+one_line(char *s, size_t size)
+{
+    struct strbuf sb;
+
+    strbuf_init(&sb);
+    for (const char *p = s; *p != '\0'; p++) {
+        unsigned char c = (unsigned char)*p;
+
+        if (c < 0x20 || c == 0x7f)
+            strbuf_addf(&sb, "\\x%02x", c);
+        else
+            strbuf_addc(&sb, (char)c);
+    }
+    snprintf(s, size, "%s", sb.buf ? sb.buf : "");
+    strbuf_release(&sb);
 }
 
 int
@@ -206,6 +213,8 @@ yamltree_fail(const struct ynode *n, const char *path, struct err *err,
     else
         err_set(err, EINVAL, "%s:%d:%d: %s: %s", n->file, n->line, n->col, path,
                 msg);
+    if (err != NULL)
+        one_line(err->msg, sizeof(err->msg));
     return err_status(err, EXIT_DATAERR);
 }
 

@@ -4,6 +4,7 @@
  * sanitizers like every unit test, so an undefined operation fails the
  * case as it failed the fuzzer.
  */
+#include "manifest.h"
 #include "pprof_read.h"
 #include "report_int.h"
 #include "th.h"
@@ -149,11 +150,36 @@ t_pprof_sum_overflow(void)
     report_destroy(&r);
 }
 
+/* A manifest whose enum repeats a value with a line break in it: the
+ * message names the value on one line. */
+static void
+t_manifest_value_line_break(void)
+{
+    cleanup_free char *path =
+        th_write_tmp("p/manifest.yaml",
+                     "name: p\n"
+                     "build: {sources: [main.c]}\n"
+                     "cases:\n"
+                     "  - name: c\n"
+                     "    instances: {min: 1, max: 2}\n"
+                     "    params:\n"
+                     "      mode: {type: enum, values: [\"a\\nb\", \"a\\nb\"],"
+                     " default: \"a\\nb\"}\n");
+    struct err err = {0};
+    struct manifest *m = manifest_load(path, NULL, &err);
+
+    CHECK(m == NULL);
+    CHECK_CONTAINS(err.msg, "duplicate value \"a\\x0ab\"");
+    CHECK(strchr(err.msg, '\n') == NULL);
+    manifest_destroy(&m);
+}
+
 static const struct th_case cases[] = {
     {"csv_time_past_2262", t_csv_time_past_2262},
     {"bars_t_ns_out_of_range", t_bars_t_ns_out_of_range},
     {"bars_target_out_of_range", t_bars_target_out_of_range},
     {"pprof_sum_overflow", t_pprof_sum_overflow},
+    {"manifest_value_line_break", t_manifest_value_line_break},
     {NULL, NULL},
 };
 
