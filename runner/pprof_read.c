@@ -511,16 +511,6 @@ pprof_nsamples(const struct pprof_profile *p)
 }
 
 int64_t
-pprof_add(int64_t a, int64_t b)
-{
-    int64_t sum;
-
-    if (__builtin_add_overflow(a, b, &sum))
-        return b > 0 ? INT64_MAX : INT64_MIN;
-    return sum;
-}
-
-int64_t
 pprof_total(const struct pprof_profile *p, int v)
 {
     int64_t sum = 0;
@@ -528,7 +518,7 @@ pprof_total(const struct pprof_profile *p, int v)
     if (v < 0 || (size_t)v >= p->ntypes)
         return 0;
     for (size_t i = 0; i < p->nsamples; i++)
-        sum = pprof_add(sum, p->svals[p->samples[i].val0 + (size_t)v]);
+        sum = i64_add_sat(sum, p->svals[p->samples[i].val0 + (size_t)v]);
     return sum;
 }
 

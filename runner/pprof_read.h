@@ -59,11 +59,6 @@ int64_t pprof_time_ns(const struct pprof_profile *p);
 size_t pprof_sites(const struct pprof_profile *p, int v,
                    struct pprof_site **out);
 
-/* a + b, held at INT64_MAX / INT64_MIN where it would overflow: the
- * values in a profile (and its sidecar) are whatever its writer put
- * there, and the totals of made-up ones must still be defined. */
-int64_t pprof_add(int64_t a, int64_t b);
-
 /* Whether a frame of this name is an allocator or profiler wrapper, which
  * allocation sites look through. */
 bool pprof_is_wrapper(const char *function);

@@ -379,7 +379,7 @@ mean_into(struct report_round *g, const struct report_round *x, int64_t sum[5],
 
     for (int k = 0; k < 5; k++) {
         if (v[k] >= 0) {
-            sum[k] += v[k];
+            sum[k] = i64_add_sat(sum[k], v[k]);
             cnt[k]++;
         }
         *out[k] = cnt[k] ? sum[k] / cnt[k] : -1;

@@ -3,9 +3,9 @@
  * runner/pprof_check.c and the allocation sites of runner/pprof_sites.c)
  * on a profile as an instance could leave it in its folder: gzipped or
  * not, truncated, made up. A profile that decodes is totalled and ranked,
- * then read by the report as the last snapshot of two instances of a
- * group, without a sidecar (runner/report_snap.c), whose sites are added
- * together and rendered (fuzz_report.h).
+ * then read by the report as the round-1 snapshot of two instances of a
+ * group, without a sidecar (runner/report_snap.c): their figures are
+ * averaged, their sites added together and rendered (fuzz_report.h).
  */
 #include "fuzz_report.h"
 #include "pprof_read.h"
@@ -34,7 +34,7 @@ static void
 in_report(const uint8_t *data, size_t size)
 {
     static const char *const files[] = {"g/0/heap-round-1-post-trim.pb.gz",
-                                        "g/1/heap-round-2-post-trim.pb.gz"};
+                                        "g/1/heap-round-1-post-trim.pb.gz"};
     struct report *r = fuzz_report_new();
     struct err err = {0};
     int rc = 0;

@@ -101,6 +101,24 @@ put_bytes(const char *rel, const void *data, size_t len)
         fclose(f);
 }
 
+/* memory.csv with a t_ms of INT64_MAX next to a wall-clock time: the
+ * run's start is not worked out from it. */
+static void
+t_csv_huge_t_ms(void)
+{
+    struct report *r = report_in_tmp();
+    struct report_inst *in = report_inst_add(r, "g", 0);
+    struct err err = {0};
+
+    th_write(th_tmpdir(), "g/0/memory.csv",
+             "time,t_ms,usage_bytes\n"
+             "2026-12-01T11:58:23.898Z,9223372036854775807,5\n");
+    CHECK_MSG(report_csv_load(r, in, &err) == 0, "%s", err.msg);
+    CHECK_EQ_INT(in->nsamples, 1);
+    CHECK_EQ_INT(r->start_ns, 0);
+    report_destroy(&r);
+}
+
 /* A profile of two samples of INT64_MAX bytes each (54 bytes: one sample
  * type, inuse_space/bytes, and no stacks). */
 static const char huge_profile[] =
@@ -111,7 +129,8 @@ static const char huge_profile[] =
     "bytes";
 
 /* Its totals are held at INT64_MAX, in the profile, in its sites and in
- * the report that adds two instances' sites together and renders them. */
+ * the report that adds two instances' sites together, averages their
+ * round 1 and renders them. */
 static void
 t_pprof_sum_overflow(void)
 {
@@ -134,8 +153,7 @@ t_pprof_sum_overflow(void)
     for (int i = 0; i < 2; i++) {
         char rel[64];
 
-        snprintf(rel, sizeof(rel), "g/%d/heap-round-%d-post-trim.pb.gz", i,
-                 i + 1);
+        snprintf(rel, sizeof(rel), "g/%d/heap-round-1-post-trim.pb.gz", i);
         put_bytes(rel, huge_profile, sizeof(huge_profile) - 1);
         CHECK(report_snaps_load(r, report_inst_add(r, "g", i), &err) == 0);
     }
@@ -144,6 +162,8 @@ t_pprof_sum_overflow(void)
     CHECK_EQ_INT(r->groups[0].sites_total, INT64_MAX);
     CHECK_EQ_INT(r->groups[0].nsites, 1);
     CHECK_EQ_INT(r->groups[0].sites[0].flat, INT64_MAX);
+    CHECK(r->groups[0].nrounds == 1 &&
+          r->groups[0].rounds[0].heap_post == INT64_MAX / 2);
     html = report_html(r);
     CHECK(html != NULL && strstr(html, "</html>") != NULL);
     free(html);
@@ -176,6 +196,7 @@ t_manifest_value_line_break(void)
 
 static const struct th_case cases[] = {
     {"csv_time_past_2262", t_csv_time_past_2262},
+    {"csv_huge_t_ms", t_csv_huge_t_ms},
     {"bars_t_ns_out_of_range", t_bars_t_ns_out_of_range},
     {"bars_target_out_of_range", t_bars_target_out_of_range},
     {"pprof_sum_overflow", t_pprof_sum_overflow},
