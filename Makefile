@@ -228,4 +228,50 @@ uninstall:
 clean:
 	rm -rf build $(BUILD)
 
+# ---- fuzz targets ----------------------------------------------------------
+# tests/fuzz/fuzz_*.c, one libFuzzer program each (docs/testing.md): the
+# runner's and the SDK's sources are built again with clang into build/fuzz
+# with -fsanitize=fuzzer-no-link,address,undefined, and each harness links
+# them with the fuzzer's main. `make fuzz` builds them and runs each for
+# FUZZ_S seconds on its seed corpus (tests/fuzz/corpus/<target>/); a
+# finding fails it. `make fuzz-build` only builds.
+FUZZ_CC ?= clang
+FUZZ_S ?= 10
+FUZZ_DIR := build/fuzz
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+# Warnings as for gcc but never -Werror (the gcc builds guard those; clang
+# has a few more), and none for designated initializers that leave fields
+# out, which the tables here do on purpose.
+FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE $(filter-out -Werror,$(WARN)) \
+	-Wno-missing-field-initializers \
+	-O1 -g -fno-omit-frame-pointer \
+	-fsanitize=fuzzer-no-link $(FUZZ_SAN) -DTY_SANITIZE=1 -MMD -MP \
+	-Isdk -Irunner -Itests/helpers -Itests/fuzz -DTY_VERSION='"$(VERSION)"' \
+	-DTY_PREFIX='"$(PREFIX)"' $(PKG_CFLAGS)
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_LIB_OBJ := $(patsubst %.c,$(FUZZ_DIR)/%.o,$(RUNNER_LIB_SRC) \
+	$(SDK_CORE_SRC) $(filter-out $(FUZZ_SRC),$(wildcard tests/fuzz/*.c)))
+FUZZ_MAIN_OBJ := $(patsubst %.c,$(FUZZ_DIR)/%.o,$(FUZZ_SRC))
+FUZZ_BIN := $(patsubst tests/fuzz/%.c,$(FUZZ_DIR)/%,$(FUZZ_SRC))
+
+.PHONY: fuzz fuzz-build
+fuzz-build: $(FUZZ_BIN)
+
+fuzz:
+	@scripts/setup fuzz
+	@$(MAKE) --no-print-directory fuzz-build
+	@FUZZ_S=$(FUZZ_S) tests/fuzz/run
+
+$(FUZZ_LIB_OBJ) $(FUZZ_MAIN_OBJ): $(FUZZ_DIR)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
+
+$(FUZZ_DIR)/libfuzzed.a: $(FUZZ_LIB_OBJ)
+	rm -f $@ && ar rcs $@ $^
+
+$(FUZZ_BIN): $(FUZZ_DIR)/%: $(FUZZ_DIR)/tests/fuzz/%.o $(FUZZ_DIR)/libfuzzed.a
+	$(FUZZ_CC) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(LIBS)
+
+-include $(shell find $(FUZZ_DIR) -name '*.d' 2>/dev/null)
+
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

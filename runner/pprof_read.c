@@ -518,7 +518,7 @@ pprof_total(const struct pprof_profile *p, int v)
     if (v < 0 || (size_t)v >= p->ntypes)
         return 0;
     for (size_t i = 0; i < p->nsamples; i++)
-        sum += p->svals[p->samples[i].val0 + (size_t)v];
+        sum = i64_add_sat(sum, p->svals[p->samples[i].val0 + (size_t)v]);
     return sum;
 }
 

@@ -139,16 +139,16 @@ agg_sample(struct agg *a, const struct pprof_profile *p, size_t k, int64_t val)
         i = agg_get(a, f);
         if (a->last[i] != k + 1) {
             a->last[i] = k + 1;
-            a->sites[i].cum += val;
+            a->sites[i].cum = i64_add_sat(a->sites[i].cum, val);
         }
     }
     if (site == NULL) {
         i = agg_get(a, first ? first : "(no stack)");
-        a->sites[i].cum += val;
+        a->sites[i].cum = i64_add_sat(a->sites[i].cum, val);
     } else {
         i = agg_get(a, site);
     }
-    a->sites[i].flat += val;
+    a->sites[i].flat = i64_add_sat(a->sites[i].flat, val);
 }
 
 static int

@@ -107,7 +107,7 @@ fmt_value(const struct cmp_row *row, double v, bool diff, char *buf,
             b[strlen(b) - strlen("/round")] = '\0';
         snprintf(buf, size, "%s", b);
     } else {
-        report_fmt_bytes((int64_t)v, buf, size);
+        report_fmt_bytes(report_i64(v), buf, size);
     }
 }
 

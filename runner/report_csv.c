@@ -152,7 +152,7 @@ add_sample(struct report *r, struct report_inst *in,
     xgrow(&in->samples, &in->capsamples, in->nsamples + 1,
           sizeof(*in->samples));
     in->samples[in->nsamples++] = *s;
-    if (r->start_ns <= 0 && wall > 0)
+    if (r->start_ns <= 0 && wall > 0 && s->t_ms <= wall / 1000000)
         r->start_ns = wall - s->t_ms * 1000000;
 }
 

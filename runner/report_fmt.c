@@ -23,6 +23,16 @@ report_fmt_bytes(int64_t v, char *buf, size_t size)
         ty__format_bytes((uint64_t)v, buf, size);
 }
 
+int64_t
+report_i64(double d)
+{
+    if (isnan(d))
+        return -1;
+    if (d >= 9223372036854775808.0) /* 2^63 */
+        return INT64_MAX;
+    return d < -9223372036854775808.0 ? INT64_MIN : (int64_t)d;
+}
+
 /* "+16.0 MiB/round", "-512.0 KiB/round", "+0 B/round". */
 void
 report_fmt_rate(double rate, char *buf, size_t size)
@@ -75,7 +85,8 @@ report_html_esc(struct strbuf *sb, const char *s)
 }
 
 /* "2026-11-29T18:45:29.123Z" (any number of fraction digits, Z or no
- * zone) to Unix nanoseconds; 0 when it is not such a time. */
+ * zone) to Unix nanoseconds; 0 when it is not such a time, or one before
+ * 1970 or past what int64_t nanoseconds hold (the year 2262). */
 int64_t
 report_parse_time_ns(const char *s)
 {
@@ -100,5 +111,7 @@ report_parse_time_ns(const char *s)
     tm.tm_year -= 1900;
     tm.tm_mon -= 1;
     t = timegm(&tm);
-    return t < 0 ? 0 : (int64_t)t * 1000000000 + frac;
+    return t < 0 || t >= INT64_MAX / 1000000000
+               ? 0
+               : (int64_t)t * 1000000000 + frac;
 }

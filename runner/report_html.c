@@ -181,7 +181,7 @@ header(struct strbuf *sb, const struct report *r)
     char dur[32] = "-";
 
     if (r->duration_s >= 0)
-        report_fmt_ms((int64_t)(r->duration_s * 1000), dur, sizeof(dur));
+        report_fmt_ms(report_i64(r->duration_s * 1000), dur, sizeof(dur));
     strbuf_adds(sb, "<header>\n<h1>");
     report_html_esc(sb, r->plan ? r->plan : "run");
     strbuf_adds(sb, " / ");
@@ -468,7 +468,7 @@ fit_row(struct strbuf *sb, const char *series, const struct report_fit *f)
     char rate[48], mean[32];
 
     report_fmt_rate(f->slope, rate, sizeof(rate));
-    report_fmt_bytes(f->n ? (int64_t)f->mean : -1, mean, sizeof(mean));
+    report_fmt_bytes(f->n ? report_i64(f->mean) : -1, mean, sizeof(mean));
     strbuf_addf(sb, "<td>%s</td><td class=\"n\">%zu</td>", series, f->n);
     if (f->n >= 2)
         strbuf_addf(sb, "<td class=\"n\">%s</td><td class=\"n\">%.2f</td>",

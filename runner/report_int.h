@@ -269,6 +269,9 @@ const char *report_group_color(size_t g);
 
 /* report_fmt.c */
 void report_fmt_bytes(int64_t v, char *buf, size_t size);
+/* A figure worked out in doubles (a mean, seconds * 1000) as an int64_t,
+ * held within its range; NaN is -1, unknown. */
+int64_t report_i64(double d);
 void report_fmt_rate(double bytes_per_round, char *buf, size_t size);
 void report_fmt_ms(int64_t ms, char *buf, size_t size);
 void report_html_esc(struct strbuf *sb, const char *s);

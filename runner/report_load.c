@@ -182,7 +182,10 @@ report_jnum(struct report_jctx *c, const cJSON *o, const char *where,
 {
     const cJSON *v = report_jitem(c, o, where, key, cJSON_Number);
 
-    return v && v->valuedouble >= 0 ? (int64_t)v->valuedouble : -1;
+    /* past INT64_MAX (2^63, exact as a double) is as good as unknown */
+    return v && v->valuedouble >= 0 && v->valuedouble < 9223372036854775808.0
+               ? (int64_t)v->valuedouble
+               : -1;
 }
 
 double

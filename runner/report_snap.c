@@ -134,7 +134,7 @@ sidecar(struct report *r, struct report_snap *s, struct err *err)
     mi = report_jitem(&c, j, "", "mallinfo", cJSON_Object);
     uord = report_jnum(&c, mi, "mallinfo", "uordblks");
     hblk = report_jnum(&c, mi, "mallinfo", "hblkhd");
-    s->malloc_inuse = uord >= 0 ? uord + (hblk > 0 ? hblk : 0) : -1;
+    s->malloc_inuse = uord >= 0 ? i64_add_sat(uord, hblk > 0 ? hblk : 0) : -1;
     prof = report_jitem(&c, j, "", "profile", cJSON_Object);
     s->inuse = report_jnum(&c, prof, "profile", "inuse_bytes");
     s->own = report_jnum(&c, prof, "profile", "profiler_bytes");
@@ -277,7 +277,7 @@ inst_sites(struct report *r, struct report_group *g,
     v = pprof_value_index(p, "inuse_space");
     n = pprof_sites(p, v, &sites);
     acc_add(a, sites, n);
-    g->sites_total += pprof_total(p, v);
+    g->sites_total = i64_add_sat(g->sites_total, pprof_total(p, v));
     g->sites_ninst++;
     if (g->sites_label == NULL)
         g->sites_label = xstrdup(s->label);
@@ -317,8 +317,8 @@ merge(struct report *r, struct report_group *g, struct site_acc *a)
         qsort(a->v, a->n, sizeof(*a->v), cmp_name);
     for (size_t i = 0; i < a->n; i++) {
         if (n > 0 && strcmp(a->v[n - 1].function, a->v[i].function) == 0) {
-            a->v[n - 1].flat += a->v[i].flat;
-            a->v[n - 1].cum += a->v[i].cum;
+            a->v[n - 1].flat = i64_add_sat(a->v[n - 1].flat, a->v[i].flat);
+            a->v[n - 1].cum = i64_add_sat(a->v[n - 1].cum, a->v[i].cum);
             free(a->v[i].function);
         } else {
             a->v[n++] = a->v[i];

@@ -379,7 +379,7 @@ mean_into(struct report_round *g, const struct report_round *x, int64_t sum[5],
 
     for (int k = 0; k < 5; k++) {
         if (v[k] >= 0) {
-            sum[k] += v[k];
+            sum[k] = i64_add_sat(sum[k], v[k]);
             cnt[k]++;
         }
         *out[k] = cnt[k] ? sum[k] / cnt[k] : -1;
@@ -453,7 +453,7 @@ group_figures(struct report *r, size_t gi)
 static void
 end_time(struct report *r)
 {
-    r->end_ms = r->duration_s > 0 ? (int64_t)(r->duration_s * 1000) : 0;
+    r->end_ms = r->duration_s > 0 ? report_i64(r->duration_s * 1000) : 0;
     for (size_t i = 0; i < r->ninsts; i++) {
         const struct report_inst *in = &r->insts[i];
 

@@ -21,7 +21,7 @@ print_head(const struct report *r, FILE *out)
     char dur[32] = "-";
 
     if (r->duration_s >= 0)
-        report_fmt_ms((int64_t)(r->duration_s * 1000), dur, sizeof(dur));
+        report_fmt_ms(report_i64(r->duration_s * 1000), dur, sizeof(dur));
     fprintf(out, "\nreport %s  %s/%s  %s  %s  %s\n",
             r->run_id ? r->run_id : "(unknown run)", r->plan ? r->plan : "?",
             r->case_name ? r->case_name : "?", r->runner ? r->runner : "?",

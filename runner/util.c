@@ -381,6 +381,16 @@ time_rfc3339(int64_t wall_ns, char *buf, size_t size)
     ty__format_rfc3339(wall_ns, buf, size);
 }
 
+int64_t
+i64_add_sat(int64_t a, int64_t b)
+{
+    int64_t sum;
+
+    if (__builtin_add_overflow(a, b, &sum))
+        return b > 0 ? INT64_MAX : INT64_MIN;
+    return sum;
+}
+
 void
 strbuf_init(struct strbuf *sb)
 {

@@ -80,6 +80,11 @@ int64_t now_wall_ns(void);
  * (at least 25 bytes): 2026-11-29T18:45:29.123Z; ty__format_rfc3339. */
 void time_rfc3339(int64_t wall_ns, char *buf, size_t size);
 
+/* a + b, held at INT64_MAX / INT64_MIN where it would overflow: for
+ * totals of figures read from files an instance wrote (heap profiles,
+ * sidecars), which may hold anything. */
+int64_t i64_add_sat(int64_t a, int64_t b);
+
 /* A growable NUL-terminated byte buffer. Held by value; strbuf_release frees.
  */
 struct strbuf {

@@ -177,6 +177,27 @@ yamltree_path_index(char *dst, const char *parent, size_t i)
     return dst;
 }
 
+/* Control bytes of s as \xNN, in place (cut at size): a key or a name
+ * from the file may hold any byte (a plain scalar folds line breaks into
+ * it), and a message stays one line. */
+static void
+one_line(char *s, size_t size)
+{
+    struct strbuf sb;
+
+    strbuf_init(&sb);
+    for (const char *p = s; *p != '\0'; p++) {
+        unsigned char c = (unsigned char)*p;
+
+        if (c < 0x20 || c == 0x7f)
+            strbuf_addf(&sb, "\\x%02x", c);
+        else
+            strbuf_addc(&sb, (char)c);
+    }
+    snprintf(s, size, "%s", sb.buf ? sb.buf : "");
+    strbuf_release(&sb);
+}
+
 int
 yamltree_fail(const struct ynode *n, const char *path, struct err *err,
               const char *fmt, ...)
@@ -192,6 +213,8 @@ yamltree_fail(const struct ynode *n, const char *path, struct err *err,
     else
         err_set(err, EINVAL, "%s:%d:%d: %s: %s", n->file, n->line, n->col, path,
                 msg);
+    if (err != NULL)
+        one_line(err->msg, sizeof(err->msg));
     return err_status(err, EXIT_DATAERR);
 }
 

@@ -278,6 +278,18 @@ ty__zmtp_new(const char *url, const char *rid, char *why, size_t whylen)
     return z;
 }
 
+struct ty__zmtp *
+ty__zmtp_new_unconnected(void)
+{
+    struct ty__zmtp *z = calloc(1, sizeof(*z));
+
+    if (z != NULL) {
+        z->fd = -1;
+        z->state = Z_GREETING;
+    }
+    return z;
+}
+
 void
 ty__zmtp_free(struct ty__zmtp **pz)
 {
@@ -559,6 +571,17 @@ parse(struct ty__zmtp *z, void (*fn)(void *, const char *, size_t), void *arg)
     return z->state == Z_BROKEN ? -1 : 0;
 }
 
+int
+ty__zmtp_input(struct ty__zmtp *z, const void *data, size_t len,
+               void (*fn)(void *, const char *, size_t), void *arg)
+{
+    if (z->state == Z_BROKEN)
+        return -1;
+    if (zb_add(&z->in, data, len) < 0)
+        return broken(z, "%s", "out of memory");
+    return parse(z, fn, arg);
+}
+
 static int
 read_all(struct ty__zmtp *z, void (*fn)(void *, const char *, size_t),
          void *arg)
@@ -574,9 +597,7 @@ read_all(struct ty__zmtp *z, void (*fn)(void *, const char *, size_t),
             continue;
         if (n == 0)
             return broken(z, "%s closed the connection", "the coordinator");
-        if (zb_add(&z->in, tmp, (size_t)n) < 0)
-            return broken(z, "%s", "out of memory");
-        if (parse(z, fn, arg) < 0)
+        if (ty__zmtp_input(z, tmp, (size_t)n, fn, arg) < 0)
             return -1;
         if ((size_t)n < sizeof(tmp))
             return 0;

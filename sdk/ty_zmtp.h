@@ -55,4 +55,14 @@ int ty__zmtp_io(struct ty__zmtp *z, short revents,
                 void (*fn)(void *arg, const char *data, size_t len), void *arg);
 const char *ty__zmtp_error(const struct ty__zmtp *z);
 
+/* For tests and fuzzing: a connection without a socket, waiting for the
+ * peer's greeting, whose input comes only from ty__zmtp_input (NULL when
+ * out of memory); and the reading half of ty__zmtp_io: len bytes that
+ * arrived, the peer's greeting, READY and frames in any pieces. fn gets
+ * the first frame of each message completed. 0, or -1 once broken. */
+struct ty__zmtp *ty__zmtp_new_unconnected(void);
+int ty__zmtp_input(struct ty__zmtp *z, const void *data, size_t len,
+                   void (*fn)(void *arg, const char *data, size_t len),
+                   void *arg);
+
 #endif

@@ -1,0 +1,15 @@
+/*
+ * fuzz_composition_yaml.c — the composition loader on .yaml files: the
+ * file reader, the YAML tree, the checks and the
+ * resolution against the plan's manifest (runner/composition*.c,
+ * runner/yamltree*.c).
+ */
+#include "fuzz_composition.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    return fuzz_composition(data, size, "compositions/c.yaml");
+}
