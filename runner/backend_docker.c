@@ -29,10 +29,9 @@
  * through a locked queue and a pipe (notify_fd). Each thread uses the
  * docker client with its own requests (the client is thread-safe).
  */
-#include "backend.h"
+#include "backend_docker_int.h"
 
 #include "backend_ids.h"
-#include "backend_queue.h"
 #include "composition.h"
 #include "dklog.h"
 #include "docker.h"
@@ -51,74 +50,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#define DK_START_WORKERS 4
-#define DK_PIDS_LIMIT 4096
-#define DK_BOARD_PATH "/testyard-sync" /* the release board, read-only */
-#define DK_LOGS_WAIT_MS 30000
-/* The only writable place besides the binds; its pages count against the
- * container's memory limit, so it is small. */
-#define DK_TMPFS "/tmp:rw,nosuid,nodev,noexec,size=64m,mode=1777"
-#define DK_COMEBACK_MS 5000    /* a lost engine's last chance at shutdown */
-#define DK_EVENTS_RETRY_MS 200 /* first reconnect delay, doubled up to */
-#define DK_EVENTS_RETRY_MAX_MS 5000
-#define DK_EVENTS_LOG_EVERY_NS (60 * 1000000000LL)
-/* Each of the engine's two json-file log files holds half the log limit,
- * at least this much. */
-#define DK_ENGINE_LOG_MIN ((uint64_t)8 << 20)
-
-struct dk_inst {
-    const struct backend_instance *in;
-    char *id;
-    char *name;
-    int pid;
-    bool started;    /* running as far as we know */
-    bool stop_asked; /* stop() before it started: don't start it */
-    bool dead;       /* `die` seen and reported */
-    bool oom;        /* `oom` seen */
-    bool logs_done;
-    struct dklog *log; /* its run.out and run.err */
-    bool exit_held;    /* `die` came before the start was reported */
-    bool dirs_made;    /* its folders were given to its user */
-    struct backend_event exit_ev;
-    bool removed;
-    char *cgdir; /* memory cgroup, from the pid at start */
-    enum ty__cgver cgver;
-    int64_t peak; /* highest usage read by this backend, -1 */
-};
-
-struct dk_backend {
-    struct backend base;
-    struct backend_config cfg;
-    struct docker *d;
-    char *image;   /* the plan's image tag */
-    char *network; /* network name when bridge, else NULL */
-    char *network_id;
-    struct backend_instance *bis; /* copy of the array given to start_all */
-    struct dk_inst *insts;
-    size_t n;
-
-    pthread_mutex_t lock; /* guards everything below and insts[] */
-    pthread_cond_t cond;
-    struct backend_queue queue;
-    int notify[2];
-    size_t next_start;
-    size_t next_remove;
-    bool stopping; /* destroy(): no more starts */
-    bool gone;     /* engine lost or abort(): no more waits on it */
-    bool aborted;  /* abort(): no waiting for the engine to come back */
-    bool shut;     /* shutdown() done */
-    size_t logs_pending;
-    struct docker_watch *watch;
-    int64_t logs_deadline; /* monotonic ns: followers are cut after it */
-
-    pthread_t workers[DK_START_WORKERS];
-    int nworkers;
-    pthread_t events_thread;
-    bool events_running;
-    bool events_ready;
-    struct docker_cancel *events_cancel;
-};
 
 static void
 push_event(struct dk_backend *k, const struct backend_event *ev)
@@ -140,8 +71,8 @@ push_simple(struct dk_backend *k, enum backend_event_type type, int index,
     push_event(k, &ev);
 }
 
-static bool
-is_gone(struct dk_backend *k)
+bool
+dk__is_gone(struct dk_backend *k)
 {
     bool gone;
 
@@ -151,8 +82,8 @@ is_gone(struct dk_backend *k)
     return gone;
 }
 
-static bool
-is_aborted(struct dk_backend *k)
+bool
+dk__is_aborted(struct dk_backend *k)
 {
     bool aborted;
 
@@ -165,8 +96,8 @@ is_aborted(struct dk_backend *k)
 /* From the watch's thread: the engine has been away for the grace
  * period. Every call in progress ends now, and the orchestrator hears
  * (unless msg is NULL: shutdown() giving up on its own). */
-static void
-engine_lost(void *arg, const char *msg)
+void
+dk__engine_lost(void *arg, const char *msg)
 {
     struct dk_backend *k = arg;
 
@@ -373,143 +304,6 @@ events_main(void *arg)
 
 /* ---- starting ---------------------------------------------------------- */
 
-static const char *
-env_override(const char *kv)
-{
-    static const char *const keys[] = {
-        "TEST_OUTPUTS_PATH=", "TEST_TEMP_PATH=", "HOME=", "PATH=",
-        "TESTYARD_SYNC_BOARD="};
-
-    for (size_t i = 0; i < ARRAY_LEN(keys); i++)
-        if (strncmp(kv, keys[i], strlen(keys[i])) == 0)
-            return keys[i];
-    return NULL;
-}
-
-/* The release board's folder on the host (TESTYARD_SYNC_BOARD in the
- * instance's environment), or NULL. */
-static const char *
-board_dir(const struct backend_instance *in)
-{
-    static const char key[] = "TESTYARD_SYNC_BOARD=";
-
-    for (char *const *e = in->env; *e != NULL; e++)
-        if (strncmp(*e, key, sizeof(key) - 1) == 0)
-            return *e + sizeof(key) - 1;
-    return NULL;
-}
-
-/* The host environment with container paths for outputs, scratch and the
- * release board. */
-static char **
-container_env(const struct backend_instance *in)
-{
-    size_t n = 0, j = 0;
-    char **env;
-
-    while (in->env[n] != NULL)
-        n++;
-    env = xcalloc(n + 6, sizeof(char *));
-    for (size_t i = 0; i < n; i++)
-        if (env_override(in->env[i]) == NULL)
-            env[j++] = xstrdup(in->env[i]);
-    if (board_dir(in) != NULL)
-        env[j++] = xstrdup("TESTYARD_SYNC_BOARD=" DK_BOARD_PATH);
-    env[j++] = xstrdup("TEST_OUTPUTS_PATH=/outputs");
-    env[j++] = xstrdup("TEST_TEMP_PATH=/temp");
-    env[j++] = xstrdup("HOME=/temp");
-    env[j++] = xstrdup("PATH=/plan:/usr/bin:/bin");
-    return env;
-}
-
-static void
-strv_free(char **v)
-{
-    if (v == NULL)
-        return;
-    for (char **p = v; *p != NULL; p++)
-        free(*p);
-    free(v);
-}
-
-/* The engine's own log of the container (HostConfig.LogConfig): json-file
- * in two files of half the log limit each (at least DK_ENGINE_LOG_MIN),
- * so it stays bounded however much the instance writes. Returns cfg. */
-static cJSON *
-log_config(cJSON *cfg, uint64_t limit)
-{
-    cJSON *hc = cJSON_GetObjectItemCaseSensitive(cfg, "HostConfig");
-    cJSON *lc = cJSON_AddObjectToObject(hc, "LogConfig");
-    cJSON *opts;
-    uint64_t half = (limit ? limit : INSTLOG_DEFAULT_LIMIT) / 2;
-    char size[32];
-
-    if (half < DK_ENGINE_LOG_MIN)
-        half = DK_ENGINE_LOG_MIN;
-    snprintf(size, sizeof(size), "%llu", (unsigned long long)half);
-    cJSON_AddStringToObject(lc, "Type", "json-file");
-    opts = cJSON_AddObjectToObject(lc, "Config");
-    cJSON_AddStringToObject(opts, "max-size", size);
-    cJSON_AddStringToObject(opts, "max-file", "2");
-    return cfg;
-}
-
-static cJSON *
-container_config(const struct dk_backend *k, const struct backend_instance *in,
-                 char **env, char **labels, char **binds)
-{
-    const struct composition *c = k->cfg.comp;
-    char user[32];
-    int uid;
-    struct docker_container_spec s = {
-        .image = in->artifact ? in->artifact : k->image,
-        .env = (const char *const *)env,
-        .labels = (const char *const *)labels,
-        .binds = (const char *const *)binds,
-        .network_mode = k->network ? k->network : "host",
-        .memory = (int64_t)in->memory,
-        .memory_swap = in->memory ? (int64_t)in->memory : 0,
-        .nano_cpus = in->millicpu * 1000000,
-        .pids_limit = DK_PIDS_LIMIT,
-        .no_new_privileges = true,
-        .cap_drop_all = true,
-        .init = true,
-        .user = backend_ids_user(&k->base, c, in, &uid, user, sizeof(user)),
-        .readonly_rootfs = true,
-        .tmpfs = (const char *const[]){DK_TMPFS, NULL},
-    };
-
-    return log_config(docker_container_config(&s), in->log_limit);
-}
-
-/* The run, the instance and the coordinator's identity, which `clean`
- * reads to tell a live run from an orphan. */
-static char **
-make_labels(const struct dk_backend *k, const struct backend_instance *in)
-{
-    char **v = xcalloc(6 + RUN_LABELS_N, sizeof(char *));
-
-    v[0] = xasprintf("testyard.run=%s", k->cfg.run_id);
-    v[1] = xasprintf("testyard.plan=%s", k->cfg.plan_name);
-    v[2] = xasprintf("testyard.group=%s", in->group);
-    v[3] = xasprintf("testyard.index=%d", in->group_index);
-    v[4] = xasprintf("testyard.instance=%d", in->index);
-    (void)run_identity_labels(&v[5], NULL);
-    return v;
-}
-
-static char **
-make_binds(const struct backend_instance *in)
-{
-    char **v = xcalloc(4, sizeof(char *));
-
-    v[0] = xasprintf("%s:/outputs", in->outdir);
-    v[1] = xasprintf("%s:/temp", in->tempdir);
-    if (board_dir(in) != NULL)
-        v[2] = xasprintf("%s:" DK_BOARD_PATH ":ro", board_dir(in));
-    return v;
-}
-
 /* The instance's folder (made beneath the run folder, no link followed)
  * and its capped logs, before the container exists. */
 static int
@@ -538,10 +332,10 @@ static int
 create_and_start(struct dk_backend *k, struct dk_inst *di, struct err *err)
 {
     const struct backend_instance *in = di->in;
-    char **env = container_env(in);
-    char **labels = make_labels(k, in);
-    char **binds = make_binds(in);
-    cJSON *cfg = container_config(k, in, env, labels, binds);
+    char **env = dk__container_env(in);
+    char **labels = dk__make_labels(k, in);
+    char **binds = dk__make_binds(in);
+    cJSON *cfg = dk__container_config(k, in, env, labels, binds);
     char *id = NULL;
     int rc = -1;
 
@@ -556,9 +350,9 @@ create_and_start(struct dk_backend *k, struct dk_inst *di, struct err *err)
             dklog_cut(di->log);
     }
     cJSON_Delete(cfg);
-    strv_free(env);
-    strv_free(labels);
-    strv_free(binds);
+    dk__strv_free(env);
+    dk__strv_free(labels);
+    dk__strv_free(binds);
     return rc;
 }
 
@@ -748,7 +542,7 @@ start_watch(struct dk_backend *k, struct err *err)
 
     if (docker_watch_grace_ms(&grace_ms, err) < 0)
         return err_status(err, EXIT_USAGE);
-    k->watch = docker_watch_new(k->d, grace_ms, engine_lost, k, err);
+    k->watch = docker_watch_new(k->d, grace_ms, dk__engine_lost, k, err);
     return k->watch ? 0 : -1;
 }
 
@@ -770,7 +564,7 @@ dk_prepare(struct backend *b, struct err *err)
         (c->network != NULL && strcmp(c->network, "bridge") == 0 &&
          make_network(k, err) < 0) ||
         start_events(k, err) < 0)
-        return is_gone(k) ? err_status(err, EXIT_UNAVAILABLE) : -1;
+        return dk__is_gone(k) ? err_status(err, EXIT_UNAVAILABLE) : -1;
     return 0;
 }
 
@@ -838,206 +632,11 @@ dk_memory_cgroup(struct backend *b, int index, enum ty__cgver *ver)
 }
 
 static void
-join_workers(struct dk_backend *k)
-{
-    pthread_mutex_lock(&k->lock);
-    k->stopping = true;
-    pthread_mutex_unlock(&k->lock);
-    for (int w = 0; w < k->nworkers; w++)
-        pthread_join(k->workers[w], NULL);
-    k->nworkers = 0;
-}
-
-/* Wait (bounded) for the events thread to copy the logs of dead ones. */
-static void
-wait_logs(struct dk_backend *k)
-{
-    int64_t until = now_mono_ns() + (int64_t)DK_LOGS_WAIT_MS * 1000000;
-
-    pthread_mutex_lock(&k->lock);
-    while (k->logs_pending > 0 && !k->gone && now_mono_ns() < until) {
-        pthread_mutex_unlock(&k->lock);
-        usleep(10000);
-        pthread_mutex_lock(&k->lock);
-    }
-    pthread_mutex_unlock(&k->lock);
-}
-
-/* Kill what still runs, have its logs in place, and remove the
- * container. */
-static void
-finish_container(struct dk_backend *k, struct dk_inst *di, bool keep)
-{
-    struct err e = {0};
-    bool running;
-
-    pthread_mutex_lock(&k->lock);
-    running = !di->dead;
-    pthread_mutex_unlock(&k->lock);
-    if (di->id == NULL) {
-        dklog_finish(di->log, NULL, 0);
-        return;
-    }
-    /* The logs are put in place on the first call, also with the engine
-     * gone (then from what the follower got); a second call after the
-     * engine came back only removes. */
-    if (running && !is_gone(k) && !di->removed)
-        docker_container_kill(k->d, di->id, "SIGKILL", NULL);
-    dklog_finish(di->log, is_gone(k) ? NULL : di->id, k->logs_deadline);
-    if (keep || di->removed || is_gone(k))
-        return;
-    if (docker_container_remove(k->d, di->id, true, &e) == 0 ||
-        e.code == ENOENT) {
-        di->removed = true;
-    } else if (!is_gone(k)) {
-        log_warnx("%s: remove: %s", di->name, e.msg);
-        if (e.status == EXIT_UNAVAILABLE) { /* no use asking again */
-            pthread_mutex_lock(&k->lock);
-            k->gone = true;
-            pthread_mutex_unlock(&k->lock);
-        }
-    }
-}
-
-static void *
-remover_main(void *arg)
-{
-    struct dk_backend *k = arg;
-    bool keep = k->cfg.comp->keep_containers;
-
-    for (;;) {
-        size_t i;
-
-        pthread_mutex_lock(&k->lock);
-        i = k->next_remove++;
-        pthread_mutex_unlock(&k->lock);
-        if (i >= k->n)
-            return NULL;
-        finish_container(k, &k->insts[i], keep);
-    }
-}
-
-/* The engine removes one container in 0.1-0.25 s; a few callers at once
- * keep a run of hundreds from taking minutes to clean up. */
-static void
-remove_containers(struct dk_backend *k)
-{
-    pthread_t t[DK_START_WORKERS];
-    int nt = 0;
-
-    k->next_remove = 0;
-    for (int w = 0; w < DK_START_WORKERS && (size_t)w < k->n; w++)
-        if (pthread_create(&t[nt], NULL, remover_main, k) == 0)
-            nt++;
-    if (nt == 0)
-        remover_main(k);
-    for (int w = 0; w < nt; w++)
-        pthread_join(t[w], NULL);
-    if (k->network_id != NULL && !k->cfg.comp->keep_containers && !is_gone(k) &&
-        docker_network_remove(k->d, k->network_id, NULL) < 0)
-        log_warnx("could not remove network %s", k->network);
-}
-
-/* A lost engine gets one last chance to answer so that what the run
- * started is removed; abort() takes even that away. */
-static bool
-engine_back(struct dk_backend *k)
-{
-    struct docker *d2;
-    bool gone, aborted;
-
-    pthread_mutex_lock(&k->lock);
-    gone = k->gone;
-    aborted = k->aborted;
-    pthread_mutex_unlock(&k->lock);
-    if (!gone || aborted)
-        return !gone;
-    log_warnx("waiting %d s for the Docker engine at %s to come back, to "
-              "remove what run %s started",
-              DK_COMEBACK_MS / 1000, docker_host(k->d), k->cfg.run_id);
-    /* In short tries, so that abort() cuts the wait short too. */
-    for (int t = 0; (d2 = docker_reconnect(docker_host(k->d), 500)) == NULL;
-         t += 500)
-        if (t + 500 >= DK_COMEBACK_MS || is_aborted(k))
-            return false;
-    pthread_mutex_lock(&k->lock);
-    docker_destroy(&k->d);
-    k->d = d2;
-    k->gone = k->aborted;
-    if (k->aborted)
-        docker_abort(k->d);
-    pthread_mutex_unlock(&k->lock);
-    log_warnx("the Docker engine at %s is back: removing what this run "
-              "started",
-              docker_host(k->d));
-    return true;
-}
-
-/* Say what is left on the engine, and how it goes. */
-static void
-report_leftovers(struct dk_backend *k)
-{
-    size_t left = 0;
-
-    for (size_t i = 0; i < k->n; i++)
-        left += k->insts[i].id != NULL && !k->insts[i].removed;
-    if (left > 0 && !k->cfg.comp->keep_containers)
-        log_warnx("left %zu container%s of run %s on the Docker engine at "
-                  "%s: `testyard clean --run %s` removes them once it "
-                  "answers",
-                  left, left == 1 ? "" : "s", k->cfg.run_id, docker_host(k->d),
-                  k->cfg.run_id);
-}
-
-static void
-dk_shutdown(struct backend *b)
-{
-    struct dk_backend *k = (struct dk_backend *)b;
-
-    if (k->shut)
-        return;
-    k->shut = true;
-    /* An engine that does not answer now would hold every step below
-     * for a call timeout: it gets its last chance at the end instead. */
-    if (k->watch != NULL && docker_watch_down_since(k->watch) > 0)
-        engine_lost(k, NULL);
-    join_workers(k);
-    wait_logs(k);
-    k->logs_deadline = now_mono_ns() + (int64_t)DK_LOGS_WAIT_MS * 1000000;
-    if (k->events_running) {
-        docker_cancel_fire(k->events_cancel);
-        pthread_join(k->events_thread, NULL);
-        k->events_running = false;
-    }
-    if (k->d != NULL && !is_gone(k))
-        remove_containers(k);
-    docker_watch_destroy(&k->watch);
-    if (k->d != NULL && is_gone(k) && engine_back(k))
-        remove_containers(k);
-    if (k->d != NULL)
-        report_leftovers(k);
-}
-
-/* From another thread, while shutdown() runs. */
-static void
-dk_abort(struct backend *b)
-{
-    struct dk_backend *k = (struct dk_backend *)b;
-
-    pthread_mutex_lock(&k->lock);
-    k->gone = true;
-    k->aborted = true;
-    if (k->d != NULL)
-        docker_abort(k->d);
-    pthread_mutex_unlock(&k->lock);
-}
-
-static void
 dk_destroy(struct backend *b)
 {
     struct dk_backend *k = (struct dk_backend *)b;
 
-    dk_shutdown(b);
+    dk__shutdown(b);
     for (size_t i = 0; i < k->n; i++) {
         if (k->insts[i].dirs_made)
             backend_ids_give_back(k->insts[i].in->outdir);
@@ -1070,8 +669,8 @@ static const struct backend_ops docker_ops = {
     .stop = dk_stop,
     .memory_cgroup = dk_memory_cgroup,
     .host_pid = NULL,
-    .shutdown = dk_shutdown,
-    .abort = dk_abort,
+    .shutdown = dk__shutdown,
+    .abort = dk__abort,
     .destroy = dk_destroy,
 };
 

@@ -24,8 +24,8 @@ static const char *const metadata_keys[] = {"name", "author", "description",
 static const char *const global_keys[] = {
     "plan", "case", "runner", "total_instances", "run", "run_config", NULL};
 static const char *const run_keys[] = {
-    "test_params", "profiles", "artifact", "root", "log_limit", "output_quota",
-    NULL};
+    "test_params", "profiles",     "artifact", "root",
+    "log_limit",   "output_quota", NULL};
 static const char *const run_config_keys[] = {"timeout",
                                               "keep_containers",
                                               "network",

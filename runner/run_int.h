@@ -64,7 +64,7 @@ struct run {
     struct run_opts opts;
     char *run_id;
     char *run_dir;
-    int run_fd; /* the run folder, to open what is in it link-free */
+    int run_fd;    /* the run folder, to open what is in it link-free */
     bool made_dir; /* run_dir was created by this run: ours to remove */
     char *binary;
     char image[256]; /* the plan's image on local:docker */

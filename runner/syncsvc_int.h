@@ -26,9 +26,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SVC_MAX_WAITS 256   /* pending waits per instance */
-#define SVC_MAX_UPLOADS 16  /* uploads in progress per instance */
-#define SVC_MAX_PEERS 8     /* connections (routing ids) per instance */
+#define SVC_MAX_WAITS 256  /* pending waits per instance */
+#define SVC_MAX_UPLOADS 16 /* uploads in progress per instance */
+#define SVC_MAX_PEERS 8    /* connections (routing ids) per instance */
 #define SVC_OUTPUT_QUOTA ((uint64_t)1 << 30) /* when the config gives none */
 #define SVC_SECRET_BYTES 32 /* the run's secret: 256 random bits */
 /* The one answer a client without the secret ever gets. */

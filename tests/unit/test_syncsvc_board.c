@@ -260,7 +260,8 @@ t_slot_checks(void)
 static void
 t_unusable(void)
 {
-    struct syncsvc_instance in = {.group = "g", .group_index = 0, .outdir = th_tmpdir()};
+    struct syncsvc_instance in = {
+        .group = "g", .group_index = 0, .outdir = th_tmpdir()};
     cleanup_free char *file = xasprintf("%s/plain", th_tmpdir());
     cleanup_free char *dir = xasprintf("%s/plain/.sync", th_tmpdir());
     struct syncsvc_config cfg = {.run_id = RUN,
