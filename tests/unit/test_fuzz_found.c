@@ -4,6 +4,7 @@
  * sanitizers like every unit test, so an undefined operation fails the
  * case as it failed the fuzzer.
  */
+#include "fsat.h"
 #include "manifest.h"
 #include "pprof_read.h"
 #include "report_int.h"
@@ -20,6 +21,7 @@ report_in_tmp(void)
     struct report *r = xcalloc(1, sizeof(*r));
 
     r->run_dir = xstrdup(th_tmpdir());
+    r->run_fd = fsat_root(r->run_dir, NULL);
     r->top = REPORT_TOP_DEFAULT;
     r->duration_s = -1;
     return r;
