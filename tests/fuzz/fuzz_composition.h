@@ -18,7 +18,7 @@ static int
 fuzz_composition(const uint8_t *data, size_t size, const char *name)
 {
     static char *plans;
-    struct composition_opts opts;
+    struct composition_opts opts = {0};
     struct err err = {0};
     char *path = fuzz_file(name, data, size);
     struct composition *c;
