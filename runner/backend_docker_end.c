@@ -118,8 +118,8 @@ remove_containers(struct dk_backend *k)
         remover_main(k);
     for (int w = 0; w < nt; w++)
         pthread_join(t[w], NULL);
-    if (k->network_id != NULL && !k->cfg.comp->keep_containers && !dk__is_gone(k) &&
-        docker_network_remove(k->d, k->network_id, NULL) < 0)
+    if (k->network_id != NULL && !k->cfg.comp->keep_containers &&
+        !dk__is_gone(k) && docker_network_remove(k->d, k->network_id, NULL) < 0)
         log_warnx("could not remove network %s", k->network);
 }
 
@@ -216,4 +216,3 @@ dk__abort(struct backend *b)
         docker_abort(k->d);
     pthread_mutex_unlock(&k->lock);
 }
-

@@ -107,8 +107,9 @@ log_config(cJSON *cfg, uint64_t limit)
 }
 
 cJSON *
-dk__container_config(const struct dk_backend *k, const struct backend_instance *in,
-                 char **env, char **labels, char **binds)
+dk__container_config(const struct dk_backend *k,
+                     const struct backend_instance *in, char **env,
+                     char **labels, char **binds)
 {
     const struct composition *c = k->cfg.comp;
     char user[32];
@@ -161,4 +162,3 @@ dk__make_binds(const struct backend_instance *in)
         v[2] = xasprintf("%s:" DK_BOARD_PATH ":ro", board_dir(in));
     return v;
 }
-

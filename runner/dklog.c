@@ -54,8 +54,12 @@ put_in_place(struct dklog *l)
 {
     struct err e = {0};
 
-    if (instlog_finish(l->log, &e) < 0)
-        log_warnx("%s: logs: %s", l->label, e.msg);
+    /* The run exits 73/74 with this at its end (err_output_take). */
+    if (instlog_finish(l->log, &e) < 0) {
+        err_prefix(&e, "cannot write the logs of %s", l->label);
+        log_warnx("%s", e.msg);
+        err_output_note(&e);
+    }
     pthread_mutex_lock(&l->mu);
     l->done = true;
     pthread_cond_broadcast(&l->cond);

@@ -4,6 +4,7 @@
 #include "err.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -98,4 +99,36 @@ err_io_status(int code)
     default:
         return EXIT_CANTCREAT;
     }
+}
+
+static pthread_mutex_t output_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct err output_err;
+
+void
+err_output_note(const struct err *e)
+{
+    pthread_mutex_lock(&output_mu);
+    if (output_err.code == 0) {
+        output_err = *e;
+        if (output_err.code == 0)
+            output_err.code = EIO;
+        if (output_err.status == 0)
+            output_err.status = err_io_status(output_err.code);
+    }
+    pthread_mutex_unlock(&output_mu);
+}
+
+int
+err_output_take(struct err *out)
+{
+    int got;
+
+    pthread_mutex_lock(&output_mu);
+    got = output_err.code != 0;
+    if (got) {
+        *out = output_err;
+        output_err = (struct err){0};
+    }
+    pthread_mutex_unlock(&output_mu);
+    return got;
 }

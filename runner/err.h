@@ -52,4 +52,12 @@ void err_clear(struct err *err);
  * (EXIT_CANTCREAT) otherwise. */
 int err_io_status(int code);
 
+/* The first failure to write one of the runner's own outputs on a thread
+ * that has no caller to return it to (the log pumps and followers that
+ * write run.out and run.err); the run picks it up at its end and exits
+ * 73 or 74 with it. Thread-safe; later notes are dropped. */
+void err_output_note(const struct err *e);
+/* 1 with *out filled (and the note cleared) when one was noted, else 0. */
+int err_output_take(struct err *out);
+
 #endif

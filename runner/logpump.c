@@ -52,8 +52,12 @@ ent_finish(struct pump_ent *e)
             close(e->fd[s]);
         e->fd[s] = -1;
     }
-    if (e->log != NULL && instlog_finish(e->log, &err) < 0)
-        log_warnx("%s: logs: %s", e->label, err.msg);
+    /* The run exits 73/74 with this at its end (err_output_take). */
+    if (e->log != NULL && instlog_finish(e->log, &err) < 0) {
+        err_prefix(&err, "cannot write the logs of %s", e->label);
+        log_warnx("%s", err.msg);
+        err_output_note(&err);
+    }
     instlog_destroy(&e->log);
 }
 

@@ -819,6 +819,9 @@ finish(struct run *r)
     err_clear(&e);
     if (run_lock_mark(r->run_dir, "finished", &e) < 0)
         note_output_error(r, &e);
+    err_clear(&e);
+    if (err_output_take(&e))
+        note_output_error(r, &e);
     if (!r->opts.quiet)
         run_print_summary(r);
     write_report(r);

@@ -108,4 +108,40 @@ check "full at start: its folder is removed" [ ! -e "$mnt/$id" ]
 check "full at start: the earlier run is still there" [ -d "$dir" ]
 [ "$rc" = 74 ] || show_log "$id"
 
+
+# run.out cannot be written whole while everything else can (a file size
+# limit stands for a disk that fills with the logs alone): the instance
+# succeeds, and the run still exits 74 and names the logs in its last line.
+mkdir -p "$RUNS/plans/hostile"
+cp tests/docker/hostile_plan.c "$RUNS/plans/hostile/main.c"
+cp tests/docker/hostile_manifest.yaml "$RUNS/plans/hostile/manifest.yaml"
+f=$(composition flood <<'EOF2'
+global:
+  plan: hostile
+  case: flood
+  runner: local:exec
+  run:
+    test_params: {flood: 20MB}
+    log_limit: 64Mi
+  run_config: {timeout: 1m}
+groups:
+  - id: f
+    instances: {count: 1}
+EOF2
+)
+id=runid-fsize
+(
+    trap '' XFSZ
+    ulimit -f 2048
+    exec "$TY" run --plans "$RUNS/plans" --runs "$RUNS" --run-id "$id" \
+        --no-progress "$f"
+) >"$RUNS/$id.log" 2>&1
+rc=$?
+check_eq "logs not written: exit status 74" "$rc" 74
+check_eq "logs not written: the instance itself succeeded" \
+    "$(result "$id" '.instances[0].outcome')" success
+check "logs not written: the last line names them" \
+    sh -c "tail -n 1 '$RUNS/$id.log' | grep -q '^testyard: cannot write the logs of f/0: .*File too large'"
+[ "$rc" = 74 ] || show_log "$id"
+
 finish
