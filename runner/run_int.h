@@ -2,6 +2,7 @@
  * run_int.h — what the orchestrator's files share (runner/run*.c).
  *
  *   run.c          lifecycle and the main loop
+ *   run_dir.c      the run folder and its id
  *   run_inst.c     instance table, environment, outcomes
  *   run_result.c   result.json and the terminal summary
  *   run_progress.c progress lines while the run goes
@@ -93,6 +94,11 @@ struct run {
     bool announced_start; /* "all started" said (no tty) */
     int64_t progress_at_ms;
 };
+
+/* run_dir.c: make <runs>/<id> (validating a given id, drawing one
+ * otherwise) and write composition.json into it; r->made_dir says it is
+ * ours to remove. */
+int run__make_dir(struct run *r, struct err *err);
 
 /* run_inst.c */
 void run_insts_init(struct run *r);
