@@ -614,10 +614,11 @@ shutdown_backend(struct run *r)
 /* What a run holds open: a few dozen for itself (the sync service's
  * sockets and threads, signalfds, the engine's connections, log files),
  * and per instance the memory monitor's cgroup files and memory.csv, its
- * sync connection, and its run.out and run.err while they are written,
- * with room to spare. */
+ * sync connection, its run.out and run.err and the pipe or engine stream
+ * they come from: about 7 on local:exec and 12 on local:docker measured,
+ * so 16 leaves room. */
 #define RUN_FDS_BASE 64
-#define RUN_FDS_PER_INSTANCE 10
+#define RUN_FDS_PER_INSTANCE 16
 
 /* Raise the limit on open files, or fail before anything starts with the
  * number needed: a run that runs out mid-way loses instances. */
