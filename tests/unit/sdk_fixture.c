@@ -124,6 +124,7 @@ svc_stop(void)
     pthread_join(S.th, NULL);
     syncsvc_destroy(&S.svc);
     free(S.exit_how);
+    svc_bounds = (struct syncsvc_bounds){0}; /* the next case starts afresh */
 }
 
 /* The waiters answered on the release board, summed over barriers.jsonl. */

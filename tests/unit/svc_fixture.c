@@ -152,6 +152,10 @@ fix_stop(void)
     zmq_ctx_term(F.ctx);
     syncsvc_destroy(&F.svc);
     CHECK(F.svc == NULL);
+    /* the next case (in the same process under valgrind) starts afresh */
+    fix_quota = 0;
+    fix_bounds = (struct syncsvc_bounds){0};
+    fix_board_gid = 0;
 }
 
 void

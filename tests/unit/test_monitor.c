@@ -108,9 +108,15 @@ csv_column(const char *csv, int col, int64_t *out, size_t max)
 static const struct monitor_file *
 mf(void)
 {
-    static struct monitor_file f;
+    static struct monitor_file f = {.dirfd = -1};
+    static char dir[4096];
 
-    if (f.partial == NULL) {
+    /* again when the case's folder changed (cases share one process
+     * under valgrind) */
+    if (strcmp(dir, th_tmpdir()) != 0) {
+        if (f.dirfd >= 0)
+            close(f.dirfd);
+        snprintf(dir, sizeof(dir), "%s", th_tmpdir());
         f.dirfd = fsat_root(th_tmpdir(), NULL);
         f.partial = "memory.csv.partial";
         f.final = "memory.csv";
