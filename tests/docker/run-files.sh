@@ -17,26 +17,7 @@ if ! have_docker; then
     exit
 fi
 
-mkdir -p "$RUNS/plans/hostile"
-cp tests/docker/hostile_plan.c "$RUNS/plans/hostile/main.c"
-cp tests/docker/hostile_manifest.yaml "$RUNS/plans/hostile/manifest.yaml"
-
-# regular PATH — a regular file, not a link.
-regular() {
-    [ -f "$1" ] && [ ! -L "$1" ]
-}
-
-# between N LO HI — LO <= N <= HI.
-between() {
-    [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]
-}
-
-# run_hostile ID FILE — run_comp with the hostile plan's folder.
-run_hostile() {
-    "$TY" run --plans "$RUNS/plans" --runs "$RUNS" --run-id "$1" \
-        --no-progress "$2" >"$RUNS/$1.log" 2>&1
-    echo $?
-}
+hostile_plan
 
 # ---- links planted in /outputs --------------------------------------------
 

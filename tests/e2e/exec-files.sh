@@ -10,23 +10,7 @@ cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=tests/e2e/lib.sh
 . tests/e2e/lib.sh
 
-mkdir -p "$RUNS/plans/hostile"
-cp tests/docker/hostile_plan.c "$RUNS/plans/hostile/main.c"
-cp tests/docker/hostile_manifest.yaml "$RUNS/plans/hostile/manifest.yaml"
-
-regular() {
-    [ -f "$1" ] && [ ! -L "$1" ]
-}
-
-between() {
-    [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]
-}
-
-run_hostile() {
-    "$TY" run --plans "$RUNS/plans" --runs "$RUNS" --run-id "$1" \
-        --no-progress "$2" >"$RUNS/$1.log" 2>&1
-    echo $?
-}
+hostile_plan
 
 victim="$RUNS/victim"
 mkdir -p "$victim/dir"

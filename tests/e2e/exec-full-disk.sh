@@ -112,9 +112,7 @@ check "full at start: the earlier run is still there" [ -d "$dir" ]
 # run.out cannot be written whole while everything else can (a file size
 # limit stands for a disk that fills with the logs alone): the instance
 # succeeds, and the run still exits 74 and names the logs in its last line.
-mkdir -p "$RUNS/plans/hostile"
-cp tests/docker/hostile_plan.c "$RUNS/plans/hostile/main.c"
-cp tests/docker/hostile_manifest.yaml "$RUNS/plans/hostile/manifest.yaml"
+hostile_plan
 f=$(composition flood <<'EOF2'
 global:
   plan: hostile

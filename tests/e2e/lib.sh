@@ -124,3 +124,30 @@ json_true() {
 not_grep() {
     ! grep -q "$1" "$2"
 }
+
+# regular PATH — a regular file, not a link.
+regular() {
+    [ -f "$1" ] && [ ! -L "$1" ]
+}
+
+# between N LO HI — LO <= N <= HI.
+between() {
+    [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]
+}
+
+# hostile_plan — tests/docker/hostile_plan.c as the plan "hostile" in
+# $RUNS/plans (it plants links in its outputs, floods stdout, uploads
+# past its quota: see its manifest).
+hostile_plan() {
+    mkdir -p "$RUNS/plans/hostile"
+    cp tests/docker/hostile_plan.c "$RUNS/plans/hostile/main.c"
+    cp tests/docker/hostile_manifest.yaml "$RUNS/plans/hostile/manifest.yaml"
+}
+
+# run_hostile ID FILE — run FILE with the hostile plan's folder; prints
+# the exit status, the log goes to $RUNS/ID.log.
+run_hostile() {
+    "$TY" run --plans "$RUNS/plans" --runs "$RUNS" --run-id "$1" \
+        --no-progress "$2" >"$RUNS/$1.log" 2>&1
+    echo $?
+}
