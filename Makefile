@@ -7,16 +7,25 @@
 #   $(BUILD)/testyard.pc              pkg-config file for the SDK
 #   $(BUILD)/tests/...                unit test programs
 #
-# Sources are found by wildcard, so adding a module is adding a file:
-#   runner/*.c           the program (runner/main.c holds main)
-#   sdk/*.c              the SDK; sdk/interpose*.c define malloc & co. and are
-#                        only linked into plans (never into the runner, never
-#                        into a sanitizer build, where the sanitizer owns malloc)
-#   sdk/preload*.c       only in libtestyard-heap.so
-#   tests/unit/test_*.c  one program each, linked with the runner's objects
+# Sources are found by wildcard, so adding a module is adding a file
+# (docs/style.md draws the layout and the include rule):
+#   runner/*.c           the command line (runner/main.c holds main)
+#   runner/<module>/*.c  the runner's modules: base config docker builder
+#                        sync backend run report
+#   sdk/common/*.c       what the runner and the SDK share, compiled into both
+#   sdk/*.c, sdk/heap/*.c  the SDK; sdk/heap/interpose*.c define malloc & co.
+#                        and are only linked into plans (never into the
+#                        runner, never into a sanitizer build, where the
+#                        sanitizer owns malloc)
+#   sdk/heap/preload*.c  only in libtestyard-heap.so
+#   tests/unit/**/test_*.c  one program each, linked with the runner's objects
 #   tests/sdk/test_*.c   one program each, linked with libtestyard.a (so with
 #                        the malloc interposer in a normal build)
 #   bench/*.c            one program each, linked like tests/sdk
+#
+# Include paths are per tree: the runner sees runner/ and sdk/common/ (so
+# "docker/docker.h", "ty_wire.h"), the SDK sees sdk/, plans see only
+# sdk/include/ (testyard.h).
 #
 # `make SAN=1` builds everything with ASan and UBSan into build/san.
 
@@ -45,7 +54,7 @@ endif
 OPT ?= -O2
 CFLAGS ?= $(OPT) -g
 ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -fPIC \
-	-fno-omit-frame-pointer -fvisibility=hidden -MMD -MP -Isdk -Irunner -Itests/helpers \
+	-fno-omit-frame-pointer -fvisibility=hidden -MMD -MP \
 	-DTY_VERSION='"$(VERSION)"' -DTY_PREFIX='"$(PREFIX)"' $(PKG_CFLAGS)
 ALL_LDFLAGS := $(LDFLAGS) -pthread
 LIBS := $(PKG_LIBS) -lm -ldl -pthread
@@ -60,41 +69,53 @@ ALL_CFLAGS += $(SANFLAGS) -DTY_SANITIZE=1
 ALL_LDFLAGS += $(SANFLAGS)
 endif
 
-RUNNER_SRC := $(wildcard runner/*.c)
+RUNNER_INC := -Irunner -Isdk/common
+SDK_INC := -Isdk/include -Isdk/common -Isdk -Isdk/heap
+TEST_INC := $(RUNNER_INC) $(SDK_INC) -Itests/helpers
+
+RUNNER_SRC := $(wildcard runner/*.c runner/*/*.c)
 RUNNER_LIB_SRC := $(filter-out runner/main.c,$(RUNNER_SRC))
-SDK_ALL_SRC := $(filter-out sdk/preload%.c,$(wildcard sdk/*.c))
-SDK_CORE_SRC := $(filter-out sdk/interpose%.c,$(SDK_ALL_SRC))
+SDK_COMMON_SRC := $(wildcard sdk/common/*.c)
+SDK_ALL_SRC := $(SDK_COMMON_SRC) $(wildcard sdk/*.c) \
+	$(filter-out sdk/heap/preload%.c,$(wildcard sdk/heap/*.c))
+SDK_CORE_SRC := $(filter-out sdk/heap/interpose%.c,$(SDK_ALL_SRC))
 ifeq ($(SAN),1)
 SDK_LIB_SRC := $(SDK_CORE_SRC)
 else
 SDK_LIB_SRC := $(SDK_ALL_SRC)
 endif
-PRELOAD_SRC := $(wildcard sdk/preload*.c)
-UNIT_SRC := $(wildcard tests/unit/test_*.c)
+PRELOAD_SRC := $(wildcard sdk/heap/preload*.c)
+UNIT_SRC := $(wildcard tests/unit/test_*.c tests/unit/*/test_*.c)
 SDKTEST_SRC := $(wildcard tests/sdk/test_*.c)
 # programs of their own that tests start (not linked into the tests)
 TOOL_SRC := tests/helpers/sockproxy.c
 TESTHELP_SRC := $(filter-out $(TOOL_SRC),$(wildcard tests/helpers/*.c))
 # helpers that use the runner's modules: linked into the unit tests only
-UNITHELP_SRC := $(filter-out $(UNIT_SRC),$(wildcard tests/unit/*.c))
+UNITHELP_SRC := $(filter-out $(UNIT_SRC),$(wildcard tests/unit/*.c \
+	tests/unit/*/*.c))
+# helpers of the SDK tests (the sync service they talk to comes from the
+# runner's archive)
+SDKHELP_SRC := $(filter-out $(SDKTEST_SRC),$(wildcard tests/sdk/*.c))
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_RUNNER := barrier pubsub tcpcopy mkrun freeport
 
 obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
 
 RUNNER_LIB_OBJ := $(call obj,$(RUNNER_LIB_SRC))
+SDK_COMMON_OBJ := $(call obj,$(SDK_COMMON_SRC))
 SDK_CORE_OBJ := $(call obj,$(SDK_CORE_SRC))
 SDK_LIB_OBJ := $(call obj,$(SDK_LIB_SRC))
 PRELOAD_OBJ := $(call obj,$(PRELOAD_SRC))
 TESTHELP_OBJ := $(call obj,$(TESTHELP_SRC))
 UNITHELP_OBJ := $(call obj,$(UNITHELP_SRC))
+SDKHELP_OBJ := $(call obj,$(SDKHELP_SRC))
 
 PROGRAM := $(BUILD)/testyard
 SDK_A := $(BUILD)/libtestyard.a
 SDK_SO := $(BUILD)/libtestyard.so
 HEAP_SO := $(BUILD)/libtestyard-heap.so
 PC := $(BUILD)/testyard.pc
-UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+UNIT_BIN := $(addprefix $(BUILD)/tests/,$(basename $(notdir $(UNIT_SRC))))
 SDKTEST_BIN := $(patsubst tests/sdk/%.c,$(BUILD)/tests/sdk_%,$(SDKTEST_SRC))
 BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 TOOL_BIN := $(patsubst tests/helpers/%.c,$(BUILD)/tests/%,$(TOOL_SRC))
@@ -107,15 +128,20 @@ all: $(PROGRAM) $(SDK_A) $(SDK_SO) $(HEAP_SO) $(PC)
 
 tests: all $(UNIT_BIN) $(SDKTEST_BIN) $(TOOL_BIN)
 
+# Each tree compiles with its own include path (see the top).
+$(BUILD)/runner/%.o: INC := $(RUNNER_INC)
+$(BUILD)/sdk/%.o: INC := $(SDK_INC)
+INC ?= $(TEST_INC)
+
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -c $< -o $@
+	$(CC) $(ALL_CFLAGS) $(INC) -c $< -o $@
 
 $(BUILD)/librunner.a: $(RUNNER_LIB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(PROGRAM): $(call obj,runner/main.c) $(BUILD)/librunner.a $(SDK_CORE_OBJ)
+$(PROGRAM): $(call obj,runner/main.c) $(BUILD)/librunner.a $(SDK_COMMON_OBJ)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
 $(SDK_A): $(SDK_LIB_OBJ)
@@ -143,15 +169,23 @@ $(PC): Makefile $(PREFIX_STAMP)
 	  'Cflags: -I$${includedir}' \
 	  'Libs: -L$${libdir} -ltestyard -pthread -lm -ldl' > $@
 
-$(BUILD)/tests/test_%: $(BUILD)/tests/unit/test_%.o $(TESTHELP_OBJ) \
+# A unit test links the runner's modules and the SDK without its malloc
+# interposer (some check what the runner reads against what the SDK
+# writes); build/tests/test_<name> whichever module folder it is filed in.
+define unit_test
+$(BUILD)/tests/$(basename $(notdir $(1))): $(call obj,$(1)) $(TESTHELP_OBJ) \
 		$(UNITHELP_OBJ) $(BUILD)/librunner.a $(SDK_CORE_OBJ)
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+	$$(CC) $$(ALL_LDFLAGS) -o $$@ $$^ $$(LIBS)
+endef
+$(foreach t,$(UNIT_SRC),$(eval $(call unit_test,$(t))))
 
 $(TOOL_BIN): $(BUILD)/tests/%: $(BUILD)/tests/helpers/%.o
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -pthread
 
-$(BUILD)/tests/sdk_test_%: $(BUILD)/tests/sdk/test_%.o $(TESTHELP_OBJ) $(SDK_A)
-	$(CC) $(ALL_LDFLAGS) -rdynamic -o $@ $< $(TESTHELP_OBJ) $(SDK_A) $(LIBS)
+$(BUILD)/tests/sdk_test_%: $(BUILD)/tests/sdk/test_%.o $(TESTHELP_OBJ) \
+		$(SDKHELP_OBJ) $(BUILD)/librunner.a $(SDK_A)
+	$(CC) $(ALL_LDFLAGS) -rdynamic -o $@ $< $(TESTHELP_OBJ) $(SDKHELP_OBJ) \
+		$(BUILD)/librunner.a $(SDK_A) $(LIBS)
 
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(SDK_A)
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(SDK_A) $(LIBS)
@@ -212,7 +246,7 @@ install: all
 	install -m 755 $(PROGRAM) $(DESTDIR)$(PREFIX)/bin/testyard
 	install -m 644 $(SDK_A) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(SDK_SO) $(HEAP_SO) $(DESTDIR)$(PREFIX)/lib/
-	install -m 644 sdk/testyard.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 sdk/include/testyard.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(PC) $(DESTDIR)$(PREFIX)/lib/pkgconfig/
 	cp -R plans compositions docker $(DESTDIR)$(PREFIX)/share/testyard/
 
@@ -246,7 +280,7 @@ FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE $(filter-out -Werror,$(WARN)) \
 	-Wno-missing-field-initializers \
 	-O1 -g -fno-omit-frame-pointer \
 	-fsanitize=fuzzer-no-link $(FUZZ_SAN) -DTY_SANITIZE=1 -MMD -MP \
-	-Isdk -Irunner -Itests/helpers -Itests/fuzz -DTY_VERSION='"$(VERSION)"' \
+	$(TEST_INC) -Itests/fuzz -DTY_VERSION='"$(VERSION)"' \
 	-DTY_PREFIX='"$(PREFIX)"' $(PKG_CFLAGS)
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_LIB_OBJ := $(patsubst %.c,$(FUZZ_DIR)/%.o,$(RUNNER_LIB_SRC) \

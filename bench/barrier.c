@@ -2,7 +2,7 @@
  * barrier.c — N instances meet at a barrier, round after round, against
  * one of these servers:
  *
- *   testyard  the coordinator's sync service (runner/syncsvc.c) in a child
+ *   testyard  the coordinator's sync service (runner/sync/syncsvc.c) in a child
  *             process; each instance is a DEALER that says hello, then
  *             sends signal_and_wait("round-<r>", N) every round. The
  *             instances speak ZMTP themselves over plain sockets

@@ -14,8 +14,8 @@
  */
 #include "lib/bench.h"
 
-#include "err.h"
-#include "util.h"
+#include "base/err.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <stdio.h>

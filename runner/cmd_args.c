@@ -5,7 +5,7 @@
  */
 #include "cmd.h"
 
-#include "err.h"
+#include "base/err.h"
 
 #include <getopt.h>
 #include <stdlib.h>

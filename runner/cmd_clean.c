@@ -3,7 +3,7 @@
  * [--dry-run]`: remove what runs whose coordinator was killed left behind.
  * A killed coordinator cannot clean up after itself; this is how its
  * orphans go, and only its: every container and network carries its
- * coordinator's identity as labels (run_lock.h), so a run whose
+ * coordinator's identity as labels (base/run_lock.h), so a run whose
  * coordinator is alive — on this shared engine, another user's — is
  * skipped and said so. Run folders and cgroups on this host are
  * cmd_clean_runs.c's.
@@ -16,10 +16,10 @@
  * answers (after the host's part is done).
  */
 #include "cmd.h"
-#include "cmd_clean.h"
-#include "docker.h"
-#include "run_lock.h"
-#include "util.h"
+#include "cmd_clean_int.h"
+#include "docker/docker.h"
+#include "base/run_lock.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -12,13 +12,13 @@
  * --force` takes it anyway (for a coordinator alive on this host, only its
  * instances are killed: it ends the run itself).
  */
-#include "cmd_clean.h"
+#include "cmd_clean_int.h"
 
-#include "cgroup.h"
-#include "err.h"
-#include "leftovers.h"
-#include "run_lock.h"
-#include "util.h"
+#include "backend/backend.h"
+#include "base/err.h"
+#include "backend/backend.h"
+#include "base/run_lock.h"
+#include "base/util.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -12,8 +12,8 @@
  * left out and named on stderr (tar_add_tree).
  */
 #include "cmd.h"
-#include "tar.h"
-#include "util.h"
+#include "base/tar.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

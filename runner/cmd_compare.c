@@ -5,8 +5,8 @@
  * into the run folders.
  */
 #include "cmd.h"
-#include "report.h"
-#include "util.h"
+#include "report/report.h"
+#include "base/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -8,10 +8,10 @@
  * plan, or a path to a plan folder or to its manifest.yaml.
  */
 #include "cmd.h"
-#include "err.h"
-#include "manifest.h"
+#include "base/err.h"
+#include "config/config.h"
 #include "ty_units.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -8,11 +8,11 @@
  * when another check fails.
  */
 #include "cmd.h"
-#include "docker.h"
-#include "proc.h"
-#include "tar.h"
+#include "docker/docker.h"
+#include "base/proc.h"
+#include "base/tar.h"
 #include "ty_cgroup.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -1,10 +1,10 @@
 /*
  * cmd_report.c — `testyard report [options] RUN_DIR`: write a run's
  * summary.json and report.html and print the terminal table (runner/
- * report.h does the work; docs/report.md says what it shows).
+ * report/report.h does the work; docs/report.md says what it shows).
  */
 #include "cmd.h"
-#include "report.h"
+#include "report/report.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,9 +3,9 @@
  * summary and exit with the run's status.
  */
 #include "cmd.h"
-#include "composition.h"
-#include "err.h"
-#include "run.h"
+#include "config/config.h"
+#include "base/err.h"
+#include "run/run.h"
 
 #include <getopt.h>
 #include <stdio.h>

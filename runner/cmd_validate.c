@@ -7,9 +7,9 @@
  * (EX_NOINPUT) FILE cannot be read, 64 (EX_USAGE) bad arguments.
  */
 #include "cmd.h"
-#include "composition.h"
-#include "err.h"
-#include "jsonpretty.h"
+#include "config/config.h"
+#include "base/err.h"
+#include "base/jsonpretty.h"
 
 #include <getopt.h>
 #include <stdio.h>

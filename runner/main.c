@@ -3,8 +3,8 @@
  * --help / --version. Everything else lives in runner/cmd_*.c.
  */
 #include "cmd.h"
-#include "err.h"
-#include "log.h"
+#include "base/err.h"
+#include "base/log.h"
 
 #include <stdio.h>
 #include <stdlib.h>

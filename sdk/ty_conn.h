@@ -17,7 +17,7 @@
 #ifndef TY_CONN_H
 #define TY_CONN_H
 
-#include "ty_internal.h"
+#include "ty_int.h"
 #include "ty_wire.h"
 
 #include <stdbool.h>

@@ -15,7 +15,7 @@
  * is a string (one that parses as a JSON array becomes an array). Typed
  * getters convert: "512MB" is a size, "250ms" a duration, "42" an int.
  */
-#include "ty_internal.h"
+#include "ty_int.h"
 #include "ty_units.h"
 
 #include <errno.h>

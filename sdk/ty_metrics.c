@@ -15,7 +15,8 @@
  * aggregates on ty_metrics_flush() and at the end of the case. Rendering
  * happens under the lock, sending outside it.
  */
-#include "ty_internal.h"
+#include "ty_hash.h"
+#include "ty_int.h"
 #include "ty_metrics.h"
 
 #include <errno.h>
@@ -102,11 +103,7 @@ rates_read(struct rates *r, int64_t count, int64_t now, double out[4])
 static uint64_t
 hash_of(enum ty__mtype t, const char *name)
 {
-    uint64_t h = 14695981039346656037ULL ^ (uint64_t)t;
-
-    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-        h = (h ^ *p) * 1099511628211ULL;
-    return h;
+    return ty__fnv1a_str(TY__FNV_BASIS ^ (uint64_t)t, name);
 }
 
 static int

@@ -15,7 +15,7 @@
  * SDK does, so they reach the coordinator even if an OOM kill follows.
  */
 #include "ty_cgroup.h"
-#include "ty_internal.h"
+#include "ty_int.h"
 #include "ty_metrics.h"
 #include "ty_units.h"
 

@@ -14,9 +14,9 @@
 #include "svcproc.h"
 
 #include "bench.h"
-#include "err.h"
-#include "syncsvc.h"
-#include "util.h"
+#include "base/err.h"
+#include "sync/sync.h"
+#include "base/util.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -128,7 +128,7 @@ run_echo(int ctl, int epfd)
     char ep[256];
     size_t eplen = sizeof(ep);
 
-    /* as many I/O threads as the sync service uses (runner/syncsvc.c) */
+    /* as many I/O threads as the sync service uses (runner/sync/syncsvc.c) */
     zmq_ctx_set(ctx, ZMQ_IO_THREADS,
                 sysconf(_SC_NPROCESSORS_ONLN) >= 2 ? 2 : 1);
     sock = zmq_socket(ctx, ZMQ_ROUTER);

@@ -1,6 +1,6 @@
 /*
  * svcproc.h — a server in a child process, for the client-side
- * benchmarks: testyard's own sync service (runner/syncsvc.c, driven by the
+ * benchmarks: testyard's own sync service (runner/sync/syncsvc.c, driven by the
  * same poll loop shape as the coordinator's), a trivial ROUTER that echoes
  * every message back (the ZeroMQ floor: one ZeroMQ round trip, no logic),
  * or the least a barrier over one TCP connection per instance can be: a

@@ -16,9 +16,9 @@ fi
 # and the placebo plan.
 chmod 0755 "$RUNS"
 tree="$RUNS/tree"
-mkdir -p "$tree/build" "$tree/sdk" "$tree/plans"
+mkdir -p "$tree/build" "$tree/sdk/include" "$tree/plans"
 cp "$TY" "$(dirname "$TY")/libtestyard.a" "$tree/build/"
-cp sdk/testyard.h "$tree/sdk/"
+cp sdk/include/testyard.h "$tree/sdk/include/"
 cp -R plans/placebo "$tree/plans/"
 mkdir -m 0777 "$RUNS/nobody-home"
 TY="$tree/build/testyard"

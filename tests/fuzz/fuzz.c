@@ -7,7 +7,7 @@
  */
 #include "fuzz.h"
 
-#include "util.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -7,9 +7,9 @@
 #ifndef TY_FUZZ_COMPOSITION_H
 #define TY_FUZZ_COMPOSITION_H
 
-#include "composition.h"
+#include "config/config.h"
 #include "fuzz.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,8 +1,8 @@
 /*
  * fuzz_composition_yaml.c — the composition loader on .yaml files: the
  * file reader, the YAML tree, the checks and the
- * resolution against the plan's manifest (runner/composition*.c,
- * runner/yamltree*.c).
+ * resolution against the plan's manifest (runner/config/composition*.c,
+ * runner/config/yamltree*.c).
  */
 #include "fuzz_composition.h"
 

@@ -1,11 +1,11 @@
 /*
- * fuzz_manifest.c — a plan's manifest.yaml (runner/manifest.c, with the
- * YAML tree and the parameter declarations of runner/params.c): the input
- * is written as plans/p/manifest.yaml and loaded with and without the
+ * fuzz_manifest.c — a plan's manifest.yaml (runner/config/manifest.c, with the
+ * YAML tree and the parameter declarations of runner/config/params.c): the
+ * input is written as plans/p/manifest.yaml and loaded with and without the
  * name it must have.
  */
 #include "fuzz.h"
-#include "manifest.h"
+#include "config/config.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,14 +1,15 @@
 /*
- * fuzz_pprof.c — the report's pprof reader (runner/pprof_read.c,
- * runner/pprof_check.c and the allocation sites of runner/pprof_sites.c)
- * on a profile as an instance could leave it in its folder: gzipped or
- * not, truncated, made up. A profile that decodes is totalled and ranked,
- * then read by the report as the round-1 snapshot of two instances of a
- * group, without a sidecar (runner/report_snap.c): their figures are
- * averaged, their sites added together and rendered (fuzz_report.h).
+ * fuzz_pprof.c — the report's pprof reader (runner/report/pprof_read.c,
+ * runner/report/pprof_check.c and the allocation sites of
+ * runner/report/pprof_sites.c) on a profile as an instance could leave it in
+ * its folder: gzipped or not, truncated, made up. A profile that decodes is
+ * totalled and ranked, then read by the report as the round-1 snapshot of two
+ * instances of a group, without a sidecar (runner/report/report_snap.c): their
+ * figures are averaged, their sites added together and rendered
+ * (fuzz_report.h).
  */
 #include "fuzz_report.h"
-#include "pprof_read.h"
+#include "report/pprof_int.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -11,7 +11,7 @@
 #define TY_FUZZ_REPORT_H
 
 #include "fuzz.h"
-#include "report_int.h"
+#include "report/report_int.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,8 @@
 /*
  * fuzz_report_bars.c — the report's reader of barriers.jsonl
- * (runner/report_bars.c, with the JSON helpers of runner/report_load.c):
- * the input is the run folder's barriers.jsonl (fuzz_report.h).
+ * (runner/report/report_bars.c, with the JSON helpers of
+ * runner/report/report_load.c): the input is the run folder's barriers.jsonl
+ * (fuzz_report.h).
  */
 #include "fuzz_report.h"
 

@@ -1,6 +1,6 @@
 /*
  * fuzz_report_csv.c — the report's reader of an instance's memory.csv
- * (runner/report_csv.c): the input is g/0/memory.csv of a run folder
+ * (runner/report/report_csv.c): the input is g/0/memory.csv of a run folder
  * (fuzz_report.h).
  */
 #include "fuzz_report.h"

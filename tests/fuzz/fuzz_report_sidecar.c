@@ -1,9 +1,9 @@
 /*
  * fuzz_report_sidecar.c — the report's reader of a heap snapshot's
- * sidecar, heap-<label>.json (runner/report_snap.c, with the JSON helpers
- * of runner/report_load.c): the input is the round-1 post-trim sidecar of
- * two instances of a group, next to a small real profile, so the report
- * takes its figures from the sidecar, averages them over the instances
+ * sidecar, heap-<label>.json (runner/report/report_snap.c, with the JSON
+ * helpers of runner/report/report_load.c): the input is the round-1 post-trim
+ * sidecar of two instances of a group, next to a small real profile, so the
+ * report takes its figures from the sidecar, averages them over the instances
  * and renders them (fuzz_report.h).
  */
 #include "fuzz_report.h"

@@ -1,6 +1,6 @@
 /*
  * fuzz_units.c — sizes, durations and CPU amounts as users write them
- * (sdk/ty_units.c), with the properties the callers rely on: a parser
+ * (sdk/common/ty_units.c), with the properties the callers rely on: a parser
  * either succeeds or says why, a valid size has a unit system, a duration
  * is never negative, and the human forms of any value fit their buffer.
  */

@@ -1,7 +1,7 @@
 /*
  * fuzz_wire_req.c — the sync service's request decoder
- * (ty__wire_req_decode, sdk/ty_wire.c, with its flat fast path in
- * sdk/ty_wire_flat.c), as a peer could send it.
+ * (ty__wire_req_decode, sdk/common/ty_wire.c, with its flat fast path in
+ * sdk/common/ty_wire_flat.c), as a peer could send it.
  *
  * The first byte chooses the frames: bit 0 says a second (binary) frame
  * came, the other bits its length (127: one byte over the limit). The

@@ -1,8 +1,8 @@
 /*
  * fuzz_wire_resp.c — the SDK's response decoder (ty__wire_resp_decode,
- * sdk/ty_wire.c, and its flat fast path in sdk/ty_wire_flat.c) on what a
- * coordinator, or something pretending to be one, could answer. The input
- * is the frame; the checks are in fuzz_wire_resp.h.
+ * sdk/common/ty_wire.c, and its flat fast path in sdk/common/ty_wire_flat.c) on
+ * what a coordinator, or something pretending to be one, could answer. The
+ * input is the frame; the checks are in fuzz_wire_resp.h.
  */
 #include "fuzz_wire_resp.h"
 

@@ -9,7 +9,7 @@
 #ifndef TY_FAKEDOCKER_CLIENT_H
 #define TY_FAKEDOCKER_CLIENT_H
 
-#include "docker.h"
+#include "docker/docker.h"
 #include "fakedocker.h"
 #include "th.h"
 

@@ -5,7 +5,7 @@
  * every string index in range, one value per sample type, non-zero unique
  * ids, every referenced mapping, location and function present).
  *
- * Written separately from sdk/ty_pprof.c on purpose, so that the encoder's
+ * Written separately from sdk/heap/ty_pprof.c on purpose, so that the encoder's
  * tests do not trust the encoder. Everything decoded is owned by the
  * struct heap_pb; release with heap_pb_free.
  */

@@ -10,7 +10,7 @@
 #include "th.h"
 #include "th_files.h"
 #include "ty_heap.h"
-#include "ty_internal.h"
+#include "ty_int.h"
 
 #include <errno.h>
 #include <stdio.h>

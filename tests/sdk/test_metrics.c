@@ -6,7 +6,7 @@
  * coordinator.
  */
 #include "th.h"
-#include "ty_internal.h"
+#include "ty_int.h"
 #include "ty_metrics.h"
 
 #include <cjson/cJSON.h>

@@ -6,7 +6,7 @@
  * (this program re-runs itself as a plan with "--plan").
  */
 #include "th.h"
-#include "ty_internal.h"
+#include "ty_int.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -8,7 +8,7 @@
 #include "th.h"
 #include "th_files.h"
 #include "th_proc.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,10 +4,10 @@
  * sanitizers like every unit test, so an undefined operation fails the
  * case as it failed the fuzzer.
  */
-#include "fsat.h"
-#include "manifest.h"
-#include "pprof_read.h"
-#include "report_int.h"
+#include "base/fsat.h"
+#include "config/config.h"
+#include "report/pprof_int.h"
+#include "report/report_int.h"
 #include "th.h"
 #include "th_files.h"
 

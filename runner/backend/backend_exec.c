@@ -1,0 +1,390 @@
+/*
+ * backend_exec.c — local:exec: every instance is a child process of the
+ * coordinator.
+ *
+ * Each child gets its own process group, SIGKILL as its parent-death
+ * signal, a guard process that kills that group if the coordinator is
+ * killed (exec_guard.c), its own working directory (the instance's
+ * scratch folder), stdout and stderr through pipes that the log
+ * pump (logpump.c) copies into capped run.out and run.err (instlog.c: kept
+ * in the runner's folder, moved into the instance's when its pipes end),
+ * and — where the machine allows (root, a memory controller
+ * on cgroup v1 or v2) — its own cgroup with the group's memory limit (no
+ * swap), CPU quota and a pids limit. Where it does not, the run goes on
+ * without limits and the backend's warning says so once.
+ *
+ * Ends are noticed through a signalfd for SIGCHLD, which the orchestrator
+ * blocks in every thread before any is created. An instance that died of
+ * SIGKILL while its cgroup's OOM kill count went up is reported as an OOM
+ * kill.
+ */
+#include "backend/backend.h"
+
+#include "backend/backend_queue_int.h"
+#include "backend/cgroup_int.h"
+#include "config/config.h"
+#include "backend/exec_guard_int.h"
+#include "base/fsat.h"
+#include "base/instlog.h"
+#include "base/log.h"
+#include "backend/logpump_int.h"
+#include "base/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define EXEC_PIDS_MAX 4096
+
+struct exec_inst {
+    pid_t pid;          /* 0 before start, -1 after reaped */
+    struct cgroup *cg;  /* NULL without cgroups */
+    int64_t oom_before; /* the cgroup's OOM count at start */
+};
+
+struct exec_backend {
+    struct backend base;
+    struct backend_config cfg;
+    struct cgroup_sys *cgs;
+    int sigfd;
+    struct exec_inst *insts;
+    size_t n;
+    struct exec_guard *guard;   /* kills the groups if the coordinator dies */
+    struct backend_queue queue; /* events not yet handed out */
+    struct logpump *pump;
+};
+
+#define EXEC_LOG_DRAIN_MS 2000 /* for pipes still open after the kill */
+
+static void
+push_simple(struct exec_backend *x, enum backend_event_type type, int index,
+            const char *msg)
+{
+    struct backend_event ev;
+
+    backend_event_init(&ev, type, index, msg);
+    backend_queue_push(&x->queue, &ev);
+}
+
+static int
+exec_prepare(struct backend *b, struct err *err)
+{
+    struct exec_backend *x = (struct exec_backend *)b;
+    sigset_t set;
+
+    (void)err;
+    x->cgs = cgroup_sys_new();
+    if (!cgroup_sys_usable(x->cgs) || cgroup_sys_warning(x->cgs) != NULL)
+        b->warning = cgroup_sys_warning(x->cgs);
+    sigemptyset(&set);
+    sigaddset(&set, SIGCHLD);
+    x->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+    if (x->sigfd < 0)
+        return err_sys(err, errno, "signalfd");
+    x->pump = logpump_new(err);
+    return x->pump ? 0 : -1;
+}
+
+/* The instance's folder, made beneath the run folder without following a
+ * link, and its capped logs with a pipe for each stream: out[0] and
+ * err[0] are read by the pump, the write ends go to the child. */
+static int
+open_outputs(struct exec_backend *x, const struct backend_instance *in,
+             int out[2], int errp[2], struct err *err)
+{
+    cleanup_free char *rel = xasprintf("%s/%d", in->group, in->group_index);
+    int d = fsat_dir(x->cfg.run_fd, rel, true, 0755, err);
+    struct instlog *log;
+
+    if (d < 0)
+        return -1;
+    close(d);
+    log = instlog_open(x->cfg.run_fd, in->group, in->group_index, in->log_limit,
+                       err);
+    if (log == NULL)
+        return -1;
+    if (pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+        if (out[0] >= 0) {
+            close(out[0]);
+            close(out[1]);
+        }
+        instlog_destroy(&log);
+        return err_sys(err, errno, "pipe");
+    }
+    if (logpump_add(x->pump, out[0], errp[0], log, rel, err) < 0) {
+        close(out[0]);
+        close(out[1]);
+        close(errp[0]);
+        close(errp[1]);
+        instlog_destroy(&log);
+        return -1;
+    }
+    return 0;
+}
+
+/* Between fork and exec: only async-signal-safe calls. The parent-death
+ * signal fires when the thread that forked ends; that is the run's main
+ * thread (start_all runs there), so it fires when the coordinator dies,
+ * even by SIGKILL. A parent already gone before prctl shows as getppid()
+ * changed. */
+static void __attribute__((noreturn))
+child(const struct exec_backend *x, const struct backend_instance *in,
+      const struct cgroup *cg, int outfd, int errfd, pid_t parent)
+{
+    char *argv[2] = {(char *)x->cfg.binary, NULL};
+    const char *bin = in->artifact ? in->artifact : x->cfg.binary;
+    sigset_t none;
+    int devnull = open("/dev/null", O_RDONLY);
+
+    argv[0] = (char *)bin;
+    setpgid(0, 0);
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+        _exit(126);
+    if (cg != NULL && cgroup_attach_self_prepared(cg) < 0)
+        _exit(126);
+    if (devnull >= 0)
+        dup2(devnull, 0);
+    dup2(outfd, 1);
+    dup2(errfd, 2);
+    if (chdir(in->tempdir) < 0)
+        _exit(126);
+    signal(SIGPIPE, SIG_DFL);
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    execve(bin, argv, in->env);
+    _exit(127);
+}
+
+static struct cgroup *
+make_cgroup(struct exec_backend *x, const struct backend_instance *in,
+            struct err *err)
+{
+    cleanup_free char *rel = NULL;
+
+    if (!cgroup_sys_usable(x->cgs))
+        return NULL;
+    rel = xasprintf("%s/%s-%d", x->cfg.run_id, in->group, in->group_index);
+    return cgroup_create(x->cgs, rel, in->memory, in->millicpu, EXEC_PIDS_MAX,
+                         err);
+}
+
+static int
+start_one(struct exec_backend *x, const struct backend_instance *in,
+          struct err *err)
+{
+    struct exec_inst *ei = &x->insts[in->index];
+    int out[2] = {-1, -1}, errp[2] = {-1, -1};
+    pid_t pid, parent;
+
+    if (mkdir_p(in->tempdir, err) < 0)
+        return -1;
+    ei->cg = make_cgroup(x, in, err);
+    if (ei->cg == NULL && cgroup_sys_usable(x->cgs))
+        return -1;
+    ei->oom_before = ei->cg ? cgroup_oom_kills(ei->cg) : -1;
+    if (open_outputs(x, in, out, errp, err) < 0)
+        return -1;
+    parent = getpid();
+    pid = fork();
+    if (pid == 0)
+        child(x, in, ei->cg, out[1], errp[1], parent);
+    close(out[1]);
+    close(errp[1]);
+    if (pid < 0)
+        return err_sys(err, errno, "fork");
+    /* Also from the parent, so a stop() right after start hits the group. */
+    setpgid(pid, pid);
+    ei->pid = pid;
+    exec_guard_set(x->guard, (size_t)in->index, pid);
+    return 0;
+}
+
+static int
+exec_start_all(struct backend *b, const struct backend_instance *insts,
+               size_t n, struct err *err)
+{
+    struct exec_backend *x = (struct exec_backend *)b;
+    struct err ge = {0};
+
+    x->insts = xcalloc(n, sizeof(*x->insts));
+    x->n = n;
+    x->guard = exec_guard_new(n, &ge);
+    if (x->guard == NULL)
+        log_warnx("instances may outlive a killed coordinator: %s", ge.msg);
+    for (size_t i = 0; i < n; i++) {
+        struct err e = {0};
+
+        if (start_one(x, &insts[i], &e) < 0)
+            push_simple(x, BACKEND_START_FAILED, insts[i].index, e.msg);
+        else
+            push_simple(x, BACKEND_STARTED, insts[i].index, NULL);
+    }
+    (void)err;
+    return 0;
+}
+
+static int
+exec_notify_fd(struct backend *b)
+{
+    return ((struct exec_backend *)b)->sigfd;
+}
+
+static int
+find_pid(const struct exec_backend *x, pid_t pid)
+{
+    for (size_t i = 0; i < x->n; i++)
+        if (x->insts[i].pid == pid)
+            return (int)i;
+    return -1;
+}
+
+static void
+reaped(struct exec_backend *x, int index, int status)
+{
+    struct exec_inst *ei = &x->insts[index];
+    struct backend_event ev;
+
+    backend_event_init(&ev, BACKEND_EXITED, index, NULL);
+    ev.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    ev.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    if (ei->cg != NULL && ev.signal == SIGKILL)
+        ev.oom = cgroup_oom_kills(ei->cg) > ei->oom_before;
+    ei->pid = -1;
+    exec_guard_set(x->guard, (size_t)index, 0);
+    backend_queue_push(&x->queue, &ev);
+}
+
+static void
+reap_children(struct exec_backend *x)
+{
+    struct signalfd_siginfo si;
+    int status;
+    pid_t pid;
+
+    while (read(x->sigfd, &si, sizeof(si)) > 0)
+        ;
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        int index = find_pid(x, pid);
+
+        if (index >= 0)
+            reaped(x, index, status);
+    }
+}
+
+static int
+exec_next_event(struct backend *b, struct backend_event *ev)
+{
+    struct exec_backend *x = (struct exec_backend *)b;
+
+    if (backend_queue_empty(&x->queue))
+        reap_children(x);
+    return backend_queue_pop(&x->queue, ev) ? 1 : 0;
+}
+
+static void
+exec_stop(struct backend *b, int index, bool force)
+{
+    struct exec_backend *x = (struct exec_backend *)b;
+    struct exec_inst *ei;
+
+    if (index < 0 || (size_t)index >= x->n)
+        return;
+    ei = &x->insts[index];
+    if (ei->pid <= 0)
+        return;
+    kill(-ei->pid, force ? SIGKILL : SIGTERM);
+    if (force && ei->cg != NULL)
+        cgroup_kill_all(ei->cg, NULL);
+}
+
+static char *
+exec_memory_cgroup(struct backend *b, int index, enum ty__cgver *ver)
+{
+    struct exec_backend *x = (struct exec_backend *)b;
+
+    if (index < 0 || (size_t)index >= x->n || x->insts[index].cg == NULL)
+        return NULL;
+    *ver = cgroup_version(x->insts[index].cg);
+    return xstrdup(cgroup_memory_dir(x->insts[index].cg));
+}
+
+static pid_t
+exec_host_pid(struct backend *b, int index)
+{
+    struct exec_backend *x = (struct exec_backend *)b;
+
+    if (index < 0 || (size_t)index >= x->n || x->insts[index].pid <= 0)
+        return 0;
+    return x->insts[index].pid;
+}
+
+/* Kill what is still running, wait for it, and remove the cgroups. */
+static void
+exec_destroy(struct backend *b)
+{
+    struct exec_backend *x = (struct exec_backend *)b;
+
+    for (size_t i = 0; i < x->n; i++) {
+        struct exec_inst *ei = &x->insts[i];
+
+        if (ei->pid > 0) {
+            kill(-ei->pid, SIGKILL);
+            while (waitpid(ei->pid, NULL, 0) < 0 && errno == EINTR)
+                ;
+        }
+    }
+    logpump_destroy(&x->pump, EXEC_LOG_DRAIN_MS);
+    for (size_t i = 0; i < x->n; i++)
+        cgroup_destroy(&x->insts[i].cg);
+    exec_guard_destroy(&x->guard);
+    cgroup_sys_destroy(&x->cgs);
+    if (x->sigfd >= 0)
+        close(x->sigfd);
+    free(x->insts);
+    backend_queue_release(&x->queue);
+    free(x);
+}
+
+static const struct backend_ops exec_ops = {
+    .name = "local:exec",
+    .prepare = exec_prepare,
+    .start_all = exec_start_all,
+    .notify_fd = exec_notify_fd,
+    .next_event = exec_next_event,
+    .stop = exec_stop,
+    .memory_cgroup = exec_memory_cgroup,
+    .host_pid = exec_host_pid,
+    .destroy = exec_destroy,
+};
+
+struct backend *
+backend_exec_new(const struct backend_config *cfg, struct err *err)
+{
+    struct exec_backend *x = xcalloc(1, sizeof(*x));
+
+    (void)err;
+    x->base.ops = &exec_ops;
+    x->base.instance_uid = -1;
+    x->base.instance_gid = -1;
+    snprintf(x->base.sync_host, sizeof(x->base.sync_host), "127.0.0.1");
+    x->cfg = *cfg;
+    x->sigfd = -1;
+    backend_queue_init(&x->queue);
+    return &x->base;
+}
+
+void
+backend_destroy(struct backend **b)
+{
+    if (b == NULL || *b == NULL)
+        return;
+    (*b)->ops->destroy(*b);
+    *b = NULL;
+}

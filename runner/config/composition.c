@@ -1,0 +1,462 @@
+/*
+ * composition.c — loading a composition: the top level, metadata and the
+ * global section, finding the plan and its manifest, and the order in
+ * which everything is checked (see config/config.h, docs/compositions.md).
+ *
+ * Checks run from the file itself outwards: first what the composition
+ * says on its own (keys, types, units, groups, percentages), then what it
+ * asks of the plan (case, instance bounds, groups, parameters), so the
+ * first error a user sees is the one nearest to what they wrote.
+ */
+#include "config/composition_int.h"
+
+#include "config/suggest_int.h"
+#include "base/util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const top_keys[] = {"metadata", "global", "groups", NULL};
+static const char *const metadata_keys[] = {"name", "author", "description",
+                                            NULL};
+static const char *const global_keys[] = {
+    "plan", "case", "runner", "total_instances", "run", "run_config", NULL};
+static const char *const run_keys[] = {
+    "test_params", "profiles",     "artifact", "root",
+    "log_limit",   "output_quota", NULL};
+static const char *const run_config_keys[] = {"timeout",
+                                              "keep_containers",
+                                              "network",
+                                              "memory_sample_interval",
+                                              "diagnostics_interval",
+                                              NULL};
+static const char *const profile_keys[] = {"heap", "heap_rate", NULL};
+static const char *const runners[] = {"local:exec", "local:docker", NULL};
+static const char *const networks[] = {"host", "bridge", NULL};
+
+/* Sampling or profiling faster than this only measures the sampler. */
+#define MIN_INTERVAL_NS (INT64_C(10) * 1000000)
+#define MAX_TOTAL_INSTANCES 1000000
+
+static const struct {
+    const char *key;
+    const char *hint;
+} testground_keys[] = {
+    {"builder", "testyard builds the plan as its manifest's build section "
+                "says; remove this key"},
+    {"build_config", "testyard builds the plan as its manifest's build "
+                     "section says; remove this key"},
+    {"build", "testyard builds the plan as its manifest's build section "
+              "says; remove this key"},
+    {"disable_metrics", "testyard always writes metrics to files; remove "
+                        "this key"},
+};
+
+int
+composition__check_keys(const struct ynode *map, const char *path,
+                        const char *const *allowed, struct err *err)
+{
+    char kpath[YAMLTREE_PATH_MAX];
+
+    for (size_t i = 0; i < yamltree_len(map); i++) {
+        const struct ynode *key = yamltree_key_at(map, i);
+
+        for (size_t k = 0; k < ARRAY_LEN(testground_keys); k++)
+            if (strcmp(key->str, testground_keys[k].key) == 0)
+                return yamltree_fail(
+                    key, yamltree_path_key(kpath, path, key->str), err,
+                    "unknown key; %s", testground_keys[k].hint);
+    }
+    return yamltree_check_keys(map, path, allowed, err);
+}
+
+/* A section that must be a mapping with known keys, or absent. */
+static const struct ynode *
+section(const struct ynode *map, const char *path, const char *key,
+        const char *const *allowed, char *kpath, struct err *err, bool *bad)
+{
+    const struct ynode *s = yamltree_get(map, key);
+
+    yamltree_path_key(kpath, path, key);
+    *bad = s != NULL && (yamltree_want_map(s, kpath, err) < 0 ||
+                         composition__check_keys(s, kpath, allowed, err) < 0);
+    return s;
+}
+
+static char *
+name_from_path(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    const char *dot;
+
+    base = base ? base + 1 : path;
+    dot = strrchr(base, '.');
+    return dot && dot != base ? xstrndup(base, (size_t)(dot - base))
+                              : xstrdup(base);
+}
+
+static int
+parse_metadata(struct comp_load *l, struct err *err)
+{
+    char path[YAMLTREE_PATH_MAX];
+    struct composition *c = l->c;
+    bool bad;
+    const struct ynode *md =
+        section(l->root, "", "metadata", metadata_keys, path, err, &bad);
+
+    if (bad || yamltree_opt_string(md, path, "name", &c->name, err) < 0 ||
+        yamltree_opt_string(md, path, "author", &c->author, err) < 0 ||
+        yamltree_opt_string(md, path, "description", &c->description, err) < 0)
+        return -1;
+    if (c->name == NULL)
+        c->name = name_from_path(c->path);
+    return 0;
+}
+
+/* An interval of at least MIN_INTERVAL_NS (or 0 when zero_ok). */
+static int
+read_interval(const struct ynode *map, const char *path, const char *key,
+              bool zero_ok, int64_t *out, struct err *err)
+{
+    char kpath[YAMLTREE_PATH_MAX];
+    const struct ynode *v = yamltree_get(map, key);
+
+    if (v == NULL)
+        return 0;
+    yamltree_path_key(kpath, path, key);
+    if (yamltree_duration(v, kpath, out, err) < 0)
+        return -1;
+    if (*out >= MIN_INTERVAL_NS || (zero_ok && *out == 0))
+        return 0;
+    return yamltree_fail(v, kpath, err,
+                         "expected a duration of at least 10ms%s, got %s",
+                         zero_ok ? " (or 0 for off)" : "", v->str);
+}
+
+static int
+parse_run_config(struct comp_load *l, struct err *err)
+{
+    char path[YAMLTREE_PATH_MAX], kpath[YAMLTREE_PATH_MAX];
+    struct composition *c = l->c;
+    const struct ynode *v;
+    bool bad;
+    const struct ynode *rc = section(l->global, "global", "run_config",
+                                     run_config_keys, path, err, &bad);
+    int i;
+
+    if (bad)
+        return -1;
+    if ((v = yamltree_get(rc, "timeout")) != NULL &&
+        (yamltree_duration(v, yamltree_path_key(kpath, path, "timeout"),
+                           &c->timeout_ns, err) < 0 ||
+         (c->timeout_ns == 0 &&
+          yamltree_fail(v, kpath, err, "expected a duration above 0, got %s",
+                        v->str) < 0)))
+        return -1;
+    if ((v = yamltree_get(rc, "keep_containers")) != NULL &&
+        yamltree_bool(v, yamltree_path_key(kpath, path, "keep_containers"),
+                      &c->keep_containers, err) < 0)
+        return -1;
+    if ((v = yamltree_get(rc, "network")) != NULL) {
+        i = yamltree_enum(v, yamltree_path_key(kpath, path, "network"),
+                          networks, err);
+        if (i < 0)
+            return -1;
+        free(c->network);
+        c->network = xstrdup(networks[i]);
+    }
+    if (read_interval(rc, path, "memory_sample_interval", false,
+                      &c->memory_sample_ns, err) < 0)
+        return -1;
+    return read_interval(rc, path, "diagnostics_interval", false,
+                         &c->diagnostics_ns, err);
+}
+
+static int
+parse_profiles(struct comp_load *l, const struct ynode *run,
+               const char *run_path, struct err *err)
+{
+    char path[YAMLTREE_PATH_MAX], kpath[YAMLTREE_PATH_MAX];
+    struct composition *c = l->c;
+    const struct ynode *v;
+    bool bad;
+    const struct ynode *p =
+        section(run, run_path, "profiles", profile_keys, path, err, &bad);
+
+    if (bad ||
+        read_interval(p, path, "heap", true, &c->heap_profile_ns, err) < 0)
+        return -1;
+    if ((v = yamltree_get(p, "heap_rate")) == NULL)
+        return 0;
+    yamltree_path_key(kpath, path, "heap_rate");
+    if (yamltree_size(v, kpath, &c->heap_rate, err) < 0)
+        return -1;
+    if (c->heap_rate == 0)
+        return yamltree_fail(v, kpath, err,
+                             "expected a size of at least 1 byte, got %s",
+                             v->str);
+    return 0;
+}
+
+static int
+parse_global_run(struct comp_load *l, struct err *err)
+{
+    char path[YAMLTREE_PATH_MAX], kpath[YAMLTREE_PATH_MAX];
+    const struct ynode *art;
+    bool bad;
+    const struct ynode *run =
+        section(l->global, "global", "run", run_keys, path, err, &bad);
+
+    if (bad || composition__read_root(yamltree_get(run, "root"), path,
+                                      &l->root_default, err) < 0)
+        return -1;
+    l->global_root = yamltree_get(run, "root");
+    l->global_params = yamltree_get(run, "test_params");
+    if (l->global_params != NULL &&
+        yamltree_want_map(l->global_params,
+                          yamltree_path_key(kpath, path, "test_params"),
+                          err) < 0)
+        return -1;
+    if ((art = yamltree_get(run, "artifact")) != NULL) {
+        char got[128];
+
+        yamltree_got(art, got, sizeof(got));
+        if (art->kind != YNODE_SCALAR || art->len == 0 ||
+            yamltree_scalar_type(art) == YSCALAR_NULL)
+            return yamltree_fail(
+                art, yamltree_path_key(kpath, path, "artifact"), err,
+                "expected an image name or a path, got %s", got);
+        l->global_artifact = art->str;
+    }
+    l->global_log_limit = COMPOSITION_LOG_LIMIT;
+    l->global_output_quota = COMPOSITION_OUTPUT_QUOTA;
+    if (composition__run_outputs(run, path, &l->global_log_limit,
+                                 &l->global_output_quota, err) < 0)
+        return -1;
+    return parse_profiles(l, run, path, err);
+}
+
+static int
+parse_plan_case(struct comp_load *l, struct err *err)
+{
+    struct composition *c = l->c;
+    char got[128];
+
+    if ((l->plan = yamltree_require(l->global, "global", "plan", err)) ==
+            NULL ||
+        (l->tcase = yamltree_require(l->global, "global", "case", err)) == NULL)
+        return -1;
+    if (yamltree_string(l->plan, "global.plan", &c->plan, err) < 0)
+        return -1;
+    if (!manifest_valid_id(c->plan, true)) {
+        yamltree_got(l->plan, got, sizeof(got));
+        return yamltree_fail(l->plan, "global.plan", err,
+                             "expected a plan name (lowercase letters, "
+                             "digits, '_', '-', '.'), got %s",
+                             got);
+    }
+    return yamltree_string(l->tcase, "global.case", &c->case_name, err);
+}
+
+static int
+parse_global(struct comp_load *l, struct err *err)
+{
+    struct composition *c = l->c;
+    const struct ynode *runner;
+    int i;
+
+    l->global = yamltree_require(l->root, "", "global", err);
+    if (l->global == NULL || yamltree_want_map(l->global, "global", err) < 0 ||
+        composition__check_keys(l->global, "global", global_keys, err) < 0 ||
+        parse_plan_case(l, err) < 0)
+        return -1;
+    if ((runner = yamltree_require(l->global, "global", "runner", err)) ==
+            NULL ||
+        (i = yamltree_enum(runner, "global.runner", runners, err)) < 0)
+        return -1;
+    c->runner =
+        xstrdup(l->opts && l->opts->runner ? l->opts->runner : runners[i]);
+    l->total = yamltree_get(l->global, "total_instances");
+    if (l->total != NULL &&
+        yamltree_int(l->total, "global.total_instances", 1, MAX_TOTAL_INSTANCES,
+                     &c->total_instances, err) < 0)
+        return -1;
+    if (parse_global_run(l, err) < 0 || parse_run_config(l, err) < 0)
+        return -1;
+    /* A per-run bridge keeps a run's containers off the host's network
+     * and away from other runs; local:exec has only the host's. */
+    if (c->network == NULL)
+        c->network =
+            xstrdup(strcmp(c->runner, "local:docker") == 0 ? "bridge" : "host");
+    if (strcmp(c->runner, "local:exec") == 0 &&
+        strcmp(c->network, "bridge") == 0)
+        return yamltree_fail(
+            yamltree_get(yamltree_get(l->global, "run_config"), "network"),
+            "global.run_config.network", err,
+            "expected host with runner local:exec (instances run as host "
+            "processes), got \"bridge\"");
+    return 0;
+}
+
+int
+composition__read_root(const struct ynode *v, const char *run_path, bool *out,
+                       struct err *err)
+{
+    char kpath[YAMLTREE_PATH_MAX];
+
+    if (v == NULL)
+        return 0;
+    return yamltree_bool(v, yamltree_path_key(kpath, run_path, "root"), out,
+                         err);
+}
+
+/* run.root asks local:docker for uid 0 in the container; local:exec
+ * instances are the coordinator's own processes and cannot change user. */
+static int
+check_root(const struct comp_load *l, struct err *err)
+{
+    char gpath[YAMLTREE_PATH_MAX], path[YAMLTREE_PATH_MAX];
+
+    if (strcmp(l->c->runner, "local:exec") != 0)
+        return 0;
+    for (size_t i = 0; i < l->c->ngroups; i++) {
+        const struct ynode *v =
+            l->src[i].root ? l->src[i].root : l->global_root;
+
+        if (!l->c->groups[i].root)
+            continue;
+        if (v == l->global_root)
+            snprintf(path, sizeof(path), "global.run.root");
+        else
+            yamltree_path_key(path, yamltree_path_index(gpath, "groups", i),
+                              "run.root");
+        return yamltree_fail(v, path, err,
+                             "expected false with runner local:exec "
+                             "(instances run as the coordinator's own "
+                             "user), got true");
+    }
+    return 0;
+}
+
+/* The plan's folder and manifest, and the case in it. */
+static int
+load_plan(struct comp_load *l, struct err *err)
+{
+    struct composition *c = l->c;
+    cleanup_free char *from = path_dirname(c->path);
+    cleanup_free char *mf = NULL;
+    char msg[ERR_MSG_MAX];
+
+    c->plan_dir = manifest_locate(c->plan, l->opts ? l->opts->plans_dir : NULL,
+                                  from, err);
+    if (c->plan_dir == NULL) {
+        snprintf(msg, sizeof(msg), "%s", err->msg);
+        return yamltree_fail(l->plan, "global.plan", err, "%s", msg);
+    }
+    mf = path_join(c->plan_dir, MANIFEST_FILE);
+    c->manifest = manifest_load(mf, c->plan, err);
+    if (c->manifest == NULL)
+        return err_status(err, EXIT_DATAERR);
+    return 0;
+}
+
+static int
+find_case(struct comp_load *l, struct err *err)
+{
+    const struct manifest *m = l->c->manifest;
+    const char *names[64];
+    size_t n = 0;
+    struct strbuf sb;
+    const char *hint;
+    int rc;
+
+    l->c->tcase = manifest_case(m, l->c->case_name);
+    if (l->c->tcase != NULL)
+        return 0;
+    strbuf_init(&sb);
+    for (size_t i = 0; i < m->ncases; i++) {
+        strbuf_addf(&sb, "%s%s", i ? ", " : "", m->cases[i].name);
+        if (n < ARRAY_LEN(names))
+            names[n++] = m->cases[i].name;
+    }
+    hint = suggest_closest(l->c->case_name, names, n);
+    rc = yamltree_fail(l->tcase, "global.case", err,
+                       "expected a case of plan \"%s\" (%s), got \"%s\"%s%s%s",
+                       m->name, sb.buf, l->c->case_name,
+                       hint ? "; did you mean \"" : "", hint ? hint : "",
+                       hint ? "\"?" : "");
+    strbuf_release(&sb);
+    return rc;
+}
+
+static void
+set_defaults(struct composition *c, const char *path)
+{
+    c->path = xstrdup(path);
+    c->timeout_ns = COMPOSITION_TIMEOUT_NS;
+    c->memory_sample_ns = COMPOSITION_MEMORY_SAMPLE_NS;
+    c->diagnostics_ns = COMPOSITION_DIAGNOSTICS_NS;
+    c->heap_rate = COMPOSITION_HEAP_RATE;
+}
+
+static int
+load(const struct yamltree *t, void *arg, struct err *err)
+{
+    struct comp_load *l = arg;
+
+    l->root = t->root;
+    if (yamltree_want_root_map(t, "a composition (global and groups)", err) <
+            0 ||
+        composition__check_keys(l->root, "", top_keys, err) < 0 ||
+        parse_metadata(l, err) < 0 || parse_global(l, err) < 0 ||
+        composition__parse_groups(l, err) < 0 || check_root(l, err) < 0 ||
+        composition__resolve_instances(l, err) < 0 || load_plan(l, err) < 0 ||
+        find_case(l, err) < 0)
+        return -1;
+    return composition__check_case(l, err);
+}
+
+struct composition *
+composition_load(const char *path, const struct composition_opts *opts,
+                 struct err *err)
+{
+    struct composition *c = xcalloc(1, sizeof(*c));
+    struct comp_load l = {.c = c, .opts = opts};
+    int rc;
+
+    set_defaults(c, path);
+    rc = yamltree_load_with(path, load, &l, err);
+    free(l.src);
+    if (rc < 0)
+        composition_destroy(&c);
+    return c;
+}
+
+void
+composition_destroy(struct composition **cp)
+{
+    struct composition *c = cp ? *cp : NULL;
+
+    if (c == NULL)
+        return;
+    for (size_t i = 0; i < c->ngroups; i++) {
+        free(c->groups[i].id);
+        cJSON_Delete(c->groups[i].params);
+        free(c->groups[i].artifact);
+    }
+    free(c->groups);
+    manifest_destroy(&c->manifest);
+    free(c->path);
+    free(c->name);
+    free(c->author);
+    free(c->description);
+    free(c->plan);
+    free(c->case_name);
+    free(c->runner);
+    free(c->network);
+    free(c->plan_dir);
+    free(c);
+    *cp = NULL;
+}

@@ -1,0 +1,65 @@
+/*
+ * config/composition_int.h — what the files of the composition loader share
+ * while a composition is being loaded (composition.c reads the top and
+ * global sections and drives the load, composition_groups.c reads the
+ * groups and resolves instances and parameters). Not for other modules.
+ *
+ * Nodes are borrowed from the tree being loaded; the struct composition
+ * being filled is owned by composition_load() until it returns it.
+ */
+#ifndef TY_COMPOSITION_INT_H
+#define TY_COMPOSITION_INT_H
+
+#include "config/config.h"
+#include "config/params_int.h"
+#include "config/yamltree_int.h"
+
+/* What a group was written as, kept until instances are resolved. */
+struct comp_group_src {
+    const struct ynode *node;        /* the group's mapping */
+    const struct ynode *id;          /* its id value */
+    const struct ynode *count;       /* instances.count, or NULL */
+    const struct ynode *percentage;  /* instances.percentage, or NULL */
+    double fraction;                 /* of total_instances, 0 < f <= 1 */
+    const struct ynode *test_params; /* run.test_params, or NULL */
+    const struct ynode *root;        /* run.root, or NULL */
+};
+
+struct comp_load {
+    struct composition *c;
+    const struct composition_opts *opts;
+    const struct ynode *root;
+    const struct ynode *global;
+    const struct ynode *plan;          /* global.plan value */
+    const struct ynode *tcase;         /* global.case value */
+    const struct ynode *total;         /* global.total_instances, or NULL */
+    const struct ynode *global_params; /* global.run.test_params, or NULL */
+    const char *global_artifact;       /* global.run.artifact, or NULL */
+    const struct ynode *global_root;   /* global.run.root, or NULL */
+    bool root_default;                 /* its value, false when absent */
+    uint64_t global_log_limit;         /* global.run.log_limit or default */
+    uint64_t global_output_quota;      /* global.run.output_quota or default */
+    const struct ynode *groups;        /* the groups list */
+    struct comp_group_src *src;        /* one per group */
+};
+
+/* Keys Testground compositions have and testyard does not: the hint
+ * replaces the bare "unknown key". */
+int composition__check_keys(const struct ynode *map, const char *path,
+                            const char *const *allowed, struct err *err);
+/* run.root at v (when not NULL) into *out. */
+int composition__read_root(const struct ynode *v, const char *run_path,
+                           bool *out, struct err *err);
+/* run.log_limit and run.output_quota of a run section (global or a
+ * group's); absent keys leave *log_limit and *quota as they are. */
+int composition__run_outputs(const struct ynode *run, const char *run_path,
+                             uint64_t *log_limit, uint64_t *quota,
+                             struct err *err);
+/* Read the groups list into l->c->groups and l->src. */
+int composition__parse_groups(struct comp_load *l, struct err *err);
+/* Counts from percentages, and the total checked against total_instances. */
+int composition__resolve_instances(struct comp_load *l, struct err *err);
+/* Against the manifest: instance bounds, allowed groups, parameters. */
+int composition__check_case(struct comp_load *l, struct err *err);
+
+#endif

@@ -1,0 +1,200 @@
+/*
+ * config.h — what testyard reads before it runs anything: compositions and
+ * plan manifests with their typed parameters.
+ *
+ * A composition loaded, checked against its plan's
+ * manifest and resolved: what the run orchestrator consumes.
+ *
+ * A composition (YAML, or JSON with the same structure; see
+ * docs/compositions.md) names a plan, a test case and a runner, and lists
+ * groups of instances with their counts or percentages, resources and
+ * test parameters. composition_load() checks all of it — unknown keys,
+ * types, sizes, durations, cpu amounts, percentages against
+ * total_instances, the case's instance bounds and groups, every parameter
+ * against its declaration — and resolves it: each group gets its instance
+ * count, its limits in bytes and millicpus and its parameters layered as
+ * manifest default < global < group.
+ *
+ * Ownership: a struct composition owns everything it points to, including
+ * the manifest; pointers into it are borrowed until composition_destroy().
+ */
+#ifndef TY_RUNNER_CONFIG_H
+#define TY_RUNNER_CONFIG_H
+
+#include "base/err.h"
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Defaults of global.run_config and global.run.profiles. */
+#define COMPOSITION_TIMEOUT_NS (INT64_C(600) * 1000000000)    /* 10m */
+#define COMPOSITION_MEMORY_SAMPLE_NS (INT64_C(250) * 1000000) /* 250ms */
+#define COMPOSITION_DIAGNOSTICS_NS (INT64_C(5) * 1000000000)  /* 5s */
+#define COMPOSITION_HEAP_RATE ((uint64_t)512 * 1024)          /* 512Ki */
+/* Defaults of run.log_limit and run.output_quota (global or a group's). */
+#define COMPOSITION_LOG_LIMIT ((uint64_t)64 << 20)    /* 64Mi */
+#define COMPOSITION_OUTPUT_QUOTA ((uint64_t)1 << 30)  /* 1Gi */
+#define COMPOSITION_MIN_LOG_LIMIT ((uint64_t)4 << 10) /* 4Ki */
+
+struct composition_group {
+    char *id;
+    int64_t instances;     /* resolved count, >= 1 */
+    uint64_t memory_bytes; /* hard limit; 0 = unlimited */
+    int64_t millicpu;      /* CPU quota in millicpus; 0 = unlimited */
+    cJSON *params;         /* resolved test parameters (an object) */
+    char *artifact;        /* ready image / executable; NULL = build plan */
+    bool root;             /* run.root: containers run as uid 0 */
+    uint64_t log_limit;    /* bytes kept of each of stdout and stderr */
+    uint64_t output_quota; /* bytes an instance may upload and append */
+};
+
+struct composition {
+    char *path;        /* as given to composition_load */
+    char *name;        /* metadata.name, else the file name sans extension */
+    char *author;      /* NULL when not given */
+    char *description; /* NULL when not given */
+    char *plan;
+    char *case_name;
+    char *runner;            /* "local:exec" or "local:docker" */
+    int64_t total_instances; /* sum of the groups' instances */
+    int64_t timeout_ns;
+    bool keep_containers;
+    char *network; /* "host" or "bridge"; default bridge on local:docker */
+    int64_t memory_sample_ns;
+    int64_t diagnostics_ns;
+    int64_t heap_profile_ns; /* 0 = no periodic heap profiles */
+    uint64_t heap_rate;      /* mean bytes between heap samples */
+    struct composition_group *groups;
+    size_t ngroups;
+    struct manifest *manifest;
+    const struct manifest_case *tcase; /* the case in manifest */
+    char *plan_dir;                    /* folder holding the manifest */
+};
+
+struct composition_opts {
+    /* Searched first for the plan's folder; NULL = the TESTYARD_PLANS
+     * environment variable, then the default search (manifest_locate). */
+    const char *plans_dir;
+    /* Replaces global.runner (testyard run --runner), before the defaults
+     * that depend on it and the checks; NULL = the composition's. */
+    const char *runner;
+};
+
+/* Load, check and resolve the composition at path (.json files are read
+ * as JSON). opts may be NULL. On failure err holds one line
+ * "FILE:LINE:COL: key.path: ..." and err->status EXIT_DATAERR (or
+ * EXIT_NOINPUT when path cannot be read). Caller owns the result. */
+struct composition *composition_load(const char *path,
+                                     const struct composition_opts *opts,
+                                     struct err *err);
+void composition_destroy(struct composition **c);
+
+/* The resolved composition as `testyard validate` prints it, keys in a
+ * fixed order. Caller owns the result (cJSON_Delete). */
+cJSON *composition_to_json(const struct composition *c);
+
+/* A plan's typed parameters (config/params.c). */
+enum param_type {
+    PARAM_INT,
+    PARAM_FLOAT,
+    PARAM_BOOL,
+    PARAM_STRING,
+    PARAM_ENUM,
+    PARAM_SIZE,
+    PARAM_DURATION,
+    PARAM_ARRAY,
+};
+
+struct param {
+    char *name;
+    enum param_type type;
+    enum param_type items; /* element type when type == PARAM_ARRAY */
+    char **values;         /* NULL-terminated; enum (or enum items) only */
+    size_t nvalues;
+    cJSON *def;        /* checked default, resolved form; NULL: required */
+    char *unit;        /* NULL when not given */
+    char *description; /* NULL when not given */
+};
+
+/* An ordered list of declarations, held by value. */
+struct params {
+    struct param *v;
+    size_t n;
+    size_t cap;
+};
+
+/* "int", "size", "array of duration"... into buf. */
+void params_type_name(const struct param *p, char *buf, size_t size);
+
+/*
+ * The manifest: a test plan's manifest, plans/<name>/manifest.yaml: the
+ * plan's name, how to build it, its test cases with their instance bounds
+ * and allowed groups, and its typed parameters (see docs/manifests.md).
+ *
+ * The manifest is checked as strictly as a composition: unknown keys,
+ * wrong types and defaults that do not fit their type are one-line errors
+ * pointing into the manifest file.
+ *
+ * Ownership: a struct manifest owns everything it points to; pointers into
+ * it (cases, params) are borrowed and live until manifest_destroy().
+ */
+
+#define MANIFEST_FILE "manifest.yaml"
+
+struct manifest_case {
+    char *name;
+    char *description;     /* NULL when not given */
+    int64_t min_instances; /* >= 1 */
+    int64_t max_instances; /* >= min_instances */
+    char **groups;         /* NULL-terminated allowed group ids; NULL = any */
+    size_t ngroups;
+    struct params params; /* parameters of this case only */
+};
+
+struct manifest {
+    char *path; /* the manifest file, as found */
+    char *dir;  /* the plan directory (sources are relative to it) */
+    char *name;
+    char *description; /* NULL when not given */
+    /* build: each a NULL-terminated list (never NULL) and its length */
+    char **sources;
+    size_t nsources;
+    char **cflags;
+    size_t ncflags;
+    char **pkg_config;
+    size_t npkg_config;
+    char **ldlibs;
+    size_t nldlibs;
+    struct params params; /* shared by every case */
+    struct manifest_case *cases;
+    size_t ncases;
+};
+
+/* Load and check path (a manifest.yaml). When expect_name is not NULL the
+ * manifest's name must equal it (the plan's folder name). Caller owns the
+ * result. */
+struct manifest *manifest_load(const char *path, const char *expect_name,
+                               struct err *err);
+void manifest_destroy(struct manifest **m);
+
+/* The case called name, or NULL. Borrowed. */
+const struct manifest_case *manifest_case(const struct manifest *m,
+                                          const char *name);
+/* Group ids: [a-z0-9][a-z0-9_-]*, at most 64 characters (they name
+ * folders and containers). Plan and case names may also hold '.'. */
+bool manifest_valid_id(const char *s, bool dots);
+/* True when the case accepts group id (no list = any id). */
+bool manifest_case_allows(const struct manifest_case *c, const char *id);
+
+/* Where plan `plan` is looked for, in order: plans_dir (else the
+ * TESTYARD_PLANS environment variable), <from_dir>/../plans (from_dir may
+ * be NULL), ./plans, <dir of the testyard executable>/../plans and
+ * TY_PREFIX/share/testyard/plans. Returns the first <dir>/<plan> holding a
+ * manifest.yaml (caller owns it); otherwise fails (ENOENT, status
+ * EXIT_DATAERR) with "plan "X" not found; looked in A, B, C". */
+char *manifest_locate(const char *plan, const char *plans_dir,
+                      const char *from_dir, struct err *err);
+
+#endif

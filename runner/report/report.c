@@ -1,0 +1,209 @@
+/*
+ * report.c — the report's entry points (see report/report.h): build the model
+ * of a run folder (report_load.c reads it, report_stats.c analyses it,
+ * report_snap.c ranks allocation sites), write summary.json and
+ * report.html through temporary files, and free it all. Also the small
+ * pieces every module shares: notes on what is missing, and finding or
+ * adding groups and instances.
+ */
+#include "report/report_int.h"
+
+#include "base/jsonpretty.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void
+report_note(struct report *r, const char *fmt, ...)
+{
+    struct strbuf sb;
+    va_list ap;
+
+    strbuf_init(&sb);
+    va_start(ap, fmt);
+    strbuf_vaddf(&sb, fmt, ap);
+    va_end(ap);
+    xgrow(&r->notes, &r->capnotes, r->nnotes + 1, sizeof(*r->notes));
+    r->notes[r->nnotes++] = strbuf_detach(&sb);
+}
+
+struct report_group *
+report_group_get(struct report *r, const char *id)
+{
+    struct report_group *g;
+
+    for (size_t i = 0; i < r->ngroups; i++)
+        if (strcmp(r->groups[i].id, id) == 0)
+            return &r->groups[i];
+    xgrow(&r->groups, &r->capgroups, r->ngroups + 1, sizeof(*r->groups));
+    g = &r->groups[r->ngroups++];
+    memset(g, 0, sizeof(*g));
+    g->id = xstrdup(id);
+    g->limit = g->peak = g->peak_t_ms = g->final = -1;
+    return g;
+}
+
+/* The instance (group, index), added when new. Group indexes into insts
+ * are filled in by report_analyse, once every instance is known. */
+struct report_inst *
+report_inst_add(struct report *r, const char *group, int index)
+{
+    struct report_inst *in;
+    cleanup_free char *gdir = NULL;
+
+    for (size_t i = 0; i < r->ninsts; i++)
+        if (r->insts[i].index == index && strcmp(r->insts[i].group, group) == 0)
+            return &r->insts[i];
+    report_group_get(r, group);
+    xgrow(&r->insts, &r->capinsts, r->ninsts + 1, sizeof(*r->insts));
+    in = &r->insts[r->ninsts++];
+    memset(in, 0, sizeof(*in));
+    in->group = xstrdup(group);
+    in->index = index;
+    in->label = xasprintf("%s/%d", group, index);
+    gdir = path_join(r->run_dir, group);
+    in->dir = xasprintf("%s/%d", gdir, index);
+    in->limit = in->peak = in->peak_t_ms = in->final = -1;
+    in->oom_t_ms = in->before_oom = -1;
+    return in;
+}
+
+const char *
+report_run_dir(const struct report *r)
+{
+    return r->run_dir;
+}
+
+struct report *
+report_build(const char *run_dir, const struct report_opts *o, struct err *err)
+{
+    struct report *r = xcalloc(1, sizeof(*r));
+
+    r->run_dir = xstrdup(run_dir);
+    r->run_fd = -1;
+    r->top = o != NULL && o->top > 0 ? o->top : REPORT_TOP_DEFAULT;
+    r->duration_s = -1;
+    if (report_load(r, err) < 0)
+        goto fail;
+    report_analyse(r);
+    for (size_t g = 0; g < r->ngroups; g++)
+        if (report_sites(r, &r->groups[g], err) < 0)
+            goto fail;
+    return r;
+fail:
+    report_destroy(&r);
+    return NULL;
+}
+
+static int
+write_text(const struct report *r, const char *name, char *text,
+           struct err *err)
+{
+    cleanup_free char *path = path_join(r->run_dir, name);
+    int rc = file_write_atomic(path, text, strlen(text), err);
+
+    free(text);
+    return rc;
+}
+
+int
+report_write(const struct report *r, const struct report_opts *o,
+             struct err *err)
+{
+    cJSON *j = report_json(r);
+    char *text = jsonpretty_print(j);
+
+    cJSON_Delete(j);
+    if (write_text(r, "summary.json", text, err) < 0)
+        return -1;
+    if (o != NULL && o->no_html)
+        return 0;
+    return write_text(r, "report.html", report_html(r), err);
+}
+
+int
+report_generate(const char *run_dir, const struct report_opts *o,
+                struct err *err)
+{
+    struct report *r = report_build(run_dir, o, err);
+    int rc;
+
+    if (r == NULL)
+        return -1;
+    rc = report_write(r, o, err);
+    if (rc == 0 && o != NULL && o->table != NULL)
+        report_print(r, o->table);
+    report_destroy(&r);
+    return rc;
+}
+
+static void
+inst_release(struct report_inst *in)
+{
+    free(in->group);
+    free(in->label);
+    free(in->dir);
+    free(in->outcome);
+    free(in->how);
+    free(in->error);
+    free(in->samples);
+    for (size_t i = 0; i < in->nsnaps; i++) {
+        free(in->snaps[i].label);
+        free(in->snaps[i].pb_path);
+        free(in->snaps[i].json_path);
+    }
+    free(in->snaps);
+    free(in->rounds);
+}
+
+static void
+group_release(struct report_group *g)
+{
+    free(g->id);
+    free(g->inst);
+    free(g->rounds);
+    for (size_t i = 0; i < g->nsites; i++)
+        free(g->sites[i].function);
+    free(g->sites);
+    free(g->sites_label);
+}
+
+void
+report_destroy(struct report **rp)
+{
+    struct report *r = rp ? *rp : NULL;
+
+    if (r == NULL)
+        return;
+    for (size_t i = 0; i < r->ninsts; i++)
+        inst_release(&r->insts[i]);
+    for (size_t i = 0; i < r->ngroups; i++)
+        group_release(&r->groups[i]);
+    for (size_t i = 0; i < r->nbars; i++) {
+        free(r->bars[i].state);
+        free(r->bars[i].result);
+        free(r->bars[i].error);
+    }
+    for (size_t i = 0; i < r->nnotes; i++)
+        free(r->notes[i]);
+    free(r->insts);
+    free(r->groups);
+    free(r->bars);
+    free(r->spans);
+    free(r->notes);
+    if (r->run_fd >= 0)
+        close(r->run_fd);
+    free(r->run_dir);
+    free(r->run_id);
+    free(r->plan);
+    free(r->case_name);
+    free(r->runner);
+    free(r->outcome);
+    free(r->started);
+    free(r);
+    *rp = NULL;
+}

@@ -1,0 +1,548 @@
+/*
+ * monitor.c — the coordinator's memory monitor (see run/monitor_int.h).
+ *
+ * Sampling a thousand cgroups four times a second has to be cheap, so each
+ * instance keeps its cgroup's files open and re-reads them with pread(2) at
+ * offset 0, which makes the kernel produce fresh contents: five preads and
+ * no path lookups per instance and sample, parsed by ty__cgroup_read_from
+ * exactly as the SDK parses what it reads. When file descriptors run out
+ * (EMFILE) an instance falls back to reading by path through
+ * ty__cgroup_read_memory, the same reader the SDK uses.
+ *
+ * A cgroup can disappear before the instance is declared ended (a container
+ * removed, a backend that cleaned up first): its reads then fail with ENODEV
+ * or ENOENT, the instance is marked gone and keeps the figures it had. Any
+ * other failure (EMFILE while reading by path, an I/O error) means the
+ * monitor lost an instance that may still run: that is said, never taken
+ * for its end.
+ */
+#include "run/monitor_int.h"
+
+#include "base/fsat.h"
+#include "base/log.h"
+#include "base/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char csv_header[] = "time,t_ms,usage_bytes,anon_bytes,"
+                                 "file_bytes,peak_bytes,limit_bytes,"
+                                 "oom_kills\n";
+
+struct monitor_inst {
+    char *label;
+    char *dir;
+    enum ty__cgver ver;
+    pid_t pid;            /* > 0: no cgroup, read /proc/<pid>/status instead */
+    int fd[TY_CGF_COUNT]; /* -1 when not open; all -1 in by-path mode */
+    bool by_path;
+    int dirfd;          /* borrowed: what partial and final are relative to */
+    char *csv_path;     /* final, relative to dirfd */
+    char *partial_path; /* NULL once renamed into place */
+    int csv_fd;         /* -1 once closed or after a write error */
+    bool csv_failed;    /* a write failed: memory.csv stays .partial */
+    int64_t last_ms;    /* when the last sample was taken, -1 before */
+    struct monitor_stats st;
+};
+
+struct monitor {
+    int64_t interval_ms;
+    int64_t start_ms;
+    int64_t wall_start_ns; /* wall clock at start_ms */
+    int64_t next_due_ms;
+    struct monitor_inst **inst;
+    size_t ninst, cap;
+};
+
+struct monitor *
+monitor_new(int64_t interval_ms, int64_t start_ms)
+{
+    struct monitor *mon = xcalloc(1, sizeof(*mon));
+    int64_t mono_now_ms = now_mono_ns() / 1000000;
+
+    mon->interval_ms =
+        interval_ms > 0 ? interval_ms : MONITOR_DEFAULT_INTERVAL_MS;
+    mon->start_ms = start_ms;
+    mon->wall_start_ns = now_wall_ns() - (mono_now_ms - start_ms) * 1000000;
+    mon->next_due_ms = start_ms;
+    return mon;
+}
+
+/* ---- reading ----------------------------------------------------------- */
+
+/* pread from offset 0; returns the length or -errno. */
+static ssize_t
+pread_all(int fd, char *buf, size_t size)
+{
+    ssize_t n;
+
+    do
+        n = pread(fd, buf, size - 1, 0);
+    while (n < 0 && errno == EINTR);
+    if (n < 0)
+        return -errno;
+    buf[n] = '\0';
+    return n;
+}
+
+/* ty__cgroup_read_from's reader: the instance's open descriptors. */
+static int
+read_fd(const void *arg, enum ty__cgfile f, char *buf, size_t size)
+{
+    const struct monitor_inst *in = arg;
+
+    return in->fd[f] < 0 ? -EBADF : (int)pread_all(in->fd[f], buf, size);
+}
+
+/* The value in kB of "Key:   1234 kB" in /proc/<pid>/status, in bytes,
+ * or -1. */
+static int64_t
+status_kb(const char *text, const char *key)
+{
+    size_t kl = strlen(key);
+
+    for (const char *p = text; p != NULL; p = strchr(p, '\n')) {
+        if (*p == '\n')
+            p++;
+        if (strncmp(p, key, kl) == 0 && p[kl] == ':')
+            return strtoll(p + kl + 1, NULL, 10) * 1024;
+    }
+    return -1;
+}
+
+/* A process without a cgroup of its own: its resident memory stands in
+ * for the cgroup's usage (its children are not counted). */
+static int
+read_proc(const struct monitor_inst *in, struct ty__cgmem *m)
+{
+    char buf[4096];
+    int64_t file, shmem;
+    int rc = ty__cgroup_read_file(in->dir, "status", buf, sizeof(buf));
+
+    if (rc < 0)
+        return rc == -ESRCH ? -ENOENT : rc;
+    m->usage = status_kb(buf, "VmRSS");
+    if (m->usage < 0)
+        return -ENOENT; /* a zombie has no memory left to report */
+    m->anon = status_kb(buf, "RssAnon");
+    file = status_kb(buf, "RssFile");
+    shmem = status_kb(buf, "RssShmem");
+    m->file = file < 0 ? -1 : file + (shmem > 0 ? shmem : 0);
+    m->peak = status_kb(buf, "VmHWM");
+    m->limit = -1;
+    m->oom_kills = -1;
+    return 0;
+}
+
+/* ty__cgroup_read_from's reader by path, keeping the errno of a failure
+ * (ty__cgroup_read_memory folds every failure into ENOENT). */
+static int
+read_path(const void *arg, enum ty__cgfile f, char *buf, size_t size)
+{
+    const struct monitor_inst *in = arg;
+
+    return ty__cgroup_read_file(in->dir, ty__cgroup_file(in->ver, f), buf,
+                                size);
+}
+
+/* 0, or -errno; -ENOENT when there is no usage to read. */
+static int
+read_inst(const struct monitor_inst *in, struct ty__cgmem *m)
+{
+    int rc;
+
+    if (in->pid > 0)
+        return read_proc(in, m);
+    rc =
+        ty__cgroup_read_from(in->ver, in->by_path ? read_path : read_fd, in, m);
+    return rc < 0 ? rc : m->usage < 0 ? -ENOENT : 0;
+}
+
+static void
+close_fds(struct monitor_inst *in)
+{
+    for (int i = 0; i < TY_CGF_COUNT; i++) {
+        if (in->fd[i] >= 0)
+            close(in->fd[i]);
+        in->fd[i] = -1;
+    }
+}
+
+/* Open the cgroup's files; on EMFILE/ENFILE switch to by-path reading.
+ * Only the usage file is required. */
+static int
+open_fds(struct monitor_inst *in, struct err *err)
+{
+    for (int i = 0; i < TY_CGF_COUNT; i++) {
+        cleanup_free char *path =
+            path_join(in->dir, ty__cgroup_file(in->ver, (enum ty__cgfile)i));
+
+        in->fd[i] = open(path, O_RDONLY | O_CLOEXEC);
+        if (in->fd[i] >= 0 || (errno != EMFILE && errno != ENFILE))
+            continue;
+        close_fds(in);
+        in->by_path = true;
+        return 0;
+    }
+    if (in->fd[TY_CGF_USAGE] < 0)
+        return err_sys(err, errno, "%s: cannot read memory usage", in->dir);
+    return 0;
+}
+
+/* ---- memory.csv -------------------------------------------------------- */
+
+static void
+csv_field(char *buf, size_t size, size_t *len, int64_t v)
+{
+    if (*len >= size)
+        return;
+    if (v >= 0)
+        *len += (size_t)snprintf(buf + *len, size - *len, ",%" PRId64, v);
+    else
+        *len += (size_t)snprintf(buf + *len, size - *len, ",");
+}
+
+static void
+csv_write(struct monitor_inst *in, const char *row, size_t len)
+{
+    if (in->csv_fd < 0)
+        return;
+    if (fd_append_whole(in->csv_fd, row, len) == 0)
+        return;
+    log_warn("%s: memory series stops: %s", in->label, in->partial_path);
+    close(in->csv_fd);
+    in->csv_fd = -1;
+    in->csv_failed = true;
+}
+
+static void
+csv_row(const struct monitor *mon, struct monitor_inst *in, int64_t now_ms,
+        const struct ty__cgmem *m)
+{
+    int64_t t = now_ms - mon->start_ms;
+    char row[320];
+    size_t len;
+
+    time_rfc3339(mon->wall_start_ns + t * 1000000, row, 40);
+    len = strlen(row);
+    len += (size_t)snprintf(row + len, sizeof(row) - len, ",%" PRId64, t);
+    csv_field(row, sizeof(row), &len, m->usage);
+    csv_field(row, sizeof(row), &len, m->anon);
+    csv_field(row, sizeof(row), &len, m->file);
+    csv_field(row, sizeof(row), &len, m->peak);
+    csv_field(row, sizeof(row), &len, m->limit);
+    csv_field(row, sizeof(row), &len, m->oom_kills);
+    if (len + 1 < sizeof(row)) {
+        row[len++] = '\n';
+        csv_write(in, row, len);
+    }
+}
+
+/* partial → final, each in its folder opened link-free; a link left
+ * under the final name is replaced, never followed. */
+static int
+csv_rename(const struct monitor_inst *in, struct err *err)
+{
+    const char *pbase, *fbase;
+    cleanup_close int pdir =
+        fsat_parent(in->dirfd, in->partial_path, false, 0, &pbase, err);
+    cleanup_close int fdir =
+        pdir < 0 ? -1
+                 : fsat_parent(in->dirfd, in->csv_path, false, 0, &fbase, err);
+
+    if (fdir < 0 || fsat_move(pdir, pbase, fdir, fbase, err) < 0)
+        return err_prefix(err, "putting %s in place", in->csv_path);
+    return 0;
+}
+
+static void
+csv_unlink(const struct monitor_inst *in)
+{
+    const char *base;
+    cleanup_close int dir =
+        fsat_parent(in->dirfd, in->partial_path, false, 0, &base, NULL);
+
+    if (dir >= 0)
+        (void)unlinkat(dir, base, 0);
+}
+
+/* Make the series durable and put it in place as memory.csv. */
+static int
+csv_finish(struct monitor_inst *in, struct err *err)
+{
+    int fd = in->csv_fd;
+
+    if (in->partial_path == NULL)
+        return 0;
+    if (in->csv_failed)
+        return err_set(err, EIO, "%s: incomplete after a write error",
+                       in->partial_path);
+    in->csv_fd = -1;
+    if (fdatasync(fd) < 0 && errno != EINVAL) {
+        int e = errno;
+
+        close(fd);
+        in->csv_failed = true;
+        return err_sys(err, e, "%s", in->partial_path);
+    }
+    close(fd);
+    if (csv_rename(in, err) < 0)
+        return -1;
+    free(in->partial_path);
+    in->partial_path = NULL;
+    return 0;
+}
+
+/* ---- figures ----------------------------------------------------------- */
+
+static void
+stats_init(struct monitor_stats *st)
+{
+    memset(st, 0, sizeof(*st));
+    st->peak = st->peak_t_ms = st->last = st->final = -1;
+    st->limit = st->oom_t_ms = st->usage_before_oom = st->oom_kills = -1;
+    st->lost_t_ms = -1;
+}
+
+static void
+note_oom(struct monitor_stats *st, int64_t t)
+{
+    if (st->oom)
+        return;
+    st->oom = true;
+    st->oom_t_ms = t;
+    st->usage_before_oom = st->last;
+}
+
+/* Fold one reading into the figures and the CSV. The cgroups are made for
+ * one instance, so any OOM kill counted in one is that instance's. */
+static void
+record(const struct monitor *mon, struct monitor_inst *in, int64_t now_ms,
+       const struct ty__cgmem *m)
+{
+    struct monitor_stats *st = &in->st;
+    int64_t t = now_ms - mon->start_ms;
+    int64_t top = m->usage > m->peak ? m->usage : m->peak;
+
+    if (m->oom_kills > 0)
+        note_oom(st, t);
+    if (m->oom_kills >= 0)
+        st->oom_kills = m->oom_kills;
+    if (top > st->peak) {
+        st->peak = top;
+        st->peak_t_ms = t;
+    }
+    st->last = m->usage;
+    st->limit = m->limit;
+    st->samples++;
+    csv_row(mon, in, now_ms, m);
+}
+
+/* The instance can no longer be read though it may still run. */
+static int
+lose(const struct monitor *mon, struct monitor_inst *in, int e, int64_t now_ms)
+{
+    in->st.lost_errno = e;
+    in->st.lost_t_ms = now_ms - mon->start_ms;
+    log_warnx("%s: the memory monitor lost this instance: %s: %s", in->label,
+              in->dir, strerror(e));
+    return -1;
+}
+
+/* Returns 0 after a sample, -1 when the cgroup is gone or lost. */
+static int
+sample_one(const struct monitor *mon, struct monitor_inst *in, int64_t now_ms)
+{
+    struct ty__cgmem m;
+    int rc;
+
+    if (in->st.gone || in->st.ended)
+        return -1;
+    /* Two samples in one millisecond (the first periodic one right after
+     * monitor_add, an OOM report just before the end) would be the same
+     * row twice. */
+    if (now_ms == in->last_ms)
+        return 0;
+    if ((rc = read_inst(in, &m)) < 0) {
+        in->st.gone = true;
+        close_fds(in);
+        if (rc != -ENOENT && rc != -ENODEV)
+            return lose(mon, in, -rc, now_ms);
+        log_debug("%s: cgroup %s is gone; keeping what was sampled", in->label,
+                  in->dir);
+        return -1;
+    }
+    in->last_ms = now_ms;
+    record(mon, in, now_ms, &m);
+    return 0;
+}
+
+/* ---- instances --------------------------------------------------------- */
+
+static void
+inst_free(struct monitor_inst *in)
+{
+    close_fds(in);
+    if (in->csv_fd >= 0)
+        close(in->csv_fd);
+    free(in->label);
+    free(in->dir);
+    free(in->csv_path);
+    free(in->partial_path);
+    free(in);
+}
+
+static struct monitor_inst *
+inst_new(const char *label, const char *dir, enum ty__cgver ver,
+         const struct monitor_file *f)
+{
+    struct monitor_inst *in = xcalloc(1, sizeof(*in));
+
+    in->label = xstrdup(label);
+    in->dir = xstrdup(dir);
+    in->ver = ver;
+    in->dirfd = f->dirfd;
+    in->csv_path = xstrdup(f->final);
+    in->partial_path = xstrdup(f->partial);
+    in->csv_fd = -1;
+    in->last_ms = -1;
+    for (int i = 0; i < TY_CGF_COUNT; i++)
+        in->fd[i] = -1;
+    stats_init(&in->st);
+    return in;
+}
+
+static int
+csv_open(struct monitor_inst *in, struct err *err)
+{
+    in->csv_fd = fsat_open(in->dirfd, in->partial_path,
+                           O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644, err);
+    if (in->csv_fd < 0)
+        return -1;
+    csv_write(in, csv_header, sizeof(csv_header) - 1);
+    if (in->csv_fd < 0)
+        return err_sys(err, EIO, "%s: write", in->partial_path);
+    return 0;
+}
+
+struct monitor_inst *
+monitor_add(struct monitor *mon, const char *label, const char *memory_dir,
+            enum ty__cgver ver, const struct monitor_file *f, int64_t now_ms,
+            struct err *err)
+{
+    struct monitor_inst *in;
+
+    if (ver != TY_CG_V1 && ver != TY_CG_V2)
+        return err_set(err, EINVAL, "%s: %s: unknown cgroup version", label,
+                       memory_dir),
+               NULL;
+    in = inst_new(label, memory_dir, ver, f);
+    if (open_fds(in, err) < 0 || csv_open(in, err) < 0) {
+        if (in->csv_fd >= 0)
+            csv_unlink(in);
+        inst_free(in);
+        return err_prefix(err, "%s: memory monitor", label), NULL;
+    }
+    xgrow(&mon->inst, &mon->cap, mon->ninst + 1, sizeof(*mon->inst));
+    mon->inst[mon->ninst++] = in;
+    (void)sample_one(mon, in, now_ms);
+    return in;
+}
+
+struct monitor_inst *
+monitor_add_process(struct monitor *mon, const char *label, pid_t pid,
+                    const struct monitor_file *f, int64_t now_ms,
+                    struct err *err)
+{
+    char dir[32];
+    struct monitor_inst *in;
+
+    snprintf(dir, sizeof(dir), "/proc/%d", (int)pid);
+    in = inst_new(label, dir, TY_CG_NONE, f);
+    in->pid = pid;
+    if (csv_open(in, err) < 0) {
+        if (in->csv_fd >= 0)
+            csv_unlink(in);
+        inst_free(in);
+        return err_prefix(err, "%s: memory monitor", label), NULL;
+    }
+    xgrow(&mon->inst, &mon->cap, mon->ninst + 1, sizeof(*mon->inst));
+    mon->inst[mon->ninst++] = in;
+    (void)sample_one(mon, in, now_ms);
+    return in;
+}
+
+int64_t
+monitor_next_due_ms(const struct monitor *mon)
+{
+    return mon->next_due_ms;
+}
+
+void
+monitor_sample(struct monitor *mon, int64_t now_ms)
+{
+    for (size_t i = 0; i < mon->ninst; i++)
+        if (!mon->inst[i]->st.ended && !mon->inst[i]->st.gone)
+            (void)sample_one(mon, mon->inst[i], now_ms);
+    mon->next_due_ms = now_ms + mon->interval_ms;
+}
+
+void
+monitor_oom_reported(struct monitor *mon, struct monitor_inst *in,
+                     int64_t now_ms)
+{
+    if (!in->st.oom)
+        (void)sample_one(mon, in, now_ms);
+    note_oom(&in->st, now_ms - mon->start_ms);
+}
+
+int
+monitor_instance_ended(struct monitor *mon, struct monitor_inst *in,
+                       int64_t now_ms, struct err *err)
+{
+    if (in->st.ended)
+        return 0;
+    (void)sample_one(mon, in, now_ms);
+    in->st.final = in->st.last;
+    in->st.ended = true;
+    close_fds(in);
+    if (csv_finish(in, err) < 0)
+        return err_prefix(err, "%s: memory.csv", in->label);
+    return 0;
+}
+
+void
+monitor_stats(const struct monitor_inst *in, struct monitor_stats *out)
+{
+    *out = in->st;
+}
+
+const char *
+monitor_inst_label(const struct monitor_inst *in)
+{
+    return in->label;
+}
+
+void
+monitor_destroy(struct monitor **monp)
+{
+    struct monitor *mon = monp ? *monp : NULL;
+
+    if (mon == NULL)
+        return;
+    for (size_t i = 0; i < mon->ninst; i++) {
+        struct err err = {0};
+
+        if (!mon->inst[i]->csv_failed && csv_finish(mon->inst[i], &err) < 0)
+            log_warnx("%s", err.msg);
+        inst_free(mon->inst[i]);
+    }
+    free(mon->inst);
+    free(mon);
+    *monp = NULL;
+}

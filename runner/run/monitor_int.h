@@ -1,0 +1,120 @@
+/*
+ * run/monitor_int.h — the coordinator's memory monitor: samples every
+ * instance's memory cgroup at a fixed interval, whatever language the instance
+ * is written in, writes <instance folder>/memory.csv and keeps the figures
+ * result.json needs (peak and when, OOM kill and when, last and final usage).
+ *
+ * No thread: the orchestrator's loop calls monitor_sample() whenever
+ * monitor_next_due_ms() has passed. Times are CLOCK_MONOTONIC milliseconds
+ * (now_mono_ns() / 1000000); the CSV turns them into wall-clock RFC 3339.
+ *
+ * memory.csv is written as memory.csv.partial, one whole row per write(2),
+ * and renamed to memory.csv when the instance ends (or the monitor is
+ * destroyed), so the run folder holds it complete or not at all, and a
+ * crashed coordinator leaves a .partial file of complete rows behind. Both
+ * names are relative to a folder descriptor and opened with no link
+ * followed (base/fsat.h): the orchestrator keeps the .partial file in the
+ * runner's own folder, out of the instance's reach, and the rename puts
+ * memory.csv into the instance's folder over whatever is there.
+ *
+ * Ownership: the caller owns the monitor (monitor_destroy). Instances belong
+ * to the monitor; the struct monitor_inst pointer monitor_add returns is
+ * borrowed and stays valid until monitor_destroy.
+ */
+#ifndef TY_RUNNER_MONITOR_H
+#define TY_RUNNER_MONITOR_H
+
+#include "base/err.h"
+#include "ty_cgroup.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define MONITOR_DEFAULT_INTERVAL_MS 250
+
+struct monitor;
+struct monitor_inst;
+
+/* Where an instance's memory series goes: rows are written to partial,
+ * which is renamed to final when complete. Both are relative to dirfd
+ * (borrowed; it must outlive the monitor) and their folders must exist. */
+struct monitor_file {
+    int dirfd;
+    const char *partial;
+    const char *final;
+};
+
+/* What the monitor knows about one instance. Bytes and times (ms since the
+ * run started) are -1 when unknown. */
+struct monitor_stats {
+    int64_t peak;      /* max of the cgroup's own peak and of the samples */
+    int64_t peak_t_ms; /* the first sample that saw that peak */
+    int64_t last;      /* usage at the last sample that could read it */
+    int64_t final;     /* usage when the instance ended (last when the
+                          cgroup was already gone) */
+    int64_t limit;     /* memory limit, -1 when none */
+    bool oom;          /* an OOM kill happened in the cgroup */
+    int64_t oom_t_ms;  /* first sample that saw it, or when the backend
+                          reported it */
+    int64_t usage_before_oom; /* last usage sampled before that */
+    int64_t oom_kills;        /* the kernel's count, -1 when not provided */
+    size_t samples;           /* successful samples */
+    bool ended;
+    bool gone;      /* the cgroup disappeared, or the instance was lost */
+    int lost_errno; /* the monitor lost the instance: a read failed for
+                       another reason than its end (e.g. EMFILE), so the
+                       figures stop at lost_t_ms; 0 when not lost */
+    int64_t lost_t_ms;
+};
+
+/* A monitor sampling every interval_ms (<= 0: the default) for a run that
+ * started at start_ms. */
+struct monitor *monitor_new(int64_t interval_ms, int64_t start_ms);
+/* Close every instance's memory.csv (renaming it into place), free, set
+ * *mon to NULL. NULL-safe. */
+void monitor_destroy(struct monitor **mon);
+
+/* Watch the cgroup whose memory directory is memory_dir (its version ver)
+ * for the instance called label ("providers/0", for messages); write rows
+ * to f (copied). Takes the first sample at once, at now_ms. NULL with err
+ * when the cgroup cannot be read or the file not created. */
+struct monitor_inst *monitor_add(struct monitor *mon, const char *label,
+                                 const char *memory_dir, enum ty__cgver ver,
+                                 const struct monitor_file *f, int64_t now_ms,
+                                 struct err *err);
+
+/* Watch a process that has no cgroup of its own (local:exec without
+ * root): its resident memory from /proc/<pid>/status stands in for usage
+ * (VmRSS), anon (RssAnon), file (RssFile + RssShmem) and peak (VmHWM);
+ * there is no limit and no OOM count, and its children are not counted.
+ * Otherwise like monitor_add. */
+struct monitor_inst *monitor_add_process(struct monitor *mon, const char *label,
+                                         pid_t pid,
+                                         const struct monitor_file *f,
+                                         int64_t now_ms, struct err *err);
+
+/* When the next sample is due (CLOCK_MONOTONIC ms). */
+int64_t monitor_next_due_ms(const struct monitor *mon);
+/* Sample every instance that has not ended; the next one is due interval
+ * ms after now_ms. A cgroup that cannot be read any more is marked gone and
+ * keeps its figures; when it still exists but cannot be read (no
+ * descriptor left, an I/O error) the instance is also marked lost, with a
+ * warning: its figures are incomplete, and result.json says so. */
+void monitor_sample(struct monitor *mon, int64_t now_ms);
+
+/* The backend saw an OOM kill (e.g. Docker's OOMKilled): sample at once and
+ * record it at now_ms unless a sample already had. */
+void monitor_oom_reported(struct monitor *mon, struct monitor_inst *inst,
+                          int64_t now_ms);
+/* The instance ended: take a final sample (call it before the cgroup is
+ * removed), close its file descriptors and put memory.csv in place. Fails
+ * only when memory.csv cannot be completed; the figures stay available. */
+int monitor_instance_ended(struct monitor *mon, struct monitor_inst *inst,
+                           int64_t now_ms, struct err *err);
+
+void monitor_stats(const struct monitor_inst *inst, struct monitor_stats *out);
+const char *monitor_inst_label(const struct monitor_inst *inst);
+
+#endif

@@ -1,0 +1,131 @@
+/*
+ * run/run_int.h — what the orchestrator's files share (runner/run/run*.c).
+ *
+ *   run.c          lifecycle and the main loop
+ *   run_dir.c      the run folder and its id
+ *   run_inst.c     instance table, environment, outcomes
+ *   run_result.c   result.json and the terminal summary
+ *   run_progress.c progress lines while the run goes
+ *
+ * Everything runs on the orchestrator's thread. struct run owns every
+ * pointer in it.
+ */
+#ifndef TY_RUN_INT_H
+#define TY_RUN_INT_H
+
+#include "backend/backend.h"
+#include "config/config.h"
+#include "run/monitor_int.h"
+#include "run/run.h"
+#include "sync/sync.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum stop_reason {
+    STOP_NONE = 0,
+    STOP_DEADLINE,
+    STOP_CANCEL,
+};
+
+struct run_inst {
+    int index; /* in the run */
+    int group; /* index into comp->groups */
+    int group_index;
+    char *label; /* "<group>/<index>" */
+    char *outdir;
+    char *tempdir;
+    char **env; /* NULL-terminated */
+
+    bool started;
+    bool ended;
+    bool waiting; /* blocked in a barrier */
+    bool hello;   /* connected to the sync service */
+    bool success_event;
+    bool failure_event;
+    bool crash_event;
+    bool lost;   /* the backend lost it (engine gone) */
+    char *error; /* failure message (event or start) */
+    int status;  /* exit code, -1 when none */
+    int signal;
+    bool oom;
+    enum stop_reason stopped;
+    int64_t start_wall_ns;
+    int64_t end_wall_ns;
+    enum outcome outcome;
+    struct monitor_inst *mon;
+    char *mon_lost; /* why memory figures are missing or incomplete */
+    struct monitor_stats mstats; /* copied when the instance ended */
+    bool has_mstats;
+};
+
+struct run {
+    struct composition *comp;
+    struct run_opts opts;
+    char *run_id;
+    char *run_dir;
+    int run_fd;    /* the run folder, to open what is in it link-free */
+    bool made_dir; /* run_dir was created by this run: ours to remove */
+    char *binary;
+    char image[256]; /* the plan's image on local:docker */
+    struct syncsvc *svc;
+    struct backend *be;
+    struct monitor *mon;
+    struct run_inst *insts;
+    size_t n;
+    size_t nended;
+    size_t nstarted;
+
+    int sigfd;     /* SIGINT, SIGTERM, SIGHUP, SIGPIPE */
+    bool out_lost; /* stdout's reader went away */
+    int64_t start_mono_ms;
+    int64_t start_wall_ns;
+    int64_t end_wall_ns;
+    int64_t deadline_ms; /* monotonic */
+    int64_t kill_at_ms;  /* force-stop time after a stop, 0 = none */
+    int64_t give_up_ms;  /* stop waiting for ends then, 0 = none */
+    bool deadline_hit;
+    bool canceled;
+    bool lost;            /* the backend went away (BACKEND_LOST) */
+    char lost_msg[512];   /* its message */
+    struct err out_err;   /* the first runner-owned output not written */
+    int progress_lines;   /* lines drawn last time */
+    bool announced_start; /* "all started" said (no tty) */
+    int64_t progress_at_ms;
+};
+
+/* run_dir.c: make <runs>/<id> (validating a given id, drawing one
+ * otherwise) and write composition.json into it; r->made_dir says it is
+ * ours to remove. */
+int run__make_dir(struct run *r, struct err *err);
+
+/* run_inst.c */
+void run_insts_init(struct run *r);
+void run_insts_release(struct run *r);
+/* The environment of instance i (as seen from the host). */
+char **run_inst_env(const struct run *r, const struct run_inst *in);
+void run_env_free(char **env);
+/* Decide and store the outcome of an instance that ended. */
+void run_inst_decide(struct run_inst *in);
+/* "exited with status 137 (oom)", for barrier errors. */
+void run_inst_how(const struct run_inst *in, char *buf, size_t size);
+
+/* run_result.c */
+int run_write_result(const struct run *r, struct err *err);
+void run_print_summary(const struct run *r);
+bool run_succeeded(const struct run *r);
+/* 0, 1, 69 (engine lost) or 130 (canceled). */
+int run_exit_status(const struct run *r);
+
+/* run_progress.c */
+void run_progress_draw(struct run *r, bool final);
+void run_progress_note(struct run *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* stdout when it is a pipe still read (to poll for its reader going
+ * away), else -1. */
+int run_progress_pipe_fd(const struct run *r);
+/* stdout is gone (SIGPIPE): print nothing more on it. */
+void run_progress_lost(struct run *r);
+
+#endif

@@ -1,0 +1,453 @@
+/*
+ * ty_heapctl.c — heap snapshots as files, and the calls plans make.
+ *
+ * A snapshot is two files: heap-<label>.pb.gz, the gzipped pprof profile
+ * of the sampled heap (ty_pprof.c), and heap-<label>.json, a sidecar with
+ * what the profile cannot show — RSS, its high-water mark, anonymous RSS,
+ * glibc's allocator totals and the cgroup's usage — because live heap bytes
+ * and resident memory are different things. The profile goes first, so a
+ * sidecar never describes a missing profile. Both are sent with
+ * ty__output_file (to the coordinator, or under TEST_OUTPUTS_PATH); the
+ * LD_PRELOAD build (preload.c) writes the same two files itself.
+ *
+ * The profiler's own allocations while it builds a snapshot are kept out of
+ * the profile (ty__heap_quiet_begin). Periodic snapshots, asked for by the
+ * composition through TESTYARD_HEAP_PROFILE_INTERVAL, run on a thread of
+ * their own that ty__heapctl_fini stops.
+ */
+#include "ty_cgroup.h"
+#include "ty_heap.h"
+#include "ty_int.h"
+#include "ty_json.h"
+#include "ty_pprof.h"
+#include "ty_units.h"
+
+#include <errno.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LABEL_MAX 100
+#define EVERY_DEFAULT 10
+
+struct ty__heapctl {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pthread_t thread;
+    bool running, stop;
+    int64_t interval_ns;
+};
+
+static _Atomic int64_t memory_events;
+
+/* ------------------------------------------------------------------------
+ * The sidecar
+ */
+
+/* VmRSS, VmHWM and RssAnon in bytes, -1 when absent. */
+static void
+add_status(cJSON *o)
+{
+    static const char *const keys[][2] = {{"VmRSS:", "rss_bytes"},
+                                          {"VmHWM:", "vm_hwm_bytes"},
+                                          {"RssAnon:", "rss_anon_bytes"}};
+    int64_t v[3] = {-1, -1, -1};
+    FILE *f = fopen("/proc/self/status", "re");
+    char line[256];
+
+    while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
+        for (size_t i = 0; i < 3; i++) {
+            size_t kl = strlen(keys[i][0]);
+            long long kb;
+
+            if (strncmp(line, keys[i][0], kl) == 0 &&
+                sscanf(line + kl, "%lld", &kb) == 1)
+                v[i] = kb * 1024;
+        }
+    }
+    if (f != NULL)
+        fclose(f);
+    for (size_t i = 0; i < 3; i++)
+        ty__json_count(o, keys[i][1], v[i]);
+}
+
+static void
+add_mallinfo(cJSON *o)
+{
+    struct mallinfo2 mi = mallinfo2();
+    cJSON *m = cJSON_AddObjectToObject(o, "mallinfo");
+
+    ty__json_count(m, "arena", (int64_t)mi.arena);
+    ty__json_count(m, "hblkhd", (int64_t)mi.hblkhd);
+    ty__json_count(m, "uordblks", (int64_t)mi.uordblks);
+    ty__json_count(m, "fordblks", (int64_t)mi.fordblks);
+    ty__json_count(m, "keepcost", (int64_t)mi.keepcost);
+}
+
+static void
+add_profile(cJSON *o, const struct ty__heap_totals *t)
+{
+    cJSON *p = cJSON_AddObjectToObject(o, "profile");
+
+    ty__json_count(p, "inuse_bytes", t->inuse_bytes);
+    ty__json_count(p, "inuse_objects", t->inuse_objects);
+    ty__json_count(p, "alloc_bytes", t->alloc_bytes);
+    ty__json_count(p, "alloc_objects", t->alloc_objects);
+    ty__json_count(p, "samples", (int64_t)t->samples);
+    ty__json_count(p, "profiler_bytes", (int64_t)ty__heap_own_bytes());
+}
+
+static void
+add_cgroup(cJSON *o)
+{
+    enum ty__cgver ver = TY_CG_NONE;
+    char *dir = ty__cgroup_memory_dir(0, &ver);
+    struct ty__cgmem m;
+    cJSON *c;
+
+    if (dir == NULL || ty__cgroup_read_memory(dir, ver, &m) < 0) {
+        free(dir);
+        cJSON_AddNullToObject(o, "cgroup");
+        return;
+    }
+    c = cJSON_AddObjectToObject(o, "cgroup");
+    cJSON_AddNumberToObject(c, "version", ver == TY_CG_V1 ? 1 : 2);
+    ty__json_count(c, "current_bytes", m.usage);
+    ty__json_count(c, "peak_bytes", m.peak);
+    ty__json_count(c, "limit_bytes", m.limit);
+    free(dir);
+}
+
+static char *
+sidecar(const char *label, int round, const struct ty__heap_snap *s,
+        const struct ty__heap_totals *t)
+{
+    cJSON *o = cJSON_CreateObject();
+    char when[64], *out;
+
+    if (o == NULL)
+        return NULL;
+    ty__format_rfc3339(s->time_ns, when, sizeof(when));
+    cJSON_AddStringToObject(o, "time", when);
+    cJSON_AddStringToObject(o, "label", label);
+    if (round >= 0)
+        cJSON_AddNumberToObject(o, "round", round);
+    cJSON_AddNumberToObject(o, "pid", (double)getpid());
+    ty__json_count(o, "rate", (int64_t)s->rate);
+    add_status(o);
+    add_mallinfo(o);
+    add_profile(o, t);
+    add_cgroup(o);
+    out = cJSON_Print(o);
+    cJSON_Delete(o);
+    return out;
+}
+
+/* ------------------------------------------------------------------------
+ * Snapshot files
+ */
+
+bool
+ty__heap_label_ok(const char *label)
+{
+    size_t n = label ? strlen(label) : 0;
+
+    if (n == 0 || n > LABEL_MAX || label[0] == '.')
+        return false;
+    return strspn(label, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUV"
+                         "WXYZ0123456789._-") == n;
+}
+
+int
+ty__heap_files_build(const char *label, int round, struct ty__heap_files *f)
+{
+    struct ty__heap_snap s = {0};
+    struct ty__heap_totals tot;
+    int was = ty__heap_quiet_begin();
+    int r = ty__heap_collect(&s);
+
+    *f = (struct ty__heap_files){0};
+    if (r == 0)
+        r = ty__heap_profile(&s, &f->pb, &f->pb_len, &tot);
+    if (r == 0 && (f->json = sidecar(label, round, &s, &tot)) == NULL)
+        r = -ENOMEM;
+    if (r == 0)
+        f->json_len = strlen(f->json);
+    else
+        ty__heap_files_release(f);
+    ty__heap_snap_release(&s);
+    ty__heap_quiet_end(was);
+    return r;
+}
+
+void
+ty__heap_files_release(struct ty__heap_files *f)
+{
+    free(f->pb);
+    free(f->json);
+    *f = (struct ty__heap_files){0};
+}
+
+static int
+send_files(struct ty *ty, const char *label, const struct ty__heap_files *f)
+{
+    char name[LABEL_MAX + 32];
+    int r;
+
+    snprintf(name, sizeof(name), "heap-%s.pb.gz", label);
+    r = ty__output_file(ty, name, f->pb, f->pb_len);
+    if (r < 0)
+        return r;
+    snprintf(name, sizeof(name), "heap-%s.json", label);
+    return ty__output_file(ty, name, f->json, f->json_len);
+}
+
+static int
+snapshot(struct ty *ty, const char *label, int round)
+{
+    struct ty__heap_files f;
+    int was, r;
+
+    if (!ty__heap_label_ok(label))
+        return ty__seterr(ty, -EINVAL,
+                          "heap snapshot label \"%.120s\": "
+                          "expected 1 to %d letters, digits, '.', '_' or "
+                          "'-', not starting with '.'",
+                          label ? label : "(null)", LABEL_MAX);
+    r = ty__heap_files_build(label, round, &f);
+    if (r < 0)
+        return ty__seterr(ty, r, "heap snapshot %s: %s", label, strerror(-r));
+    was = ty__heap_quiet_begin();
+    r = send_files(ty, label, &f);
+    ty__heap_quiet_end(was);
+    ty__heap_files_release(&f);
+    return r;
+}
+
+/* ------------------------------------------------------------------------
+ * Plan-facing calls
+ */
+
+int
+ty_heap_snapshot(struct ty *ty, const char *label)
+{
+    return snapshot(ty, label, -1);
+}
+
+void
+ty_heap_trim(struct ty *ty)
+{
+    (void)ty;
+    malloc_trim(0);
+}
+
+void
+ty_heap_set_rate(uint64_t bytes)
+{
+    ty__heap_set_rate(bytes);
+}
+
+uint64_t
+ty_heap_rate(void)
+{
+    return ty__heap_get_rate();
+}
+
+/* The memory_snapshots parameter: 0 = none or unset, 1 = simple, 2 =
+ * detailed, or a negative code. */
+static int
+memory_mode(struct ty *ty)
+{
+    const char *mode;
+    int r;
+
+    if (!ty_param_has(ty, "memory_snapshots"))
+        return 0;
+    r = ty_param_enum(ty, "memory_snapshots", &mode);
+    if (r < 0)
+        return r;
+    if (strcmp(mode, "none") == 0)
+        return 0;
+    if (strcmp(mode, "simple") == 0)
+        return 1;
+    if (strcmp(mode, "detailed") == 0)
+        return 2;
+    return ty__seterr(ty, -EINVAL,
+                      "parameter \"memory_snapshots\": "
+                      "expected none, simple or detailed, got \"%.80s\"",
+                      mode);
+}
+
+int
+ty_memory_round_end(struct ty *ty, int round)
+{
+    char label[64];
+    int r = memory_mode(ty);
+
+    if (r <= 0)
+        return r;
+    snprintf(label, sizeof(label), "round-%d-pre-trim", round);
+    r = snapshot(ty, label, round);
+    if (r < 0)
+        return r;
+    ty_heap_trim(ty);
+    snprintf(label, sizeof(label), "round-%d-post-trim", round);
+    return snapshot(ty, label, round);
+}
+
+static int
+snapshot_every(struct ty *ty, int64_t *every)
+{
+    int r;
+
+    *every = EVERY_DEFAULT;
+    if (!ty_param_has(ty, "memory_snapshot_every"))
+        return 0;
+    r = ty_param_int(ty, "memory_snapshot_every", every);
+    if (r == 0 && *every <= 0)
+        r = ty__seterr(ty, -EINVAL,
+                       "parameter \"memory_snapshot_every\": "
+                       "expected a positive count, got %lld",
+                       (long long)*every);
+    return r;
+}
+
+int
+ty_memory_event(struct ty *ty)
+{
+    char label[64];
+    int64_t every, n;
+    int r = memory_mode(ty);
+
+    if (r < 2)
+        return r < 0 ? r : 0;
+    if ((r = snapshot_every(ty, &every)) < 0)
+        return r;
+    n = atomic_fetch_add(&memory_events, 1) + 1;
+    if (n % every != 0)
+        return 0;
+    snprintf(label, sizeof(label), "event-%lld", (long long)n);
+    return snapshot(ty, label, -1);
+}
+
+/* ------------------------------------------------------------------------
+ * Periodic snapshots
+ */
+
+static void *
+periodic_main(void *arg)
+{
+    struct ty *ty = arg;
+    struct ty__heapctl *h = ty->heapctl;
+    struct timespec at;
+    char label[64];
+
+    clock_gettime(CLOCK_MONOTONIC, &at);
+    pthread_mutex_lock(&h->mu);
+    for (int k = 1; !h->stop; k++) {
+        int64_t ns = at.tv_nsec + h->interval_ns;
+
+        at.tv_sec += (time_t)(ns / 1000000000);
+        at.tv_nsec = (long)(ns % 1000000000);
+        while (!h->stop &&
+               pthread_cond_timedwait(&h->cv, &h->mu, &at) != ETIMEDOUT)
+            ;
+        if (h->stop)
+            break;
+        pthread_mutex_unlock(&h->mu);
+        snprintf(label, sizeof(label), "periodic-%d", k);
+        if (snapshot(ty, label, -1) < 0)
+            ty_message(ty, "heap: periodic snapshot %s failed: %s", label,
+                       ty_errmsg(ty));
+        pthread_mutex_lock(&h->mu);
+    }
+    pthread_mutex_unlock(&h->mu);
+    return NULL;
+}
+
+static void
+check_rate_env(struct ty *ty)
+{
+    const char *s = getenv("TESTYARD_HEAP_RATE");
+    uint64_t rate;
+    char why[128];
+
+    if (s != NULL && *s != '\0' &&
+        ty__parse_size(s, &rate, why, sizeof(why)) < 0)
+        ty_message(ty,
+                   "heap: TESTYARD_HEAP_RATE=\"%.40s\": %s; sampling "
+                   "every %llu bytes",
+                   s, why, (unsigned long long)ty__heap_get_rate());
+}
+
+static int64_t
+interval_env(struct ty *ty)
+{
+    const char *s = getenv("TESTYARD_HEAP_PROFILE_INTERVAL");
+    int64_t ns = 0;
+    char why[128];
+
+    if (s == NULL || *s == '\0')
+        return 0;
+    if (ty__parse_duration(s, &ns, why, sizeof(why)) < 0 || ns < 0) {
+        ty_message(ty,
+                   "heap: TESTYARD_HEAP_PROFILE_INTERVAL=\"%.40s\": %s; "
+                   "no periodic snapshots",
+                   s, why);
+        return 0;
+    }
+    return ns;
+}
+
+static void
+periodic_start(struct ty *ty, struct ty__heapctl *h)
+{
+    pthread_condattr_t ca;
+
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&h->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    h->running = pthread_create(&h->thread, NULL, periodic_main, ty) == 0;
+    if (!h->running)
+        ty_message(ty, "heap: cannot start periodic snapshots");
+}
+
+void
+ty__heapctl_init(struct ty *ty)
+{
+    struct ty__heapctl *h = calloc(1, sizeof(*h));
+
+    ty__heap_start();
+    check_rate_env(ty);
+    if (h == NULL)
+        return;
+    pthread_mutex_init(&h->mu, NULL);
+    ty->heapctl = h;
+    h->interval_ns = interval_env(ty);
+    if (h->interval_ns > 0)
+        periodic_start(ty, h);
+}
+
+void
+ty__heapctl_fini(struct ty *ty)
+{
+    struct ty__heapctl *h = ty->heapctl;
+
+    if (h == NULL)
+        return;
+    if (h->running) {
+        pthread_mutex_lock(&h->mu);
+        h->stop = true;
+        pthread_cond_signal(&h->cv);
+        pthread_mutex_unlock(&h->mu);
+        pthread_join(h->thread, NULL);
+        pthread_cond_destroy(&h->cv);
+    }
+    pthread_mutex_destroy(&h->mu);
+    free(h);
+    ty->heapctl = NULL;
+}
