@@ -54,11 +54,11 @@ backend_names(char *buf, size_t size)
 
     buf[0] = '\0';
     for (size_t i = 0; i < ARRAY_LEN(kinds) && len < size; i++) {
-        const char *sep = i == 0                     ? ""
+        const char *sep = i == 0                      ? ""
                           : i + 1 == ARRAY_LEN(kinds) ? " or "
                                                       : ", ";
-        int n = snprintf(buf + len, size - len, "%s%s", sep,
-                         kinds[i].runner.name);
+        int n =
+            snprintf(buf + len, size - len, "%s%s", sep, kinds[i].runner.name);
 
         len += n > 0 ? (size_t)n : 0;
     }

@@ -4,8 +4,8 @@
 # honour is refused with the very message a composition naming that runner
 # gets, and an unknown runner is a usage error naming the ones there are.
 cd "$(dirname "$0")/../.." || exit 1
-# shellcheck source=tests/e2e/lib.sh
-. tests/e2e/lib.sh
+# shellcheck source=tests/helpers/lib.sh
+. tests/helpers/lib.sh
 
 # refused NAME GOLDEN — GOLDEN (a composition on local:exec refused for a
 # setting only local:docker honours) as NAME.yaml on local:docker is
