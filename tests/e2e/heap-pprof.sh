@@ -37,7 +37,7 @@ CFLAGS="-O2 -g -fno-omit-frame-pointer"
 check "heap_prog builds" cc $CFLAGS -o "$tmp/heap_prog" tests/e2e/heap_prog.c
 # shellcheck disable=SC2046,SC2086
 check "heap_plan builds against libtestyard.a" \
-    cc $CFLAGS -Isdk -o "$tmp/heap_plan" tests/e2e/heap_plan.c \
+    cc $CFLAGS -Isdk/include -o "$tmp/heap_plan" tests/e2e/heap_plan.c \
     "$BUILD/libtestyard.a" \
     $(pkg-config --libs libzmq libcjson yaml-0.1 zlib libcurl) \
     -lm -ldl -pthread
