@@ -27,11 +27,16 @@ struct cmd_usage {
     void (*print)(FILE *out);
 };
 
-/* cmd_args.c: [-p|--plans DIR] [-h|--help] and exactly one operand, left
- * at argv[optind]; *plans is set to DIR (borrowed from argv). Returns 0 to
- * go on, -1 after printing the usage for --help (exit 0), or EXIT_USAGE
- * after saying what is wrong. */
+/* cmd_args.c: [-p|--plans DIR] [--runner NAME] [-h|--help] and exactly
+ * one operand, left at argv[optind]; *plans is set to DIR and *runner to
+ * NAME (borrowed from argv); runner NULL: no --runner option. Returns 0
+ * to go on, -1 after printing the usage for --help (exit 0), or
+ * EXIT_USAGE after saying what is wrong. */
 int cmd_args_plans(int argc, char **argv, const struct cmd_usage *u,
-                   const char **plans);
+                   const char **plans, const char **runner);
+/* 0 when name is NULL or a runner the backends' registry has; otherwise
+ * says "testyard: --runner: expected local:exec or local:docker, got
+ * "NAME"" on stderr and returns EXIT_USAGE. */
+int cmd_args_runner(const char *name);
 
 #endif

@@ -260,7 +260,7 @@ cmd_describe(int argc, char **argv)
     cleanup_free char *expect = NULL;
     cleanup_free char *path = NULL;
     struct manifest *m;
-    int rc = cmd_args_plans(argc, argv, &u, &plans);
+    int rc = cmd_args_plans(argc, argv, &u, &plans, NULL);
 
     if (rc != 0)
         return rc < 0 ? 0 : rc;

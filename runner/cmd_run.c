@@ -3,6 +3,7 @@
  * summary and exit with the run's status.
  */
 #include "cmd.h"
+#include "backend/backend.h"
 #include "config/config.h"
 #include "base/err.h"
 #include "run/run.h"
@@ -16,6 +17,8 @@
 static void
 usage(FILE *out)
 {
+    char names[256];
+
     fprintf(out,
             "usage: testyard run [options] COMPOSITION\n\n"
             "Run a composition (YAML or JSON) and gather every instance's\n"
@@ -25,7 +28,7 @@ usage(FILE *out)
             "  --runs DIR      parent folder of run folders (default: runs,\n"
             "                  or $TESTYARD_RUNS)\n"
             "  --run-id ID     use ID instead of a generated run id\n"
-            "  --runner NAME   run on NAME (local:exec or local:docker)\n"
+            "  --runner NAME   run on NAME (%s)\n"
             "                  instead of the composition's runner\n"
             "  --no-progress   no live progress lines\n"
             "  -q, --quiet     no progress and no summary\n"
@@ -34,7 +37,8 @@ usage(FILE *out)
             "130 canceled, 64 usage, 65 bad composition, 69 Docker\n"
             "unavailable (or gone for TESTYARD_ENGINE_GRACE, 30s, mid-run),\n"
             "70 internal error, 73/74 an output of the run could not be\n"
-            "created/written.\n");
+            "created/written.\n",
+            backend_names(names, sizeof(names)));
 }
 
 struct run_args {
@@ -90,14 +94,8 @@ parse_args(int argc, char **argv, struct run_args *a)
             return EXIT_USAGE;
         }
     }
-    if (a->runner != NULL && strcmp(a->runner, "local:exec") != 0 &&
-        strcmp(a->runner, "local:docker") != 0) {
-        fprintf(stderr,
-                "testyard: --runner: expected local:exec or "
-                "local:docker, got \"%s\"\n",
-                a->runner);
+    if (cmd_args_runner(a->runner) != 0)
         return EXIT_USAGE;
-    }
     if (a->opts.run_id != NULL && run_id_check(a->opts.run_id, &err) < 0) {
         fprintf(stderr, "testyard: --%s\n", err.msg);
         return EXIT_USAGE;
@@ -124,6 +122,7 @@ cmd_run(int argc, char **argv)
         return rc;
     run_block_signals();
     copts.plans_dir = a.plans;
+    copts.runners = backend_runners();
     copts.runner = a.runner;
     comp = composition_load(a.path, &copts, &err);
     if (comp == NULL) {

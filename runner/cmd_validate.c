@@ -1,12 +1,14 @@
 /*
- * cmd_validate.c — `testyard validate [--plans DIR] FILE`: load a
- * composition, check it against its plan's manifest and print it fully
- * resolved as JSON; or print the one line that says what is wrong.
+ * cmd_validate.c — `testyard validate [--plans DIR] [--runner NAME] FILE`:
+ * load a composition, check it against its plan's manifest (and NAME's
+ * limits in place of global.runner's) and print it fully resolved as
+ * JSON; or print the one line that says what is wrong.
  *
  * Exit status: 0 valid, 65 (EX_DATAERR) bad composition or manifest, 66
  * (EX_NOINPUT) FILE cannot be read, 64 (EX_USAGE) bad arguments.
  */
 #include "cmd.h"
+#include "backend/backend.h"
 #include "config/config.h"
 #include "base/err.h"
 #include "base/jsonpretty.h"
@@ -18,24 +20,30 @@
 static void
 usage(FILE *out)
 {
-    fprintf(out, "usage: testyard validate [--plans DIR] FILE\n"
-                 "\n"
-                 "Check a composition (YAML; JSON when FILE ends in .json) "
-                 "against its\n"
-                 "plan's manifest and print it fully resolved as JSON: every "
-                 "group with\n"
-                 "its instance count, resources and parameters.\n"
-                 "\n"
-                 "options:\n"
-                 "  -p, --plans DIR  look for the plan in DIR first (default: "
-                 "$TESTYARD_PLANS,\n"
-                 "                   then FILE's ../plans, ./plans, the "
-                 "installed plans)\n"
-                 "  -h, --help       print this help\n"
-                 "\n"
-                 "exit status: 0 valid, 65 invalid composition or manifest, 66 "
-                 "FILE\n"
-                 "unreadable, 64 bad arguments\n");
+    char names[256];
+
+    fprintf(out,
+            "usage: testyard validate [--plans DIR] [--runner NAME] FILE\n"
+            "\n"
+            "Check a composition (YAML; JSON when FILE ends in .json) "
+            "against its\n"
+            "plan's manifest and print it fully resolved as JSON: every "
+            "group with\n"
+            "its instance count, resources and parameters.\n"
+            "\n"
+            "options:\n"
+            "  -p, --plans DIR  look for the plan in DIR first (default: "
+            "$TESTYARD_PLANS,\n"
+            "                   then FILE's ../plans, ./plans, the "
+            "installed plans)\n"
+            "  --runner NAME    check it as run on NAME (%s)\n"
+            "                   instead of the composition's runner\n"
+            "  -h, --help       print this help\n"
+            "\n"
+            "exit status: 0 valid, 65 invalid composition or manifest, 66 "
+            "FILE\n"
+            "unreadable, 64 bad arguments\n",
+            backend_names(names, sizeof(names)));
 }
 
 static int
@@ -61,10 +69,11 @@ cmd_validate(int argc, char **argv)
     struct composition_opts opts = {0};
     struct err err = {0};
     struct composition *c;
-    int rc = cmd_args_plans(argc, argv, &u, &opts.plans_dir);
+    int rc = cmd_args_plans(argc, argv, &u, &opts.plans_dir, &opts.runner);
 
     if (rc != 0)
         return rc < 0 ? 0 : rc;
+    opts.runners = backend_runners();
     c = composition_load(argv[optind], &opts, &err);
     if (c == NULL) {
         fprintf(stderr, "testyard: %s\n", err.msg);

@@ -18,14 +18,13 @@
 #define TY_BACKEND_H
 
 #include "base/err.h"
+#include "config/config.h"
 #include "ty_cgroup.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-
-struct composition;
 
 /* What an instance needs to start. */
 struct backend_instance {
@@ -66,7 +65,6 @@ struct backend_event {
 struct backend;
 
 struct backend_ops {
-    const char *name;
     /* Build or check what every instance needs (image, binary, cgroups).
      * Warnings the user should see go to *warning (static or NULL). */
     int (*prepare)(struct backend *b, struct err *err);
@@ -127,6 +125,26 @@ struct backend *backend_docker_new(const struct backend_config *cfg,
 
 /* NULL-safe; sets *b to NULL. */
 void backend_destroy(struct backend **b);
+
+/*
+ * The registry (backend/backend.c): one entry per backend, in the order
+ * messages name them. Entries are static; pointers to them never go stale.
+ */
+struct backend_kind {
+    /* Its name and what it cannot do, as the composition loader checks. */
+    struct composition_runner runner;
+    /* Its constructor: backend_exec_new, backend_docker_new... */
+    struct backend *(*create)(const struct backend_config *cfg,
+                              struct err *err);
+};
+
+/* The backend called name ("local:exec"), or NULL when there is none. */
+const struct backend_kind *backend_find(const char *name);
+/* Every backend's runner, NULL-terminated: composition_opts.runners. */
+const struct composition_runner *const *backend_runners(void);
+/* The names for a message, "local:exec or local:docker", into buf
+ * (truncated to size); returns buf. */
+const char *backend_names(char *buf, size_t size);
 
 /* The cgroups local:exec makes (backend/cgroup.c), as far as `testyard
  * clean` needs them. */

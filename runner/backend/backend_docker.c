@@ -661,7 +661,6 @@ dk_destroy(struct backend *b)
 }
 
 static const struct backend_ops docker_ops = {
-    .name = "local:docker",
     .prepare = dk_prepare,
     .start_all = dk_start_all,
     .notify_fd = dk_notify_fd,

@@ -353,7 +353,6 @@ exec_destroy(struct backend *b)
 }
 
 static const struct backend_ops exec_ops = {
-    .name = "local:exec",
     .prepare = exec_prepare,
     .start_all = exec_start_all,
     .notify_fd = exec_notify_fd,
@@ -378,13 +377,4 @@ backend_exec_new(const struct backend_config *cfg, struct err *err)
     x->sigfd = -1;
     backend_queue_init(&x->queue);
     return &x->base;
-}
-
-void
-backend_destroy(struct backend **b)
-{
-    if (b == NULL || *b == NULL)
-        return;
-    (*b)->ops->destroy(*b);
-    *b = NULL;
 }

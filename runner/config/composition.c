@@ -13,6 +13,7 @@
 #include "config/suggest_int.h"
 #include "base/util.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,12 +34,13 @@ static const char *const run_config_keys[] = {"timeout",
                                               "diagnostics_interval",
                                               NULL};
 static const char *const profile_keys[] = {"heap", "heap_rate", NULL};
-static const char *const runners[] = {"local:exec", "local:docker", NULL};
 static const char *const networks[] = {"host", "bridge", NULL};
 
 /* Sampling or profiling faster than this only measures the sampler. */
 #define MIN_INTERVAL_NS (INT64_C(10) * 1000000)
 #define MAX_TOTAL_INSTANCES 1000000
+/* The most runners a registry may list (composition_opts.runners). */
+#define MAX_RUNNERS 16
 
 static const struct {
     const char *key;
@@ -260,24 +262,46 @@ parse_plan_case(struct comp_load *l, struct err *err)
     return yamltree_string(l->tcase, "global.case", &c->case_name, err);
 }
 
+/* global.runner, checked against the runners there are, or the runner
+ * that replaces it: into c->runner and l->runner. */
+static int
+parse_runner(struct comp_load *l, struct err *err)
+{
+    const struct composition_runner *const *rs = l->opts->runners;
+    const char *names[MAX_RUNNERS + 1];
+    const struct ynode *v;
+    const char *want;
+    size_t n = 0;
+    int i;
+
+    for (; n < MAX_RUNNERS && rs[n] != NULL; n++)
+        names[n] = rs[n]->name;
+    names[n] = NULL;
+    if ((v = yamltree_require(l->global, "global", "runner", err)) == NULL ||
+        (i = yamltree_enum(v, "global.runner", names, err)) < 0)
+        return -1;
+    want = l->opts->runner ? l->opts->runner : names[i];
+    for (i = 0; names[i] != NULL && strcmp(names[i], want) != 0; i++)
+        ;
+    if (names[i] == NULL) {
+        err_set(err, EINVAL, "runner \"%s\": no such runner", want);
+        return err_status(err, EXIT_USAGE);
+    }
+    l->runner = rs[i];
+    l->c->runner = xstrdup(want);
+    return 0;
+}
+
 static int
 parse_global(struct comp_load *l, struct err *err)
 {
     struct composition *c = l->c;
-    const struct ynode *runner;
-    int i;
 
     l->global = yamltree_require(l->root, "", "global", err);
     if (l->global == NULL || yamltree_want_map(l->global, "global", err) < 0 ||
         composition__check_keys(l->global, "global", global_keys, err) < 0 ||
-        parse_plan_case(l, err) < 0)
+        parse_plan_case(l, err) < 0 || parse_runner(l, err) < 0)
         return -1;
-    if ((runner = yamltree_require(l->global, "global", "runner", err)) ==
-            NULL ||
-        (i = yamltree_enum(runner, "global.runner", runners, err)) < 0)
-        return -1;
-    c->runner =
-        xstrdup(l->opts && l->opts->runner ? l->opts->runner : runners[i]);
     l->total = yamltree_get(l->global, "total_instances");
     if (l->total != NULL &&
         yamltree_int(l->total, "global.total_instances", 1, MAX_TOTAL_INSTANCES,
@@ -286,17 +310,15 @@ parse_global(struct comp_load *l, struct err *err)
     if (parse_global_run(l, err) < 0 || parse_run_config(l, err) < 0)
         return -1;
     /* A per-run bridge keeps a run's containers off the host's network
-     * and away from other runs; local:exec has only the host's. */
+     * and away from other runs, where the runner can make one. */
     if (c->network == NULL)
-        c->network =
-            xstrdup(strcmp(c->runner, "local:docker") == 0 ? "bridge" : "host");
-    if (strcmp(c->runner, "local:exec") == 0 &&
-        strcmp(c->network, "bridge") == 0)
+        c->network = xstrdup(l->runner->no_bridge ? "host" : "bridge");
+    if (l->runner->no_bridge && strcmp(c->network, "bridge") == 0)
         return yamltree_fail(
             yamltree_get(yamltree_get(l->global, "run_config"), "network"),
             "global.run_config.network", err,
-            "expected host with runner local:exec (instances run as host "
-            "processes), got \"bridge\"");
+            "expected host with runner %s (%s), got \"bridge\"", c->runner,
+            l->runner->no_bridge);
     return 0;
 }
 
@@ -312,14 +334,14 @@ composition__read_root(const struct ynode *v, const char *run_path, bool *out,
                          err);
 }
 
-/* run.root asks local:docker for uid 0 in the container; local:exec
- * instances are the coordinator's own processes and cannot change user. */
+/* run.root asks the runner for uid 0 in the container; some runners
+ * (local:exec: the coordinator's own processes) cannot change user. */
 static int
 check_root(const struct comp_load *l, struct err *err)
 {
     char gpath[YAMLTREE_PATH_MAX], path[YAMLTREE_PATH_MAX];
 
-    if (strcmp(l->c->runner, "local:exec") != 0)
+    if (l->runner->no_root == NULL)
         return 0;
     for (size_t i = 0; i < l->c->ngroups; i++) {
         const struct ynode *v =
@@ -333,9 +355,8 @@ check_root(const struct comp_load *l, struct err *err)
             yamltree_path_key(path, yamltree_path_index(gpath, "groups", i),
                               "run.root");
         return yamltree_fail(v, path, err,
-                             "expected false with runner local:exec "
-                             "(instances run as the coordinator's own "
-                             "user), got true");
+                             "expected false with runner %s (%s), got true",
+                             l->c->runner, l->runner->no_root);
     }
     return 0;
 }
@@ -349,8 +370,7 @@ load_plan(struct comp_load *l, struct err *err)
     cleanup_free char *mf = NULL;
     char msg[ERR_MSG_MAX];
 
-    c->plan_dir = manifest_locate(c->plan, l->opts ? l->opts->plans_dir : NULL,
-                                  from, err);
+    c->plan_dir = manifest_locate(c->plan, l->opts->plans_dir, from, err);
     if (c->plan_dir == NULL) {
         snprintf(msg, sizeof(msg), "%s", err->msg);
         return yamltree_fail(l->plan, "global.plan", err, "%s", msg);
@@ -426,6 +446,7 @@ composition_load(const char *path, const struct composition_opts *opts,
     struct comp_load l = {.c = c, .opts = opts};
     int rc;
 
+    assert(opts != NULL && opts->runners != NULL);
     set_defaults(c, path);
     rc = yamltree_load_with(path, load, &l, err);
     free(l.src);

@@ -28,6 +28,7 @@ struct comp_group_src {
 struct comp_load {
     struct composition *c;
     const struct composition_opts *opts;
+    const struct composition_runner *runner; /* c->runner's entry */
     const struct ynode *root;
     const struct ynode *global;
     const struct ynode *plan;          /* global.plan value */

@@ -57,11 +57,11 @@ struct composition {
     char *description; /* NULL when not given */
     char *plan;
     char *case_name;
-    char *runner;            /* "local:exec" or "local:docker" */
+    char *runner;            /* one of composition_opts.runners */
     int64_t total_instances; /* sum of the groups' instances */
     int64_t timeout_ns;
     bool keep_containers;
-    char *network; /* "host" or "bridge"; default bridge on local:docker */
+    char *network; /* "host" or "bridge"; default bridge where possible */
     int64_t memory_sample_ns;
     int64_t diagnostics_ns;
     int64_t heap_profile_ns; /* 0 = no periodic heap profiles */
@@ -73,19 +73,36 @@ struct composition {
     char *plan_dir;                    /* folder holding the manifest */
 };
 
+/* A runner as the loader sees it: its name and what it cannot do, so
+ * that a composition asking for it is refused. The list comes from the
+ * backends' registry (backend_runners() in backend/backend.h): config/
+ * sits below backend/ and names no backend itself. */
+struct composition_runner {
+    const char *name; /* "local:exec" */
+    /* Why a run cannot have its own bridge network, or NULL when it can
+     * (run_config.network is then bridge by default, else host). */
+    const char *no_bridge;
+    /* Why instances cannot run as uid 0 (run.root), or NULL. */
+    const char *no_root;
+};
+
 struct composition_opts {
     /* Searched first for the plan's folder; NULL = the TESTYARD_PLANS
      * environment variable, then the default search (manifest_locate). */
     const char *plans_dir;
-    /* Replaces global.runner (testyard run --runner), before the defaults
-     * that depend on it and the checks; NULL = the composition's. */
+    /* The runners there are, NULL-terminated, in the order messages name
+     * them: backend_runners(). Required; borrowed. */
+    const struct composition_runner *const *runners;
+    /* Replaces global.runner (--runner of run and validate), before the
+     * defaults that depend on it and every check; NULL = the
+     * composition's. Must be one of runners (EXIT_USAGE otherwise). */
     const char *runner;
 };
 
 /* Load, check and resolve the composition at path (.json files are read
- * as JSON). opts may be NULL. On failure err holds one line
- * "FILE:LINE:COL: key.path: ..." and err->status EXIT_DATAERR (or
- * EXIT_NOINPUT when path cannot be read). Caller owns the result. */
+ * as JSON). On failure err holds one line "FILE:LINE:COL: key.path: ..."
+ * and err->status EXIT_DATAERR (or EXIT_NOINPUT when path cannot be
+ * read). Caller owns the result. */
 struct composition *composition_load(const char *path,
                                      const struct composition_opts *opts,
                                      struct err *err);

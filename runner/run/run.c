@@ -203,10 +203,12 @@ start_backend(struct run *r, struct err *err)
         .run_fd = r->run_fd,
     };
 
-    if (strcmp(r->comp->runner, "local:docker") == 0)
-        r->be = backend_docker_new(&cfg, err);
-    else
-        r->be = backend_exec_new(&cfg, err);
+    const struct backend_kind *kind = backend_find(r->comp->runner);
+
+    if (kind == NULL)
+        return err_set(err, EINVAL, "runner \"%s\": no such backend",
+                       r->comp->runner);
+    r->be = kind->create(&cfg, err);
     if (r->be == NULL || r->be->ops->prepare(r->be, err) < 0)
         return -1;
     if (r->be->warning != NULL && !r->opts.quiet)

@@ -15,12 +15,16 @@
 #     long before the grace period;
 #   - stopped (SIGSTOP: the engine hangs): exit 69 all the same.
 cd "$(dirname "$0")/../.." || exit 1
-# shellcheck source=tests/e2e/lib.sh
-. tests/e2e/lib.sh
+# shellcheck source=tests/helpers/lib.sh
+. tests/helpers/lib.sh
+# shellcheck source=tests/helpers/docker.sh
+. tests/helpers/docker.sh
 
 PROXY=${SOCKPROXY:-build/tests/sockproxy}
-if ! have_docker; then
-    skip "engine lost mid-run" "no Docker engine answers on /var/run/docker.sock"
+need_docker "engine lost mid-run"
+ENGINE_SOCK=$(docker_socket)
+if [ -z "$ENGINE_SOCK" ]; then
+    skip "engine lost mid-run" "the proxy needs a unix socket; DOCKER_HOST is $DOCKER_HOST"
     finish
     exit
 fi
@@ -36,13 +40,9 @@ GRACE=5 # seconds; TESTYARD_ENGINE_GRACE for these runs
 
 start_proxy() {
     stop_proxy
-    "$PROXY" "$SOCK" /var/run/docker.sock >"$RUNS/proxy.out" 2>&1 &
+    "$PROXY" "$SOCK" "$ENGINE_SOCK" >"$RUNS/proxy.out" 2>&1 &
     PROXYPID=$!
-    for _ in $(seq 1 100); do
-        grep -q ready "$RUNS/proxy.out" 2>/dev/null && return 0
-        sleep 0.05
-    done
-    return 1
+    wait_for 5 grep -q ready "$RUNS/proxy.out"
 }
 
 stop_proxy() {
@@ -67,15 +67,7 @@ EOF2
 # every instance started.
 start_bg() {
     DOCKER_HOST=unix://$SOCK TESTYARD_ENGINE_GRACE=${3:-$GRACE}s \
-        "$TY" run --plans plans --runs "$RUNS" --run-id "$1" --no-progress \
-        "$2" >"$RUNS/$1.log" 2>&1 &
-    BGPID=$!
-    for _ in $(seq 1 600); do
-        grep -q "all 2 instances started" "$RUNS/$1.log" 2>/dev/null && return 0
-        kill -0 "$BGPID" 2>/dev/null || return 1
-        sleep 0.1
-    done
-    return 1
+        run_bg "$1" "$2" 2 60
 }
 
 # wait_bg LIMIT — wait at most LIMIT seconds for the run; sets RC (or
@@ -95,15 +87,6 @@ wait_bg() {
     fi
     BGPID=
     ELAPSED=$(($(date +%s) - T0))
-}
-
-# wait_log ID PATTERN LIMIT — wait for a line in the run's log.
-wait_log() {
-    for _ in $(seq 1 $(($3 * 10))); do
-        grep -q "$2" "$RUNS/$1.log" 2>/dev/null && return 0
-        sleep 0.1
-    done
-    return 1
 }
 
 clean_run() { # ID — through the proxy, as a user would
@@ -141,7 +124,7 @@ check "a second run through the proxy starts" start_bg back "$f"
 stop_proxy
 T0=$(date +%s)
 check "back: the coordinator waits for the engine" \
-    wait_log back "waiting .* for the Docker engine" $((GRACE + 10))
+    wait_for $((GRACE + 10)) logged back "waiting .* for the Docker engine"
 start_proxy
 wait_bg 30
 check_eq "back: exit 69 all the same" "$RC" 69

@@ -6,13 +6,12 @@
 # failure that names it, within seconds of the kill.
 # shellcheck shell=bash
 cd "$(dirname "$0")/../.." || exit 1
-. tests/e2e/lib.sh
+# shellcheck source=tests/helpers/lib.sh
+. tests/helpers/lib.sh
+# shellcheck source=tests/helpers/docker.sh
+. tests/helpers/docker.sh
 
-if ! have_docker; then
-    skip "memory-stress on local:docker" "no Docker engine answers on /var/run/docker.sock (scripts/docker-up starts one as root)"
-    finish
-    exit
-fi
+need_docker "memory-stress on local:docker"
 
 if [ "${MEMORY_STRESS_FULL:-0}" = 1 ]; then
     f=compositions/memory-stress.yaml

@@ -3,14 +3,12 @@
 # ping compositions pass, outcomes are told apart as on local:exec, and
 # no container or network of a run is left afterwards.
 cd "$(dirname "$0")/../.." || exit 1
-# shellcheck source=tests/e2e/lib.sh
-. tests/e2e/lib.sh
+# shellcheck source=tests/helpers/lib.sh
+. tests/helpers/lib.sh
+# shellcheck source=tests/helpers/docker.sh
+. tests/helpers/docker.sh
 
-if ! have_docker; then
-    skip "local:docker runs" "no Docker engine answers on /var/run/docker.sock (scripts/docker-up starts one as root)"
-    finish
-    exit
-fi
+need_docker "local:docker runs"
 
 rc=$(run_comp placebo compositions/placebo.yaml)
 check_eq "placebo.yaml on docker: exit 0" "$rc" 0

@@ -6,14 +6,12 @@
 # identity that names a live process with another start time counts as
 # dead; the killed run is then reported interrupted.
 cd "$(dirname "$0")/../.." || exit 1
-# shellcheck source=tests/e2e/lib.sh
-. tests/e2e/lib.sh
+# shellcheck source=tests/helpers/lib.sh
+. tests/helpers/lib.sh
+# shellcheck source=tests/helpers/docker.sh
+. tests/helpers/docker.sh
 
-if ! have_docker; then
-    skip "local:docker cancel and clean" "no Docker engine answers on /var/run/docker.sock"
-    finish
-    exit
-fi
+need_docker "local:docker cancel and clean"
 
 f=$(composition stall <<'EOF2'
 global: {plan: placebo, case: stall, runner: local:docker,
@@ -23,14 +21,7 @@ EOF2
 )
 
 start_bg() { # ID
-    "$TY" run --plans plans --runs "$RUNS" --run-id "$1" --no-progress "$f" \
-        >"$RUNS/$1.log" 2>&1 &
-    BGPID=$!
-    for _ in $(seq 1 300); do
-        grep -q "all 4 instances started" "$RUNS/$1.log" 2>/dev/null && return 0
-        sleep 0.1
-    done
-    return 1
+    run_bg "$1" "$f" 4 30
 }
 
 check "a stalling run starts" start_bg ctrlc
@@ -55,16 +46,15 @@ check_eq "SIGKILL: the containers are orphaned" "$(containers_of_run killed)" 4
 # labels claim this shell as its coordinator, with start time START.
 fake_container() {
     local img body
-    img=$(docker_api "/containers/json?filters=%7B%22label%22%3A%5B%22testyard.run%3Dlive%22%5D%7D" |
-        jq -r '.[0].Image')
+    img=$(docker_api "/containers/json?$(run_filter live)" | jq -r '.[0].Image')
     body=$(jq -n --arg img "$img" --arg run "$1" --arg pid "$$" \
         --arg start "$2" --arg boot "$(cat /proc/sys/kernel/random/boot_id)" \
         --arg host "$(hostname)" \
         '{Image: $img, Labels: {"testyard.run": $run,
           "testyard.coordinator.pid": $pid, "testyard.coordinator.start": $start,
           "testyard.coordinator.boot": $boot, "testyard.coordinator.host": $host}}')
-    curl -sf --unix-socket /var/run/docker.sock -H 'Content-Type: application/json' \
-        -d "$body" "http://docker/containers/create?name=testyard-$1" >/dev/null
+    docker_api "/containers/create?name=testyard-$1" \
+        -H 'Content-Type: application/json' -d "$body" >/dev/null
 }
 mystart=$(sed 's/.*) //' /proc/$$/stat | awk '{print $20}')
 check "a container with a fake identity (a live pid, another start time)" \

@@ -4,14 +4,12 @@
 # reported as oom; the container's limits read back as 64 MiB with no swap
 # and the CPU quota asked for.
 cd "$(dirname "$0")/../.." || exit 1
-# shellcheck source=tests/e2e/lib.sh
-. tests/e2e/lib.sh
+# shellcheck source=tests/helpers/lib.sh
+. tests/helpers/lib.sh
+# shellcheck source=tests/helpers/docker.sh
+. tests/helpers/docker.sh
 
-if ! have_docker; then
-    skip "local:docker limits" "no Docker engine answers on /var/run/docker.sock"
-    finish
-    exit
-fi
+need_docker "local:docker limits"
 
 f=$(composition oom <<'EOF2'
 global:
@@ -33,7 +31,7 @@ peak=$(result oom '.instances[0].memory.peak_bytes')
 check "oom: peak near the limit ($peak)" [ "${peak:-0}" -gt 50000000 ]
 [ "$rc" = 1 ] || show_log oom
 
-id=$(docker_api "/containers/json?all=1&filters=%7B%22label%22%3A%5B%22testyard.run%3Doom%22%5D%7D" | jq -r '.[0].Id')
+id=$(container_of_run oom all)
 hc=$(docker_api "/containers/$id/json" | jq -c '.HostConfig | {Memory, MemorySwap, NanoCpus, PidsLimit}')
 check_eq "limits read back on inspect" "$hc" \
     '{"Memory":67108864,"MemorySwap":67108864,"NanoCpus":500000000,"PidsLimit":4096}'

@@ -9,14 +9,12 @@
 # run asks for the host network and for root in one group; bad values of
 # run.root are refused before anything starts.
 cd "$(dirname "$0")/../.." || exit 1
-# shellcheck source=tests/e2e/lib.sh
-. tests/e2e/lib.sh
+# shellcheck source=tests/helpers/lib.sh
+. tests/helpers/lib.sh
+# shellcheck source=tests/helpers/docker.sh
+. tests/helpers/docker.sh
 
-if ! have_docker; then
-    skip "privileges on local:docker" "no Docker engine answers on /var/run/docker.sock (scripts/docker-up starts one as root)"
-    finish
-    exit
-fi
+need_docker "privileges on local:docker"
 
 mkdir -p "$RUNS/plans/probe"
 cat >"$RUNS/plans/probe/manifest.yaml" <<'EOF2'

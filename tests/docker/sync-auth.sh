@@ -6,14 +6,12 @@
 # failure. A's service answers `denied`, logs the refusal with the
 # peer's address, and A succeeds.
 cd "$(dirname "$0")/../.." || exit 1
-# shellcheck source=tests/e2e/lib.sh
-. tests/e2e/lib.sh
+# shellcheck source=tests/helpers/lib.sh
+. tests/helpers/lib.sh
+# shellcheck source=tests/helpers/docker.sh
+. tests/helpers/docker.sh
 
-if ! have_docker; then
-    skip "another run's container against the sync service" "no Docker engine answers on /var/run/docker.sock"
-    finish
-    exit
-fi
+need_docker "another run's container against the sync service"
 
 mkdir -p "$RUNS/plans"
 cp -R tests/docker/intruder "$RUNS/plans/"
@@ -32,8 +30,7 @@ victim=$!
 # A's endpoint, as its containers got it.
 url=""
 for _ in $(seq 1 240); do
-    cid=$(docker_api "/containers/json?filters=%7B%22label%22%3A%5B%22testyard.run%3Dauth-victim%22%5D%7D" |
-        jq -r '.[0].Id // empty' 2>/dev/null)
+    cid=$(container_of_run auth-victim)
     if [ -n "$cid" ]; then
         url=$(docker_api "/containers/$cid/json" |
             jq -r '.Config.Env[] | select(startswith("TESTYARD_SYNC_URL=")) |

@@ -3,8 +3,8 @@
 # talk to exits 69 with a message that says how to get one, and leaves no
 # run folder behind.
 cd "$(dirname "$0")/../.." || exit 1
-# shellcheck source=tests/e2e/lib.sh
-. tests/e2e/lib.sh
+# shellcheck source=tests/helpers/lib.sh
+. tests/helpers/lib.sh
 
 mkdir -p "$RUNS/none"
 DOCKER_HOST="unix://$RUNS/no-engine.sock" "$TY" run --plans plans \

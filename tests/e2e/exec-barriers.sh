@@ -3,8 +3,8 @@
 # through many rounds with nothing lost, and an instance dying mid-barrier
 # makes the others fail at once instead of hanging.
 cd "$(dirname "$0")/../.." || exit 1
-# shellcheck source=tests/e2e/lib.sh
-. tests/e2e/lib.sh
+# shellcheck source=tests/helpers/lib.sh
+. tests/helpers/lib.sh
 
 f=$(composition many <<'EOF2'
 metadata: {name: many-barriers}

@@ -3,8 +3,8 @@
 # every instance is stopped, nothing is left running, the run is marked
 # canceled and testyard exits 130.
 cd "$(dirname "$0")/../.." || exit 1
-# shellcheck source=tests/e2e/lib.sh
-. tests/e2e/lib.sh
+# shellcheck source=tests/helpers/lib.sh
+. tests/helpers/lib.sh
 
 f=$(composition stall <<'EOF2'
 metadata: {name: cancel-me}
@@ -24,11 +24,7 @@ for sig in INT TERM; do
     "$TY" run --plans plans --runs "$RUNS" --run-id "$id" --no-progress "$f" \
         >"$RUNS/$id.log" 2>&1 &
     pid=$!
-    # Wait until all five instances are running.
-    for _ in $(seq 1 100); do
-        grep -q "all 5 instances started" "$RUNS/$id.log" 2>/dev/null && break
-        sleep 0.1
-    done
+    wait_for 10 started "$id" 5
     kill -"$sig" "$pid"
     wait "$pid"
     rc=$?

@@ -4,8 +4,8 @@
 # it needs (exit 69) and starts nothing; with only the soft limit low it
 # raises that and every instance is monitored to its end.
 cd "$(dirname "$0")/../.." || exit 1
-# shellcheck source=tests/e2e/lib.sh
-. tests/e2e/lib.sh
+# shellcheck source=tests/helpers/lib.sh
+. tests/helpers/lib.sh
 
 f=$(composition many <<'EOF2'
 metadata: {name: fd-limit}

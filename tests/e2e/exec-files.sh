@@ -7,55 +7,14 @@
 # The plan is tests/docker/hostile_plan.c (run-files.sh does the same on
 # local:docker).
 cd "$(dirname "$0")/../.." || exit 1
-# shellcheck source=tests/e2e/lib.sh
-. tests/e2e/lib.sh
+# shellcheck source=tests/helpers/lib.sh
+. tests/helpers/lib.sh
 
 hostile_plan
 
-victim="$RUNS/victim"
-mkdir -p "$victim/dir"
-echo "host file" >"$victim/out"
-echo "host csv" >"$victim/csv"
-f=$(composition plant <<EOF2
-global:
-  plan: hostile
-  case: plant
-  runner: local:exec
-  run:
-    test_params: {victim: "$victim"}
-  run_config: {timeout: 1m, memory_sample_interval: 20ms}
-groups:
-  - id: h
-    instances: {count: 1}
-EOF2
-)
-rc=$(run_hostile exec-plant "$f")
-out="$RUNS/exec-plant/h/0"
-check_eq "plant: exit 0" "$rc" 0
-check_eq "plant: the file behind run.out is untouched" "$(cat "$victim/out")" "host file"
-check "plant: the file behind run.err was not created" [ ! -e "$victim/err-new" ]
-check_eq "plant: the file behind memory.csv.partial is untouched" "$(cat "$victim/csv")" "host csv"
-check_eq "plant: nothing arrived in the linked folder" "$(find "$victim/dir" -mindepth 1 | wc -l)" 0
-check "plant: run.out is the runner's" regular "$out/run.out"
-check "plant: with the instance's stdout" grep -q "^to stdout 99$" "$out/run.out"
-check "plant: the upload through the link was refused" \
-    grep -q "^upload sub/up.bin: -5 .*symbolic link" "$out/run.out"
-[ "$rc" = 0 ] || show_log exec-plant
+plant exec-plant local:exec 1m
 
-f=$(composition flood <<'EOF2'
-global:
-  plan: hostile
-  case: flood
-  runner: local:exec
-  run:
-    test_params: {flood: 500MB}
-    log_limit: 8Mi
-  run_config: {timeout: 1m}
-groups:
-  - id: f
-    instances: {count: 1}
-EOF2
-)
+f=$(flood_comp flood 500MB 8Mi)
 start=$(date +%s.%N)
 rc=$(run_hostile exec-flood "$f")
 echo "# 500 MB stdout on local:exec took $(echo "$(date +%s.%N) - $start" | bc)s"

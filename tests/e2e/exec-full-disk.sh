@@ -5,8 +5,8 @@
 # (barriers.jsonl and memory.csv end on a whole line, result.json is whole
 # or absent, no temporary file is left).
 cd "$(dirname "$0")/../.." || exit 1
-# shellcheck source=tests/e2e/lib.sh
-. tests/e2e/lib.sh
+# shellcheck source=tests/helpers/lib.sh
+. tests/helpers/lib.sh
 
 mnt=$RUNS/tiny
 mkdir -p "$mnt"
@@ -34,10 +34,7 @@ id=runid-full
 "$TY" run --plans plans --runs "$mnt" --run-id "$id" --no-progress "$f" \
     >"$RUNS/$id.log" 2>&1 &
 pid=$!
-for _ in $(seq 1 100); do
-    grep -q "all 3 instances started" "$RUNS/$id.log" 2>/dev/null && break
-    sleep 0.1
-done
+wait_for 10 started "$id" 3
 sleep 0.5
 # Fill every last byte: whole blocks, then what is left one byte at a time.
 dd if=/dev/zero of="$mnt/fill" bs=4k 2>/dev/null
@@ -113,20 +110,7 @@ check "full at start: the earlier run is still there" [ -d "$dir" ]
 # limit stands for a disk that fills with the logs alone): the instance
 # succeeds, and the run still exits 74 and names the logs in its last line.
 hostile_plan
-f=$(composition flood <<'EOF2'
-global:
-  plan: hostile
-  case: flood
-  runner: local:exec
-  run:
-    test_params: {flood: 20MB}
-    log_limit: 64Mi
-  run_config: {timeout: 1m}
-groups:
-  - id: f
-    instances: {count: 1}
-EOF2
-)
+f=$(flood_comp flood 20MB 64Mi)
 id=runid-fsize
 (
     trap '' XFSZ

@@ -4,8 +4,8 @@
 # coordinator before the kill), and `profiles: {heap: ...}` in a
 # composition takes periodic snapshots with no code in the plan.
 cd "$(dirname "$0")/../.." || exit 1
-# shellcheck source=tests/e2e/lib.sh
-. tests/e2e/lib.sh
+# shellcheck source=tests/helpers/lib.sh
+. tests/helpers/lib.sh
 
 if can_limit_memory; then
     f=$(composition snaps <<'EOF2'

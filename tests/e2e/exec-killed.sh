@@ -5,8 +5,8 @@
 # and scratch (following no link planted there) and marks it; a live
 # run's `clean --run` is refused and leaves it running.
 cd "$(dirname "$0")/../.." || exit 1
-# shellcheck source=tests/e2e/lib.sh
-. tests/e2e/lib.sh
+# shellcheck source=tests/helpers/lib.sh
+. tests/helpers/lib.sh
 
 # An instance that forks: the child is in the instance's process group.
 forker=$RUNS/forker.sh
@@ -22,34 +22,13 @@ groups:
 EOF2
 )
 
+six_running() { [ "$(procs_of_run "$1")" -eq 6 ]; }
 # start_bg ID — a stalling run in the background; BGPID is its pid.
 start_bg() {
     "$TY" run --plans plans --runs "$RUNS" --run-id "$1" --no-progress "$f" \
         >"$RUNS/$1.log" 2>&1 &
     BGPID=$!
-    for _ in $(seq 1 300); do
-        [ "$(procs_of_run "$1")" = 6 ] && return 0
-        sleep 0.1
-    done
-    return 1
-}
-
-# gone_within TENTHS ID — no process of run ID is left within TENTHS/10 s.
-gone_within() {
-    for _ in $(seq 1 "$1"); do
-        [ "$(procs_of_run "$2")" = 0 ] && return 0
-        sleep 0.1
-    done
-    return 1
-}
-
-# kill_run ID — SIGKILL what is left of run ID (after a failed check).
-kill_run() {
-    local p
-    grep -l -s -z -x "TEST_RUN=$1" /proc/[0-9]*/environ | while read -r p; do
-        p=${p#/proc/}
-        kill -KILL "${p%/environ}" 2>/dev/null
-    done
+    wait_for 30 six_running "$1"
 }
 
 no_scratch() { [ ! -e "$RUNS/$1/.sync" ] && [ ! -e "$RUNS/$1/.tmp" ]; }
@@ -67,8 +46,8 @@ check "a stalling run starts (4 instances, 2 of them forked)" start_bg exk-dead
     wait "$BGPID"
 } 2>/dev/null
 check "kill -9: every process of the run is gone within 2 s" \
-    gone_within 20 exk-dead
-[ "$(procs_of_run exk-dead)" = 0 ] || kill_run exk-dead
+    wait_for 2 no_procs exk-dead
+no_procs exk-dead || kill_run exk-dead
 check_eq "kill -9: coordinator.json still says running" \
     "$(jq -r .state "$RUNS/exk-dead/coordinator.json" 2>/dev/null)" running
 

@@ -3,8 +3,8 @@
 # 127.0.0.1 and on no other address: instances are processes of this
 # host, so nothing else needs to reach it.
 cd "$(dirname "$0")/../.." || exit 1
-# shellcheck source=tests/e2e/lib.sh
-. tests/e2e/lib.sh
+# shellcheck source=tests/helpers/lib.sh
+. tests/helpers/lib.sh
 
 if ! command -v ss >/dev/null; then
     skip "the sync service's address on local:exec" "ss (iproute2) is not installed"

@@ -3,8 +3,8 @@
 # made, so the run goes on without limits, says so once, and still samples
 # every instance's memory (its resident memory from /proc).
 cd "$(dirname "$0")/../.." || exit 1
-# shellcheck source=tests/e2e/lib.sh
-. tests/e2e/lib.sh
+# shellcheck source=tests/helpers/lib.sh
+. tests/helpers/lib.sh
 
 if [ "$(id -u)" -ne 0 ]; then
     skip "local:exec as an unprivileged user" "needs root to switch to nobody (an unprivileged run is covered by the other suites)"

@@ -2,8 +2,8 @@
 # tests/e2e/exec-outcomes.sh — local:exec tells every outcome apart:
 # success, failure, crash, timeout (the run's deadline) and OOM kill.
 cd "$(dirname "$0")/../.." || exit 1
-# shellcheck source=tests/e2e/lib.sh
-. tests/e2e/lib.sh
+# shellcheck source=tests/helpers/lib.sh
+. tests/helpers/lib.sh
 
 placebo() { # NAME CASE COUNT [extra global/run_config yaml] [group extra]
     composition "$1" <<EOF2

@@ -2,8 +2,8 @@
 # tests/e2e/exec-ping.sh — the ping plan on local:exec: two groups find
 # each other over a topic and exchange messages over TCP every round.
 cd "$(dirname "$0")/../.." || exit 1
-# shellcheck source=tests/e2e/lib.sh
-. tests/e2e/lib.sh
+# shellcheck source=tests/helpers/lib.sh
+. tests/helpers/lib.sh
 
 rc=$(run_comp ping compositions/ping.yaml --runner local:exec)
 check_eq "ping: exit status 0" "$rc" 0

@@ -4,8 +4,8 @@
 # instance that ends badly above them; without a terminal it prints plain
 # lines only.
 cd "$(dirname "$0")/../.." || exit 1
-# shellcheck source=tests/e2e/lib.sh
-. tests/e2e/lib.sh
+# shellcheck source=tests/helpers/lib.sh
+. tests/helpers/lib.sh
 
 f=$(composition prog <<'EOF2'
 global:

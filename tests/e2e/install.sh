@@ -4,8 +4,8 @@
 # compiles the placebo plan against the installed SDK and runs it, and a
 # program built with `pkg-config testyard` links.
 cd "$(dirname "$0")/../.." || exit 1
-# shellcheck source=tests/e2e/lib.sh
-. tests/e2e/lib.sh
+# shellcheck source=tests/helpers/lib.sh
+. tests/helpers/lib.sh
 
 prefix="$RUNS/prefix"
 if make -s BUILD="$RUNS/build" PREFIX="$prefix" install >"$RUNS/install.log" 2>&1; then

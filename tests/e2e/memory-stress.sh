@@ -9,7 +9,8 @@
 #   plans built under ASan+UBSan (default build/san/testyard when built)
 # shellcheck shell=bash
 cd "$(dirname "$0")/../.." || exit 1
-. tests/e2e/lib.sh
+# shellcheck source=tests/helpers/lib.sh
+. tests/helpers/lib.sh
 
 # ms NAME GROUPS-YAML PARAMS-YAML — a memory-stress composition on
 # local:exec; params are "key: value" lines.

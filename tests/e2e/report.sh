@@ -6,7 +6,8 @@
 # the leaking function among their top allocation sites, and "flat"
 # without the leak; compare must show the difference.
 cd "$(dirname "$0")/../.." || exit 1
-. tests/e2e/lib.sh
+# shellcheck source=tests/helpers/lib.sh
+. tests/helpers/lib.sh
 
 if [ ! -f plans/memory-stress/manifest.yaml ]; then
     skip "report on memory-stress" "plans/memory-stress does not exist yet"

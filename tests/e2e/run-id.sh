@@ -4,8 +4,8 @@
 # refused, and nothing testyard did not create is ever removed (the earlier
 # run, the runs folder and its parent stay).
 cd "$(dirname "$0")/../.." || exit 1
-# shellcheck source=tests/e2e/lib.sh
-. tests/e2e/lib.sh
+# shellcheck source=tests/helpers/lib.sh
+. tests/helpers/lib.sh
 
 f=$(composition ok <<'EOF2'
 metadata: {name: run-id}

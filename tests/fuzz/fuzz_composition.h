@@ -7,6 +7,7 @@
 #ifndef TY_FUZZ_COMPOSITION_H
 #define TY_FUZZ_COMPOSITION_H
 
+#include "backend/backend.h"
 #include "config/config.h"
 #include "fuzz.h"
 #include "base/util.h"
@@ -30,6 +31,7 @@ fuzz_composition(const uint8_t *data, size_t size, const char *name)
         free(root);
     }
     opts.plans_dir = plans;
+    opts.runners = backend_runners();
     c = composition_load(path, &opts, &err);
     if (c == NULL && (err.msg[0] == '\0' || strchr(err.msg, '\n') != NULL))
         fuzz_fail("a refusal without one line of message: \"%s\"", err.msg);

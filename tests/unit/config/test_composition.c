@@ -1,8 +1,10 @@
 /*
  * test_composition.c — loading compositions against a manifest: the
  * resolved struct the orchestrator consumes, percentages, defaults, the
- * JSON form, and the one-line errors.
+ * JSON form, and the one-line errors. Runners come from the backends'
+ * registry, as in testyard itself, or from a list of the test's own.
  */
+#include "backend/backend.h"
 #include "config/config.h"
 #include "th.h"
 #include "th_files.h"
@@ -29,32 +31,18 @@ static const char *const manifest =
     "    instances: {min: 1, max: 1}\n"
     "    params: {seed: {type: int}}\n";
 
-/* Load text as comps/<name> next to plans/ms. */
+/* Load text as comps/<name> next to plans/ms with opts (the registry's
+ * runners when opts->runners is NULL). */
 static struct composition *
-load(const char *name, const char *text, struct err *err)
+load_opts(const char *name, const char *text, struct composition_opts o,
+          struct err *err)
 {
-    char *path;
-    struct composition *c;
-    char rel[128];
-
-    free(th_write_tmp("plans/ms/manifest.yaml", manifest));
-    snprintf(rel, sizeof(rel), "comps/%s", name);
-    path = th_write_tmp(rel, text);
-    err_clear(err);
-    c = composition_load(path, NULL, err);
-    free(path);
-    return c;
-}
-
-/* load() with a runner that replaces the composition's (run --runner). */
-static struct composition *
-load_on(const char *name, const char *text, const char *runner, struct err *err)
-{
-    struct composition_opts o = {.runner = runner};
     char rel[128];
     char *path;
     struct composition *c;
 
+    if (o.runners == NULL)
+        o.runners = backend_runners();
     free(th_write_tmp("plans/ms/manifest.yaml", manifest));
     snprintf(rel, sizeof(rel), "comps/%s", name);
     path = th_write_tmp(rel, text);
@@ -62,6 +50,20 @@ load_on(const char *name, const char *text, const char *runner, struct err *err)
     c = composition_load(path, &o, err);
     free(path);
     return c;
+}
+
+static struct composition *
+load(const char *name, const char *text, struct err *err)
+{
+    return load_opts(name, text, (struct composition_opts){0}, err);
+}
+
+/* load() with a runner that replaces the composition's (run --runner). */
+static struct composition *
+load_on(const char *name, const char *text, const char *runner, struct err *err)
+{
+    return load_opts(name, text, (struct composition_opts){.runner = runner},
+                     err);
 }
 
 static const char *const full =
@@ -322,8 +324,8 @@ t_missing_file_and_opts(void)
     struct err err = {0};
     char *path = path_join(th_tmpdir(), "none.yaml");
     char *alt = NULL;
-    struct composition_opts opts = {0};
-    struct composition *c = composition_load(path, NULL, &err);
+    struct composition_opts opts = {.runners = backend_runners()};
+    struct composition *c = composition_load(path, &opts, &err);
 
     CHECK(c == NULL);
     CHECK_EQ_INT(err.status, EXIT_NOINPUT);
@@ -399,6 +401,87 @@ t_root_layering(void)
     CHECK_EQ_INT(err.status, EXIT_DATAERR);
 }
 
+/* A runner given to the loader (run --runner) meets the checks a
+ * composition naming it meets, with the same message. */
+static void
+t_runner_flag_checked(void)
+{
+    static const char docker[] =
+        "global: {plan: ms, case: solo, runner: local:docker,\n"
+        "         run: {test_params: {seed: 1}},\n"
+        "         run_config: {network: bridge}}\n"
+        "groups: [{id: only, instances: {count: 1}}]\n";
+    static const char exec[] =
+        "global: {plan: ms, case: solo, runner: local:exec,\n"
+        "         run: {test_params: {seed: 1}},\n"
+        "         run_config: {network: bridge}}\n"
+        "groups: [{id: only, instances: {count: 1}}]\n";
+    struct err err;
+    char named[ERR_MSG_MAX];
+    struct composition *c = load_on("net.yaml", docker, NULL, &err);
+
+    CHECK_MSG(c != NULL, "%s", err.msg);
+    composition_destroy(&c);
+    c = load("net.yaml", exec, &err);
+    CHECK(c == NULL);
+    CHECK_CONTAINS(err.msg, "net.yaml:3:32: global.run_config.network: "
+                            "expected host with runner local:exec "
+                            "(instances run as host processes), got "
+                            "\"bridge\"");
+    snprintf(named, sizeof(named), "%s", err.msg);
+    c = load_on("net.yaml", docker, "local:exec", &err);
+    CHECK(c == NULL);
+    CHECK_EQ_STR(err.msg, named);
+    CHECK_EQ_INT(err.status, EXIT_DATAERR);
+    c = load_on("net.yaml", docker, "local:dokcer", &err);
+    CHECK(c == NULL);
+    CHECK_EQ_INT(err.status, EXIT_USAGE);
+    CHECK_CONTAINS(err.msg, "local:dokcer");
+}
+
+/* The loader knows the runners it is given and no others. */
+static void
+t_runner_list(void)
+{
+    static const struct composition_runner one = {.name = "x:one",
+                                                  .no_bridge = "no net"};
+    static const struct composition_runner two = {.name = "x:two",
+                                                  .no_root = "no root"};
+    static const struct composition_runner *const list[] = {&one, &two, NULL};
+    const struct composition_opts o = {.runners = list};
+    struct err err;
+    struct composition *c =
+        load_opts("l.yaml",
+                  "global: {plan: ms, case: solo, runner: x:two,\n"
+                  "         run: {test_params: {seed: 1}}}\n"
+                  "groups: [{id: only, instances: {count: 1}}]\n",
+                  o, &err);
+
+    CHECK_MSG(c != NULL, "%s", err.msg);
+    if (c != NULL) {
+        CHECK_EQ_STR(c->runner, "x:two");
+        CHECK_EQ_STR(c->network, "bridge");
+    }
+    composition_destroy(&c);
+    c = load_opts("l.yaml",
+                  "global: {plan: ms, case: solo, runner: local:exec}\n"
+                  "groups: [{id: only, instances: {count: 1}}]\n",
+                  o, &err);
+    CHECK(c == NULL);
+    CHECK_CONTAINS(err.msg, "global.runner: expected one of x:one, x:two, "
+                            "got \"local:exec\"");
+    c = load_opts("l.yaml",
+                  "global: {plan: ms, case: solo, runner: x:two,\n"
+                  "         run: {test_params: {seed: 1}, root: true},\n"
+                  "         run_config: {network: bridge}}\n"
+                  "groups: [{id: only, instances: {count: 1}}]\n",
+                  (struct composition_opts){.runners = list, .runner = "x:one"},
+                  &err);
+    CHECK(c == NULL);
+    CHECK_CONTAINS(err.msg, "global.run_config.network: expected host with "
+                            "runner x:one (no net), got \"bridge\"");
+}
+
 static const struct th_case cases[] = {
     {"full", t_full},
     {"defaults", t_defaults},
@@ -408,6 +491,8 @@ static const struct th_case cases[] = {
     {"missing_file_and_opts", t_missing_file_and_opts},
     {"network_default", t_network_default},
     {"root_layering", t_root_layering},
+    {"runner_flag_checked", t_runner_flag_checked},
+    {"runner_list", t_runner_list},
     {NULL, NULL},
 };
 

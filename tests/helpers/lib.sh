@@ -1,0 +1,280 @@
+# shellcheck shell=bash
+# tests/helpers/lib.sh — what the shell suites (tests/e2e, tests/docker)
+# share (sourced): TAP lines, runs and their results, waiting, the hostile
+# plan. Suites on local:docker also source tests/helpers/docker.sh.
+#
+# Each suite prints TAP lines through ok / not_ok / check / skip and ends
+# with `finish`, which prints the tally and sets the exit status. Runs go
+# to a fresh folder under /tmp that is removed at exit.
+#
+#   TESTYARD   the program under test (default build/testyard)
+
+TY=${TESTYARD:-build/testyard}
+TAPN=0
+TAPFAIL=0
+RUNS=$(mktemp -d /tmp/testyard-e2e.XXXXXX)
+trap 'rm -rf "$RUNS"' EXIT
+
+ok() {
+    TAPN=$((TAPN + 1))
+    echo "ok $TAPN - $*"
+}
+
+not_ok() {
+    TAPN=$((TAPN + 1))
+    TAPFAIL=$((TAPFAIL + 1))
+    echo "not ok $TAPN - $*"
+}
+
+skip() {
+    TAPN=$((TAPN + 1))
+    echo "ok $TAPN - $1 # SKIP $2"
+}
+
+# check DESCRIPTION COMMAND... — ok when the command succeeds.
+check() {
+    local desc=$1
+    shift
+    if "$@"; then ok "$desc"; else not_ok "$desc"; fi
+}
+
+# check_eq DESCRIPTION GOT WANT
+check_eq() {
+    if [ "$2" = "$3" ]; then
+        ok "$1"
+    else
+        not_ok "$1"
+        echo "#   got:  $2"
+        echo "#   want: $3"
+    fi
+}
+
+finish() {
+    echo "$((TAPN - TAPFAIL)) passed, $TAPFAIL failed"
+    [ "$TAPFAIL" -eq 0 ]
+}
+
+# run_comp ID FILE [ARGS...] — run a composition with the repository's
+# plans; stdout+stderr go to $RUNS/ID.log; prints the exit status.
+run_comp() {
+    local id=$1 file=$2
+    shift 2
+    "$TY" run --plans plans --runs "$RUNS" --run-id "$id" --no-progress \
+        "$@" "$file" >"$RUNS/$id.log" 2>&1
+    echo $?
+}
+
+# wait_for SECONDS COMMAND... — until the command succeeds (tried every
+# 0.1 s); false when it has not within SECONDS.
+wait_for() {
+    local n=$(($1 * 10))
+    shift
+    for _ in $(seq 1 "$n"); do
+        "$@" && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# gone PID — the process has ended.
+gone() {
+    ! kill -0 "$1" 2>/dev/null
+}
+
+# logged ID PATTERN — the run's log holds a line matching PATTERN.
+logged() {
+    grep -q "$2" "$RUNS/$1.log" 2>/dev/null
+}
+
+# started ID N — the run's log says all N instances started.
+started() {
+    logged "$1" "all $2 instances started"
+}
+
+# run_bg ID FILE N [SECONDS] — start FILE as run ID in the background
+# (BGPID; its output in $RUNS/ID.log) and wait, SECONDS at most (default
+# 30), until its N instances have started; false when they have not.
+# The run inherits the caller's environment (DOCKER_HOST=... run_bg ...).
+run_bg() {
+    "$TY" run --plans plans --runs "$RUNS" --run-id "$1" --no-progress \
+        "$2" >"$RUNS/$1.log" 2>&1 &
+    # shellcheck disable=SC2034 # the suites' handle on the run
+    BGPID=$!
+    wait_for "${4:-30}" started "$1" "$3"
+}
+
+# hangup ID FILE N SECONDS RUNNING... — run FILE (N instances) as run ID
+# under script(1), the session leader of its pseudo-terminal, until
+# RUNNING... succeeds (SECONDS at most); then kill script, which closes
+# the terminal's master side: the kernel sends the run SIGHUP. Checks
+# (TAP, "SIGHUP: ...") that the instances ran, that the coordinator ends,
+# and that result.json says canceled, exit status 130, N canceled.
+hangup() {
+    local id=$1 f=$2 n=$3 limit=$4 spid tpid
+    shift 4
+    script -qec "sh -c 'echo \$\$ >$RUNS/$id.pid; exec $TY run --plans plans \
+        --runs $RUNS --run-id $id $f 2>$RUNS/$id.log'" /dev/null \
+        >/dev/null 2>&1 &
+    spid=$!
+    check "SIGHUP: $n instances run" wait_for "$limit" "$@"
+    tpid=$(cat "$RUNS/$id.pid")
+    kill -KILL "$spid"
+    wait "$spid" 2>/dev/null
+    check "SIGHUP: the coordinator ends" wait_for 60 gone "$tpid"
+    check_eq "SIGHUP: run outcome canceled" "$(result "$id" .outcome)" canceled
+    check_eq "SIGHUP: exit status in result.json" \
+        "$(result "$id" .exit_status)" 130
+    check_eq "SIGHUP: $n instances canceled" \
+        "$(result "$id" '.groups[0].outcomes.canceled')" "$n"
+}
+
+# result ID JQ-FILTER — a value from a run's result.json.
+result() {
+    jq -r "$2" "$RUNS/$1/result.json" 2>/dev/null
+}
+
+# show_log ID — print a run's log as TAP comments (after a failure).
+show_log() {
+    sed 's/^/#   /' "$RUNS/$1.log" | tail -n 30
+}
+
+# composition NAME — write stdin to $RUNS/NAME.yaml and print its path.
+composition() {
+    cat >"$RUNS/$1.yaml"
+    echo "$RUNS/$1.yaml"
+}
+
+# no_procs ID — no process of the run is left.
+no_procs() {
+    [ "$(procs_of_run "$1")" -eq 0 ]
+}
+
+# kill_run ID — SIGKILL what is left of run ID's processes (after a
+# failed check).
+kill_run() {
+    grep -l -s -z -x "TEST_RUN=$1" /proc/[0-9]*/environ 2>/dev/null |
+        cut -d/ -f3 | xargs -r kill -KILL 2>/dev/null
+    return 0
+}
+
+# exec_leftovers ID — remove what a failed local:exec run left: its
+# processes and its cgroups (only this run's).
+exec_leftovers() {
+    local d
+    kill_run "$1"
+    sleep 0.2
+    for d in /sys/fs/cgroup/testyard/"$1" /sys/fs/cgroup/*/testyard/"$1"; do
+        [ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} \; 2>/dev/null
+    done
+    return 0
+}
+
+# can_limit_memory — true when local:exec can put instances in memory
+# cgroups here (root and a memory controller).
+can_limit_memory() {
+    [ "$(id -u)" -eq 0 ] &&
+        { [ -d /sys/fs/cgroup/memory ] ||
+            grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null; }
+}
+
+# procs_of_run ID — how many processes have TEST_RUN=ID in their
+# environment (instances of that run still alive).
+procs_of_run() {
+    grep -l -s -z -x "TEST_RUN=$1" /proc/[0-9]*/environ 2>/dev/null | wc -l
+}
+
+# json_true FILE FILTER — the filter holds on the JSON file.
+json_true() {
+    jq -e "$2" "$1" >/dev/null 2>&1
+}
+
+# not_grep PATTERN FILE — the pattern does not occur in the file.
+not_grep() {
+    ! grep -q "$1" "$2"
+}
+
+# regular PATH — a regular file, not a link.
+regular() {
+    [ -f "$1" ] && [ ! -L "$1" ]
+}
+
+# between N LO HI — LO <= N <= HI.
+between() {
+    [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]
+}
+
+# hostile_plan — tests/docker/hostile_plan.c as the plan "hostile" in
+# $RUNS/plans (it plants links in its outputs, floods stdout, uploads
+# past its quota: see its manifest).
+hostile_plan() {
+    mkdir -p "$RUNS/plans/hostile"
+    cp tests/docker/hostile_plan.c "$RUNS/plans/hostile/main.c"
+    cp tests/docker/hostile_manifest.yaml "$RUNS/plans/hostile/manifest.yaml"
+}
+
+# run_hostile ID FILE — run FILE with the hostile plan's folder; prints
+# the exit status, the log goes to $RUNS/ID.log.
+run_hostile() {
+    "$TY" run --plans "$RUNS/plans" --runs "$RUNS" --run-id "$1" \
+        --no-progress "$2" >"$RUNS/$1.log" 2>&1
+    echo $?
+}
+
+# plant ID RUNNER TIMEOUT — the hostile plan's case "plant" as run ID on
+# RUNNER (one instance, group h): first thing, it links run.out, run.err,
+# memory.csv.partial, memory.csv and a folder for uploads in its own
+# folder to host files and a host folder in $VICTIM. Checks (TAP,
+# "plant: ...") that the run succeeds and that the runner wrote through
+# none of the links, and sets RC to the run's exit status.
+plant() {
+    local out=$RUNS/$1/h/0 f
+    VICTIM=$RUNS/victim
+    mkdir -p "$VICTIM/dir"
+    echo "host file" >"$VICTIM/out"
+    echo "host csv" >"$VICTIM/csv"
+    f=$(composition plant <<EOF2
+global:
+  plan: hostile
+  case: plant
+  runner: $2
+  run:
+    test_params: {victim: "$VICTIM"}
+  run_config: {timeout: $3, memory_sample_interval: 20ms}
+groups:
+  - id: h
+    instances: {count: 1}
+EOF2
+)
+    RC=$(run_hostile "$1" "$f")
+    check_eq "plant: the run succeeds (every write through a link was refused)" "$RC" 0
+    check_eq "plant: the host file behind run.out is untouched" "$(cat "$VICTIM/out")" "host file"
+    check "plant: the host file behind run.err was not created" [ ! -e "$VICTIM/err-new" ]
+    check_eq "plant: the host file behind memory.csv.partial is untouched" "$(cat "$VICTIM/csv")" "host csv"
+    check "plant: the host file behind memory.csv was not created" [ ! -e "$VICTIM/csv-final" ]
+    check_eq "plant: nothing arrived in the linked folder" "$(find "$VICTIM/dir" -mindepth 1 | wc -l)" 0
+    check "plant: run.out is the runner's file, not a link" regular "$out/run.out"
+    check "plant: run.out holds the instance's stdout" grep -q "^to stdout 99$" "$out/run.out"
+    check "plant: run.err holds its stderr" grep -q "^to stderr$" "$out/run.err"
+    check "plant: the upload through the linked folder was refused" \
+        grep -q "^upload sub/up.bin: -5 .*symbolic link" "$out/run.out"
+    [ "$RC" = 0 ] || show_log "$1"
+}
+
+# flood_comp NAME SIZE LOG_LIMIT — a composition of the hostile plan's
+# case "flood" on local:exec: one instance (group f) writes SIZE to
+# stdout, with run.log_limit LOG_LIMIT; prints its path.
+flood_comp() {
+    composition "$1" <<EOF2
+global:
+  plan: hostile
+  case: flood
+  runner: local:exec
+  run:
+    test_params: {flood: $2}
+    log_limit: $3
+  run_config: {timeout: 1m}
+groups:
+  - id: f
+    instances: {count: 1}
+EOF2
+}
