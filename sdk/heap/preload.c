@@ -20,6 +20,7 @@
  * After fork the child gets a thread and a pipe of its own.
  */
 #include "ty_heap.h"
+#include "ty_io.h"
 #include "ty_units.h"
 
 #include <ctype.h>
@@ -56,37 +57,10 @@ static struct {
 static int
 write_whole(const char *name, const void *data, size_t len)
 {
-    char path[PATH_MAX], tmp[PATH_MAX + 32];
-    const char *p = data;
-    int fd;
+    char path[PATH_MAX];
 
     snprintf(path, sizeof(path), "%s/%s", P.dir, name);
-    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return -errno;
-    while (len > 0) {
-        ssize_t n = write(fd, p, len);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            int e = n < 0 ? errno : EIO;
-
-            close(fd);
-            unlink(tmp);
-            return -e;
-        }
-        p += n;
-        len -= (size_t)n;
-    }
-    if (close(fd) < 0 || rename(tmp, path) < 0) {
-        int e = errno;
-
-        unlink(tmp);
-        return -e;
-    }
-    return 0;
+    return ty__write_atomic(path, data, len, 0644);
 }
 
 static void
