@@ -1,0 +1,152 @@
+/*
+ * test_heap_env.c — the heap profiler's TESTYARD_HEAP_* settings, read in
+ * one place for the linked SDK and the LD_PRELOAD library: defaults, the
+ * values users write, and the one line a bad value gets (both paths print
+ * that line; tests/e2e/heap-pprof.sh checks they do).
+ */
+#include "th.h"
+#include "ty_heap.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const vars[] = {
+    "TESTYARD_HEAP_RATE",   "TESTYARD_HEAP_PROFILE_INTERVAL",
+    "TESTYARD_HEAP_UNWIND", "TESTYARD_HEAP_SIGNAL",
+    "TESTYARD_HEAP_AT_EXIT", "TESTYARD_HEAP_DIR",
+    "TEST_OUTPUTS_PATH",
+};
+
+static void
+clear_env(void)
+{
+    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+        unsetenv(vars[i]);
+}
+
+static void
+t_defaults(void)
+{
+    struct ty__heap_env e;
+
+    clear_env();
+    ty__heap_env_read(&e);
+    CHECK(!e.rate_set);
+    CHECK_EQ_INT(e.rate, TY_HEAP_DEFAULT_RATE);
+    CHECK_EQ_INT(e.interval_ns, 0);
+    CHECK_EQ_INT(e.unwind, TY_UNWIND_AUTO);
+    CHECK_EQ_INT(e.sig, SIGUSR2);
+    CHECK(e.at_exit);
+    CHECK_EQ_STR(e.dir, ".");
+    for (int i = 0; i < TY_HEAP_VAR_N; i++)
+        CHECK_EQ_STR(e.bad[i], "");
+    /* empty is unset */
+    setenv("TESTYARD_HEAP_RATE", "", 1);
+    setenv("TESTYARD_HEAP_DIR", "", 1);
+    setenv("TEST_OUTPUTS_PATH", "/outputs", 1);
+    ty__heap_env_read(&e);
+    CHECK(!e.rate_set);
+    CHECK_EQ_STR(e.dir, "/outputs");
+    clear_env();
+}
+
+static void
+t_values(void)
+{
+    struct ty__heap_env e;
+
+    clear_env();
+    setenv("TESTYARD_HEAP_RATE", "1Mi", 1);
+    setenv("TESTYARD_HEAP_PROFILE_INTERVAL", "1.5s", 1);
+    setenv("TESTYARD_HEAP_UNWIND", "backtrace", 1);
+    setenv("TESTYARD_HEAP_SIGNAL", "SIGUSR1", 1);
+    setenv("TESTYARD_HEAP_AT_EXIT", "0", 1);
+    setenv("TESTYARD_HEAP_DIR", "/prof", 1);
+    setenv("TEST_OUTPUTS_PATH", "/outputs", 1);
+    ty__heap_env_read(&e);
+    CHECK(e.rate_set);
+    CHECK_EQ_INT(e.rate, 1 << 20);
+    CHECK_EQ_INT(e.interval_ns, 1500000000);
+    CHECK_EQ_INT(e.unwind, TY_UNWIND_BACKTRACE);
+    CHECK_EQ_INT(e.sig, SIGUSR1);
+    CHECK(!e.at_exit);
+    CHECK_EQ_STR(e.dir, "/prof");
+    setenv("TESTYARD_HEAP_RATE", "0", 1);
+    setenv("TESTYARD_HEAP_UNWIND", "fp", 1);
+    setenv("TESTYARD_HEAP_SIGNAL", "RTMIN+3", 1);
+    ty__heap_env_read(&e);
+    CHECK(e.rate_set);
+    CHECK_EQ_INT(e.rate, 0);
+    CHECK_EQ_INT(e.unwind, TY_UNWIND_FP);
+    CHECK_EQ_INT(e.sig, SIGRTMIN + 3);
+    setenv("TESTYARD_HEAP_SIGNAL", "none", 1);
+    ty__heap_env_read(&e);
+    CHECK_EQ_INT(e.sig, 0);
+    for (int i = 0; i < TY_HEAP_VAR_N; i++)
+        CHECK_EQ_STR(e.bad[i], "");
+    clear_env();
+}
+
+/* Each bad value: the default in its place and one line saying so. */
+static void
+t_bad(void)
+{
+    struct ty__heap_env e;
+
+    clear_env();
+    setenv("TESTYARD_HEAP_RATE", "lots", 1);
+    setenv("TESTYARD_HEAP_PROFILE_INTERVAL", "5 minutes", 1);
+    setenv("TESTYARD_HEAP_UNWIND", "dwarf", 1);
+    setenv("TESTYARD_HEAP_SIGNAL", "RTMIN+999", 1);
+    ty__heap_env_read(&e);
+    CHECK(!e.rate_set);
+    CHECK_EQ_INT(e.rate, TY_HEAP_DEFAULT_RATE);
+    CHECK_EQ_INT(e.interval_ns, 0);
+    CHECK_EQ_INT(e.unwind, TY_UNWIND_AUTO);
+    CHECK_EQ_INT(e.sig, SIGUSR2);
+    CHECK_EQ_STR(e.bad[TY_HEAP_VAR_RATE],
+                 "TESTYARD_HEAP_RATE=\"lots\": expected a size like 512Mi, "
+                 "1GiB (powers of 1024) or 512MB (powers of 1000); sampling "
+                 "every 524288 bytes");
+    CHECK_EQ_STR(e.bad[TY_HEAP_VAR_INTERVAL],
+                 "TESTYARD_HEAP_PROFILE_INTERVAL=\"5 minutes\": expected a "
+                 "duration like 250ms, 30s, 10m or 1m30s; no periodic "
+                 "snapshots");
+    CHECK_EQ_STR(e.bad[TY_HEAP_VAR_UNWIND],
+                 "TESTYARD_HEAP_UNWIND=\"dwarf\": expected auto, fp or "
+                 "backtrace; using auto");
+    CHECK_EQ_STR(e.bad[TY_HEAP_VAR_SIGNAL],
+                 "TESTYARD_HEAP_SIGNAL=\"RTMIN+999\": expected USR1, USR2, "
+                 "RTMIN+n, a number or none; using USR2");
+    clear_env();
+}
+
+/* A long value is cut in the line, which still says what is used. */
+static void
+t_bad_long(void)
+{
+    char big[300];
+    struct ty__heap_env e;
+
+    clear_env();
+    memset(big, 'x', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    setenv("TESTYARD_HEAP_SIGNAL", big, 1);
+    ty__heap_env_read(&e);
+    CHECK(strlen(e.bad[TY_HEAP_VAR_SIGNAL]) < TY_HEAP_BAD_MAX);
+    CHECK(strstr(e.bad[TY_HEAP_VAR_SIGNAL], "; using USR2") != NULL);
+    clear_env();
+}
+
+static const struct th_case cases[] = {
+    {"defaults", t_defaults}, {"values", t_values},
+    {"bad", t_bad},           {"bad_long", t_bad_long},
+    {NULL, NULL},
+};
+
+int
+main(int argc, char **argv)
+{
+    return th_main(argc, argv, cases);
+}
