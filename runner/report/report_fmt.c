@@ -1,8 +1,8 @@
 /*
  * report_fmt.c — how the report writes bytes, rates and times for people
  * (the same units everywhere: KiB, MiB, GiB as the rest of testyard
- * prints them), escapes text for HTML, and reads the RFC 3339 times the
- * run folder's files carry.
+ * prints them) and escapes text for HTML. The RFC 3339 times the run
+ * folder's files carry are read with time_parse_rfc3339 (base/util.h).
  */
 #include "report/report_int.h"
 

@@ -49,8 +49,8 @@ read_interval(struct ty__heap_env *e)
     const char *s = var("TESTYARD_HEAP_PROFILE_INTERVAL");
     char why[128];
 
-    if (s == NULL || ty__parse_duration(s, &e->interval_ns, why,
-                                        sizeof(why)) == 0)
+    if (s == NULL ||
+        ty__parse_duration(s, &e->interval_ns, why, sizeof(why)) == 0)
         return;
     e->interval_ns = 0;
     snprintf(e->bad[TY_HEAP_VAR_INTERVAL], TY_HEAP_BAD_MAX,

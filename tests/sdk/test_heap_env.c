@@ -12,8 +12,8 @@
 #include <string.h>
 
 static const char *const vars[] = {
-    "TESTYARD_HEAP_RATE",   "TESTYARD_HEAP_PROFILE_INTERVAL",
-    "TESTYARD_HEAP_UNWIND", "TESTYARD_HEAP_SIGNAL",
+    "TESTYARD_HEAP_RATE",    "TESTYARD_HEAP_PROFILE_INTERVAL",
+    "TESTYARD_HEAP_UNWIND",  "TESTYARD_HEAP_SIGNAL",
     "TESTYARD_HEAP_AT_EXIT", "TESTYARD_HEAP_DIR",
     "TEST_OUTPUTS_PATH",
 };
@@ -140,9 +140,8 @@ t_bad_long(void)
 }
 
 static const struct th_case cases[] = {
-    {"defaults", t_defaults}, {"values", t_values},
-    {"bad", t_bad},           {"bad_long", t_bad_long},
-    {NULL, NULL},
+    {"defaults", t_defaults}, {"values", t_values}, {"bad", t_bad},
+    {"bad_long", t_bad_long}, {NULL, NULL},
 };
 
 int
