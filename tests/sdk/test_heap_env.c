@@ -8,6 +8,7 @@
 #include "ty_heap.h"
 
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,11 +19,22 @@ static const char *const vars[] = {
     "TEST_OUTPUTS_PATH",
 };
 
+/* The environment holds none of vars but the "NAME=value" of set (NULL
+ * at its end), then *e is read from it; read(e, NULL) leaves it clear. */
 static void
-clear_env(void)
+read_with(struct ty__heap_env *e, const char *const *set)
 {
+    char name[64];
+
     for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
         unsetenv(vars[i]);
+    for (; set != NULL && *set != NULL; set++) {
+        const char *eq = strchr(*set, '=');
+
+        snprintf(name, sizeof(name), "%.*s", (int)(eq - *set), *set);
+        setenv(name, eq + 1, 1);
+    }
+    ty__heap_env_read(e);
 }
 
 static void
@@ -30,8 +42,7 @@ t_defaults(void)
 {
     struct ty__heap_env e;
 
-    clear_env();
-    ty__heap_env_read(&e);
+    read_with(&e, NULL);
     CHECK(!e.rate_set);
     CHECK_EQ_INT(e.rate, TY_HEAP_DEFAULT_RATE);
     CHECK_EQ_INT(e.interval_ns, 0);
@@ -42,13 +53,12 @@ t_defaults(void)
     for (int i = 0; i < TY_HEAP_VAR_N; i++)
         CHECK_EQ_STR(e.bad[i], "");
     /* empty is unset */
-    setenv("TESTYARD_HEAP_RATE", "", 1);
-    setenv("TESTYARD_HEAP_DIR", "", 1);
-    setenv("TEST_OUTPUTS_PATH", "/outputs", 1);
-    ty__heap_env_read(&e);
+    read_with(&e,
+              (const char *const[]){"TESTYARD_HEAP_RATE=", "TESTYARD_HEAP_DIR=",
+                                    "TEST_OUTPUTS_PATH=/outputs", NULL});
     CHECK(!e.rate_set);
     CHECK_EQ_STR(e.dir, "/outputs");
-    clear_env();
+    read_with(&e, NULL);
 }
 
 static void
@@ -56,15 +66,12 @@ t_values(void)
 {
     struct ty__heap_env e;
 
-    clear_env();
-    setenv("TESTYARD_HEAP_RATE", "1Mi", 1);
-    setenv("TESTYARD_HEAP_PROFILE_INTERVAL", "1.5s", 1);
-    setenv("TESTYARD_HEAP_UNWIND", "backtrace", 1);
-    setenv("TESTYARD_HEAP_SIGNAL", "SIGUSR1", 1);
-    setenv("TESTYARD_HEAP_AT_EXIT", "0", 1);
-    setenv("TESTYARD_HEAP_DIR", "/prof", 1);
-    setenv("TEST_OUTPUTS_PATH", "/outputs", 1);
-    ty__heap_env_read(&e);
+    read_with(
+        &e, (const char *const[]){
+                "TESTYARD_HEAP_RATE=1Mi", "TESTYARD_HEAP_PROFILE_INTERVAL=1.5s",
+                "TESTYARD_HEAP_UNWIND=backtrace",
+                "TESTYARD_HEAP_SIGNAL=SIGUSR1", "TESTYARD_HEAP_AT_EXIT=0",
+                "TESTYARD_HEAP_DIR=/prof", "TEST_OUTPUTS_PATH=/outputs", NULL});
     CHECK(e.rate_set);
     CHECK_EQ_INT(e.rate, 1 << 20);
     CHECK_EQ_INT(e.interval_ns, 1500000000);
@@ -72,20 +79,18 @@ t_values(void)
     CHECK_EQ_INT(e.sig, SIGUSR1);
     CHECK(!e.at_exit);
     CHECK_EQ_STR(e.dir, "/prof");
-    setenv("TESTYARD_HEAP_RATE", "0", 1);
-    setenv("TESTYARD_HEAP_UNWIND", "fp", 1);
-    setenv("TESTYARD_HEAP_SIGNAL", "RTMIN+3", 1);
-    ty__heap_env_read(&e);
+    read_with(&e, (const char *const[]){"TESTYARD_HEAP_RATE=0",
+                                        "TESTYARD_HEAP_UNWIND=fp",
+                                        "TESTYARD_HEAP_SIGNAL=RTMIN+3", NULL});
     CHECK(e.rate_set);
     CHECK_EQ_INT(e.rate, 0);
     CHECK_EQ_INT(e.unwind, TY_UNWIND_FP);
     CHECK_EQ_INT(e.sig, SIGRTMIN + 3);
-    setenv("TESTYARD_HEAP_SIGNAL", "none", 1);
-    ty__heap_env_read(&e);
-    CHECK_EQ_INT(e.sig, 0);
     for (int i = 0; i < TY_HEAP_VAR_N; i++)
         CHECK_EQ_STR(e.bad[i], "");
-    clear_env();
+    read_with(&e, (const char *const[]){"TESTYARD_HEAP_SIGNAL=none", NULL});
+    CHECK_EQ_INT(e.sig, 0);
+    read_with(&e, NULL);
 }
 
 /* Each bad value: the default in its place and one line saying so. */
@@ -94,12 +99,11 @@ t_bad(void)
 {
     struct ty__heap_env e;
 
-    clear_env();
-    setenv("TESTYARD_HEAP_RATE", "lots", 1);
-    setenv("TESTYARD_HEAP_PROFILE_INTERVAL", "5 minutes", 1);
-    setenv("TESTYARD_HEAP_UNWIND", "dwarf", 1);
-    setenv("TESTYARD_HEAP_SIGNAL", "RTMIN+999", 1);
-    ty__heap_env_read(&e);
+    read_with(&e,
+              (const char *const[]){"TESTYARD_HEAP_RATE=lots",
+                                    "TESTYARD_HEAP_PROFILE_INTERVAL=5 minutes",
+                                    "TESTYARD_HEAP_UNWIND=dwarf",
+                                    "TESTYARD_HEAP_SIGNAL=RTMIN+999", NULL});
     CHECK(!e.rate_set);
     CHECK_EQ_INT(e.rate, TY_HEAP_DEFAULT_RATE);
     CHECK_EQ_INT(e.interval_ns, 0);
@@ -119,7 +123,7 @@ t_bad(void)
     CHECK_EQ_STR(e.bad[TY_HEAP_VAR_SIGNAL],
                  "TESTYARD_HEAP_SIGNAL=\"RTMIN+999\": expected USR1, USR2, "
                  "RTMIN+n, a number or none; using USR2");
-    clear_env();
+    read_with(&e, NULL);
 }
 
 /* A long value is cut in the line, which still says what is used. */
@@ -127,16 +131,16 @@ static void
 t_bad_long(void)
 {
     char big[300];
+    const char *set[] = {big, NULL};
     struct ty__heap_env e;
+    int n = snprintf(big, sizeof(big), "TESTYARD_HEAP_SIGNAL=");
 
-    clear_env();
-    memset(big, 'x', sizeof(big) - 1);
+    memset(big + n, 'x', sizeof(big) - (size_t)n - 1);
     big[sizeof(big) - 1] = '\0';
-    setenv("TESTYARD_HEAP_SIGNAL", big, 1);
-    ty__heap_env_read(&e);
+    read_with(&e, set);
     CHECK(strlen(e.bad[TY_HEAP_VAR_SIGNAL]) < TY_HEAP_BAD_MAX);
     CHECK(strstr(e.bad[TY_HEAP_VAR_SIGNAL], "; using USR2") != NULL);
-    clear_env();
+    read_with(&e, NULL);
 }
 
 static const struct th_case cases[] = {
