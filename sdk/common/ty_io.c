@@ -132,7 +132,7 @@ ty__write_atomic_at(int dirfd, const char *name, const void *data, size_t len,
     char tmp[NAME_MAX + 1];
     int fd, rc, n;
 
-    if (strchr(name, '/') != NULL)
+    if (*name == '\0' || strchr(name, '/') != NULL)
         return -EINVAL;
     n = snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", name, (long)getpid());
     if (n < 0 || (size_t)n >= sizeof(tmp))

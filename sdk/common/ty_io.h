@@ -27,16 +27,17 @@ int ty__mkdir_p(const char *dir, mode_t mode, size_t *failed_len);
 /* Finish a file written under the name tmp in the folder dirfd: fsync it
  * (when sync), close fd, rename tmp over name (a link under name is
  * replaced, never followed), then fsync the folder (when sync; a file
- * system that cannot sync a folder counts as done). fd is closed and, on
- * failure, tmp removed, whatever happens. tmp and name are names in dirfd,
- * or paths when dirfd is AT_FDCWD. */
+ * system that cannot sync a folder counts as done; another error there is
+ * returned, with name already in place). fd is closed and, on failure
+ * before the rename, tmp removed, whatever happens. tmp and name are names in
+ * dirfd, or paths when dirfd is AT_FDCWD. */
 int ty__commit_at(int fd, int dirfd, const char *tmp, const char *name,
                   bool sync);
 
 /* Write data as name (one component) in the folder dirfd, complete or not
  * at all: written to "<name>.tmp.<pid>" (opened without following a link),
  * then ty__commit_at with sync. -ENAMETOOLONG when name is too long for the
- * temporary name, -EINVAL when it holds a '/'. */
+ * temporary name, -EINVAL when it is empty or holds a '/'. */
 int ty__write_atomic_at(int dirfd, const char *name, const void *data,
                         size_t len, mode_t mode);
 

@@ -166,6 +166,7 @@ t_atomic_fails(void)
     CHECK_EQ_INT(mkdir(at("dir"), 0755), 0);
     th_write(th_tmpdir(), "dir/in", "x\n");
     CHECK(ty__write_atomic(at("dir"), "x", 1, 0644) < 0);
+    CHECK_EQ_INT(ty__write_atomic(at("dir/"), "x", 1, 0644), -EINVAL);
     CHECK_EQ_INT(entries(), 1);
 }
 
