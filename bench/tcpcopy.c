@@ -15,6 +15,7 @@
  */
 #include "lib/bench.h"
 #include "testyard.h"
+#include "ty_io.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -47,20 +48,14 @@ send_all(void *arg)
     if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
         bench_die("connect: %s", strerror(errno));
     while (left > 0) {
-        size_t want = left < s->chunk ? left : s->chunk, off = 0;
+        size_t want = left < s->chunk ? left : s->chunk;
         uint8_t digest[32];
+        int rc;
 
         if (s->sha256)
             ty_sha256(buf, want, digest);
-        while (off < want) {
-            ssize_t n = write(fd, buf + off, want - off);
-
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n <= 0)
-                bench_die("write: %s", strerror(errno));
-            off += (size_t)n;
-        }
+        if ((rc = ty__write_all(fd, buf, want)) < 0)
+            bench_die("write: %s", strerror(-rc));
         left -= want;
     }
     close(fd);

@@ -14,6 +14,7 @@
 #include "cmd.h"
 #include "base/tar.h"
 #include "base/util.h"
+#include "ty_io.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -137,10 +138,6 @@ pack(const char *run, const char *id, int fd, uint64_t *entries,
     if (nskipped > SKIPS_SHOWN)
         fprintf(stderr, "testyard collect: and %zu more such links\n",
                 nskipped - SKIPS_SHOWN);
-    if (rc == 0 && fsync(fd) < 0) {
-        err_sys(err, errno, "fsync");
-        rc = err_status(err, EXIT_IOERR);
-    }
     return rc;
 }
 
@@ -159,18 +156,16 @@ collect(const char *run, const char *id, const char *out, uint64_t *entries,
         return err_status(err, EXIT_CANTCREAT);
     }
     fchmod(fd, 0666 & ~mask);
-    rc = pack(run, id, fd, entries, err);
-    if (close(fd) < 0 && rc == 0) {
-        err_sys(err, errno, "%s", out);
-        rc = err_status(err, EXIT_IOERR);
-    }
-    if (rc == 0 && rename(tmp, out) < 0) {
-        err_sys(err, errno, "%s", out);
-        rc = err_status(err, EXIT_CANTCREAT);
-    }
-    if (rc < 0)
+    if (pack(run, id, fd, entries, err) < 0) {
+        close(fd);
         unlink(tmp);
-    return rc;
+        return -1;
+    }
+    if ((rc = ty__commit_at(fd, AT_FDCWD, tmp, out, true)) < 0) {
+        err_sys(err, -rc, "%s", out);
+        return err_status(err, err_io_status(-rc));
+    }
+    return 0;
 }
 
 int

@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -421,23 +422,16 @@ ty_sub_close(struct ty_sub **psub)
 static int
 make_parents(const char *path)
 {
-    char *copy = strdup(path);
-    int rc = 0;
+    const char *slash = strrchr(path, '/');
+    char dir[PATH_MAX];
 
-    if (copy == NULL)
-        return -ENOMEM;
-    for (char *p = copy + 1; *p != '\0'; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(copy, 0755) < 0 && errno != EEXIST) {
-            rc = -errno;
-            break;
-        }
-        *p = '/';
-    }
-    free(copy);
-    return rc;
+    if (slash == NULL || slash == path)
+        return 0;
+    if ((size_t)(slash - path) >= sizeof(dir))
+        return -ENAMETOOLONG;
+    memcpy(dir, path, (size_t)(slash - path));
+    dir[slash - path] = '\0';
+    return ty__mkdir_p(dir, 0755, NULL);
 }
 
 static char *
@@ -453,25 +447,13 @@ local_path(const struct ty *ty, const char *name)
 static int
 local_file(struct ty *ty, const char *name, const void *data, size_t len)
 {
-    char *path = local_path(ty, name), *tmp = NULL;
-    int fd = -1, rc = -ENOMEM;
+    char *path = local_path(ty, name);
+    int rc = -ENOMEM;
 
-    if (path != NULL && asprintf(&tmp, "%s.tmp", path) >= 0 &&
-        (rc = make_parents(path)) == 0) {
-        fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        rc = fd < 0 ? -errno : ty__write_all(fd, data, len);
-        if (rc == 0 && fsync(fd) < 0)
-            rc = -errno;
-        if (fd >= 0 && close(fd) < 0 && rc == 0)
-            rc = -errno;
-        if (rc == 0 && rename(tmp, path) < 0)
-            rc = -errno;
-        if (rc < 0 && fd >= 0)
-            unlink(tmp);
-    }
+    if (path != NULL && (rc = make_parents(path)) == 0)
+        rc = ty__write_atomic(path, data, len, 0644);
     if (rc < 0)
         ty__seterr(ty, rc, "%s: %s", path ? path : name, strerror(-rc));
-    free(tmp);
     free(path);
     return rc;
 }

@@ -16,6 +16,7 @@
 
 #include "base/fsat.h"
 #include "base/util.h"
+#include "ty_io.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -209,15 +210,16 @@ lay_out(struct instlog *l, struct capfile *c, int priv, struct err *err)
     if (out < 0)
         return -1;
     rc = write_cut(c, out, buf, l->limit);
-    if (rc < 0)
+    if (rc < 0) {
         err_sys(err, errno ? errno : EIO, "%s/%s", l->priv, tmp);
-    if (close(out) < 0 && rc == 0)
-        rc = err_sys(err, errno, "%s/%s", l->priv, tmp);
-    if (rc == 0)
-        rc = fsat_move(priv, tmp, priv, c->name, err);
-    if (rc < 0)
+        close(out);
         (void)unlinkat(priv, tmp, 0);
-    return rc;
+        return rc;
+    }
+    /* Not synced, as the capped file it replaces never is. */
+    if ((rc = ty__commit_at(out, priv, tmp, c->name, false)) < 0)
+        return err_sys(err, -rc, "%s/%s", l->priv, c->name);
+    return 0;
 }
 
 /* ---- the interface ------------------------------------------------------ */

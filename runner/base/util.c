@@ -182,27 +182,11 @@ int
 file_write_atomic(const char *path, const void *data, size_t len,
                   struct err *err)
 {
-    cleanup_free char *tmp = xasprintf("%s.tmp.%d", path, (int)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    int e;
+    int rc = ty__write_atomic(path, data, len, 0644);
 
-    if (fd < 0) {
-        e = errno;
-        err_sys(err, e, "cannot create %s", path);
-        return err_status(err, err_io_status(e));
-    }
-    if (fd_write_all(fd, data, len) < 0 || fsync(fd) < 0) {
-        e = errno;
-        close(fd);
-        unlink(tmp);
-        err_sys(err, e, "cannot write %s", path);
-        return err_status(err, err_io_status(e));
-    }
-    if (close(fd) < 0 || rename(tmp, path) < 0) {
-        e = errno;
-        unlink(tmp);
-        err_sys(err, e, "cannot write %s", path);
-        return err_status(err, err_io_status(e));
+    if (rc < 0) {
+        err_sys(err, -rc, "cannot write %s", path);
+        return err_status(err, err_io_status(-rc));
     }
     return 0;
 }
@@ -210,21 +194,13 @@ file_write_atomic(const char *path, const void *data, size_t len,
 int
 mkdir_p(const char *dir, struct err *err)
 {
-    cleanup_free char *copy = xstrdup(dir);
-    char *p;
+    size_t at = 0;
+    int rc = ty__mkdir_p(dir, 0755, &at);
 
-    for (p = copy + 1; *p != '\0'; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(copy, 0755) < 0 && errno != EEXIST)
-            return err_sys(err, errno, "mkdir %s", copy);
-        *p = '/';
-    }
-    if (mkdir(copy, 0755) < 0 && errno != EEXIST)
-        return err_sys(err, errno, "mkdir %s", copy);
-    if (!path_is_dir(copy))
-        return err_set(err, ENOTDIR, "%s: not a directory", copy);
+    if (rc == -ENOTDIR)
+        return err_set(err, ENOTDIR, "%.*s: not a directory", (int)at, dir);
+    if (rc < 0)
+        return err_sys(err, -rc, "mkdir %.*s", (int)at, dir);
     return 0;
 }
 
@@ -379,6 +355,14 @@ void
 time_rfc3339(int64_t wall_ns, char *buf, size_t size)
 {
     ty__format_rfc3339(wall_ns, buf, size);
+}
+
+int64_t
+time_parse_rfc3339(const char *s)
+{
+    int64_t ns;
+
+    return ty__parse_rfc3339(s, &ns) == 0 ? ns : 0;
 }
 
 int64_t

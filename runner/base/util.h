@@ -79,6 +79,10 @@ int64_t now_wall_ns(void);
 /* Format a wall-clock time as RFC 3339 UTC with milliseconds into buf
  * (at least 25 bytes): 2026-11-29T18:45:29.123Z; ty__format_rfc3339. */
 void time_rfc3339(int64_t wall_ns, char *buf, size_t size);
+/* An RFC 3339 time (fraction of any length, Z or +hh:mm) as nanoseconds
+ * since the epoch; 0 for what ty__parse_rfc3339 refuses, as Docker's zero
+ * time for "never" and anything before 1970 or past 2262. */
+int64_t time_parse_rfc3339(const char *s);
 
 /* a + b, held at INT64_MAX / INT64_MIN where it would overflow: for
  * totals of figures read from files an instance wrote (heap profiles,

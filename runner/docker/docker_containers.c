@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static void
 add_strings(cJSON *obj, const char *key, const char *const *list)
@@ -202,37 +201,6 @@ docker_container_inspect(struct docker *d, const char *id, struct err *err)
     return docker__call_json(d, "GET", path, NULL, err);
 }
 
-/* Docker's RFC 3339 times ("2026-11-29T18:55:35.765388609Z"); 0 for the
- * zero time it reports for "never" and for anything unparsable. */
-static int64_t
-parse_time(const char *s)
-{
-    struct tm tm = {0};
-    int64_t ns = 0, scale = 100000000;
-    int n = 0;
-    const char *p;
-
-    if (s == NULL ||
-        sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon,
-               &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &n) != 6 ||
-        tm.tm_year < 1970)
-        return 0;
-    p = s + n;
-    if (*p == '.')
-        for (p++; *p >= '0' && *p <= '9'; p++, scale /= 10)
-            ns += (*p - '0') * scale;
-    tm.tm_year -= 1900;
-    tm.tm_mon -= 1;
-    if (*p == '+' || *p == '-') {
-        int hh = 0, mm = 0;
-
-        sscanf(p + 1, "%2d:%2d", &hh, &mm);
-        ns -=
-            (*p == '+' ? 1 : -1) * (int64_t)(hh * 3600 + mm * 60) * 1000000000;
-    }
-    return (int64_t)timegm(&tm) * 1000000000 + ns;
-}
-
 static void
 fill_state(const cJSON *state, struct docker_state *st)
 {
@@ -251,8 +219,8 @@ fill_state(const cJSON *state, struct docker_state *st)
         st->exit_code = v->valueint;
     if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(state, "Pid")))
         st->pid = v->valueint;
-    st->started_ns = parse_time(docker__str(state, "StartedAt"));
-    st->finished_ns = parse_time(docker__str(state, "FinishedAt"));
+    st->started_ns = time_parse_rfc3339(docker__str(state, "StartedAt"));
+    st->finished_ns = time_parse_rfc3339(docker__str(state, "FinishedAt"));
 }
 
 int

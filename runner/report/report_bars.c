@@ -82,7 +82,7 @@ bar_line(struct report *r, const char *path, int line, const char *text,
     /* t_ns past what int64_t holds is no time at all (2^63 is exact) */
     *ns = t > 0 && t < 9223372036854775808.0
               ? (int64_t)t
-              : report_parse_time_ns(report_jstr(&c, j, where, "time"));
+              : time_parse_rfc3339(report_jstr(&c, j, where, "time"));
     if (!c.failed && (state == NULL || result == NULL || *ns <= 0)) {
         err_set(err, EINVAL,
                 "%s: expected \"state\", \"result\" and "

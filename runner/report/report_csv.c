@@ -141,7 +141,7 @@ row(const struct csv *c, char *s, size_t len, struct report_sample *smp,
         err_set(err, EINVAL, "%s:%d: t_ms is empty", c->path, c->line);
         return err_status(err, EXIT_DATAERR);
     }
-    *wall = c->time_col >= 0 ? report_parse_time_ns(f[c->time_col]) : 0;
+    *wall = c->time_col >= 0 ? time_parse_rfc3339(f[c->time_col]) : 0;
     return 0;
 }
 

@@ -1,8 +1,8 @@
 /*
  * report_fmt.c — how the report writes bytes, rates and times for people
  * (the same units everywhere: KiB, MiB, GiB as the rest of testyard
- * prints them), escapes text for HTML, and reads the RFC 3339 times the
- * run folder's files carry.
+ * prints them) and escapes text for HTML. The RFC 3339 times the run
+ * folder's files carry are read with time_parse_rfc3339 (base/util.h).
  */
 #include "report/report_int.h"
 
@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 void
 report_fmt_bytes(int64_t v, char *buf, size_t size)
@@ -82,36 +81,4 @@ report_html_esc(struct strbuf *sb, const char *s)
         else
             strbuf_addc(sb, *s);
     }
-}
-
-/* "2026-11-29T18:45:29.123Z" (any number of fraction digits, Z or no
- * zone) to Unix nanoseconds; 0 when it is not such a time, or one before
- * 1970 or past what int64_t nanoseconds hold (the year 2262). */
-int64_t
-report_parse_time_ns(const char *s)
-{
-    struct tm tm = {0};
-    int n = 0;
-    int64_t frac = 0, scale = 1000000000;
-    time_t t;
-
-    if (s == NULL ||
-        sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon,
-               &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &n) != 6)
-        return 0;
-    s += n;
-    if (*s == '.')
-        for (s++; *s >= '0' && *s <= '9'; s++)
-            if (scale > 1) {
-                scale /= 10;
-                frac += (*s - '0') * scale;
-            }
-    if (*s != '\0' && strcmp(s, "Z") != 0)
-        return 0;
-    tm.tm_year -= 1900;
-    tm.tm_mon -= 1;
-    t = timegm(&tm);
-    return t < 0 || t >= INT64_MAX / 1000000000
-               ? 0
-               : (int64_t)t * 1000000000 + frac;
 }

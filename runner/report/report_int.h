@@ -275,6 +275,5 @@ int64_t report_i64(double d);
 void report_fmt_rate(double bytes_per_round, char *buf, size_t size);
 void report_fmt_ms(int64_t ms, char *buf, size_t size);
 void report_html_esc(struct strbuf *sb, const char *s);
-int64_t report_parse_time_ns(const char *s);
 
 #endif

@@ -318,7 +318,7 @@ load_result(struct report *r, struct err *err)
     run_fields(r, &c, j);
     r->outcome = dup_or_null(report_jstr(&c, j, "", "outcome"));
     r->started = dup_or_null(report_jstr(&c, j, "", "started"));
-    r->start_ns = report_parse_time_ns(r->started);
+    r->start_ns = time_parse_rfc3339(r->started);
     r->duration_s = report_jdouble(&c, j, "", "duration_s");
     result_groups(r, &c, report_jitem(&c, j, "", "groups", cJSON_Array));
     insts = report_jitem(&c, j, "", "instances", cJSON_Array);

@@ -125,7 +125,7 @@ sidecar(struct report *r, struct report_snap *s, struct err *err)
 
     if (j == NULL)
         return absent ? 0 : -1;
-    s->time_ns = report_parse_time_ns(report_jstr(&c, j, "", "time"));
+    s->time_ns = time_parse_rfc3339(report_jstr(&c, j, "", "time"));
     round = report_jnum(&c, j, "", "round");
     s->round = round >= 0 && round < 1000000 ? (int)round : -1;
     s->rss = report_jnum(&c, j, "", "rss_bytes");

@@ -23,6 +23,7 @@
 
 #include "base/fsat.h"
 #include "base/util.h"
+#include "ty_io.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -268,7 +269,7 @@ svc_op_upload_end(struct syncsvc *svc, const struct svc_ctx *c,
                   const struct ty_wire_req *req)
 {
     struct svc_upload *u = upload_lookup(svc, c, req);
-    int fd;
+    int fd, rc;
 
     if (u == NULL)
         return;
@@ -282,11 +283,10 @@ svc_op_upload_end(struct syncsvc *svc, const struct svc_ctx *c,
     }
     fd = u->fd;
     u->fd = -1;
-    /* renameat replaces a link left under the name, never follows it. */
-    if (close(fd) < 0 || renameat(u->dirfd, u->tmp, u->dirfd, u->base) < 0) {
+    /* Not synced: the event loop must not wait on the disk. */
+    if ((rc = ty__commit_at(fd, u->dirfd, u->tmp, u->base, false)) < 0) {
         svc_reply_status(svc, &c->peer, req->id, TY_WIRE_IOERR, "%s: %s",
-                         u->path, strerror(errno));
-        (void)unlinkat(u->dirfd, u->tmp, 0);
+                         u->path, strerror(-rc));
     } else {
         u->done = true;
         svc_reply_status(svc, &c->peer, req->id, TY_WIRE_OK, NULL);

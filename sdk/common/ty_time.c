@@ -7,6 +7,9 @@
  */
 #include "ty_time.h"
 
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
 #include <time.h>
 
 #define NS_PER_S INT64_C(1000000000)
@@ -116,4 +119,112 @@ ty__format_rfc3339(int64_t wall_ns, char *buf, size_t size)
     for (size_t i = 0; i < n; i++)
         buf[i] = out[i];
     buf[n] = '\0';
+}
+
+/* The inverse of civil: days since 1970-01-01 of y-m-d. */
+static int64_t
+days_from_civil(int64_t y, int64_t m, int64_t d)
+{
+    int64_t era, yoe, doy;
+
+    y -= m <= 2;
+    era = (y >= 0 ? y : y - 399) / 400;
+    yoe = y - era * 400;
+    doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+    return era * 146097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719468;
+}
+
+/* Exactly n digits at *p into *v, moving *p past them. */
+static bool
+digits(const char **p, int n, int64_t *v)
+{
+    *v = 0;
+    for (int i = 0; i < n; i++, (*p)++) {
+        if (**p < '0' || **p > '9')
+            return false;
+        *v = *v * 10 + (**p - '0');
+    }
+    return true;
+}
+
+/* digits, then the character sep (none when sep is 0). */
+static bool
+field(const char **p, int n, char sep, int64_t *v)
+{
+    if (!digits(p, n, v))
+        return false;
+    if (sep != '\0' && *(*p)++ != sep)
+        return false;
+    return true;
+}
+
+/* ".123456789..." at *p as nanoseconds; digits past the ninth dropped. */
+static bool
+fraction(const char **p, int64_t *ns)
+{
+    int64_t scale = NS_PER_S;
+
+    *ns = 0;
+    if (**p != '.')
+        return true;
+    if ((*p)[1] < '0' || (*p)[1] > '9')
+        return false;
+    for ((*p)++; **p >= '0' && **p <= '9'; (*p)++)
+        if (scale > 1) {
+            scale /= 10;
+            *ns += (**p - '0') * scale;
+        }
+    return true;
+}
+
+/* "Z", "+hh:mm", "-hh:mm" or nothing, as seconds east of UTC. */
+static bool
+zone(const char *p, int64_t *east)
+{
+    int64_t hh, mm;
+    int sign = *p == '-' ? -1 : 1;
+
+    *east = 0;
+    if (*p == '\0' || strcmp(p, "Z") == 0)
+        return true;
+    if (*p != '+' && *p != '-')
+        return false;
+    p++;
+    if (!field(&p, 2, ':', &hh) || !field(&p, 2, '\0', &mm) || *p != '\0' ||
+        hh > 23 || mm > 59)
+        return false;
+    *east = sign * (hh * 3600 + mm * 60);
+    return true;
+}
+
+/* Days in month m (1-12) of year y. */
+static int64_t
+month_days(int64_t y, int64_t m)
+{
+    static const int8_t days[] = {31, 28, 31, 30, 31, 30,
+                                  31, 31, 30, 31, 30, 31};
+    bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+
+    return days[m - 1] + (m == 2 && leap);
+}
+
+int
+ty__parse_rfc3339(const char *s, int64_t *wall_ns)
+{
+    int64_t y, mo, d, h, mi, sec, ns, east, t;
+
+    if (s == NULL || !field(&s, 4, '-', &y) || !field(&s, 2, '-', &mo) ||
+        !field(&s, 2, 'T', &d) || !field(&s, 2, ':', &h) ||
+        !field(&s, 2, ':', &mi) || !field(&s, 2, '\0', &sec) ||
+        !fraction(&s, &ns) || !zone(s, &east))
+        return -EINVAL;
+    /* 60: a leap second, which reads as the first second after it. */
+    if (mo < 1 || mo > 12 || d < 1 || d > month_days(y, mo) || h > 23 ||
+        mi > 59 || sec > 60)
+        return -EINVAL;
+    t = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec - east;
+    if (t < 0 || t >= INT64_MAX / NS_PER_S)
+        return -ERANGE;
+    *wall_ns = t * NS_PER_S + ns;
+    return 0;
 }

@@ -20,7 +20,7 @@
  * After fork the child gets a thread and a pipe of its own.
  */
 #include "ty_heap.h"
-#include "ty_units.h"
+#include "ty_io.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -56,37 +56,10 @@ static struct {
 static int
 write_whole(const char *name, const void *data, size_t len)
 {
-    char path[PATH_MAX], tmp[PATH_MAX + 32];
-    const char *p = data;
-    int fd;
+    char path[PATH_MAX];
 
     snprintf(path, sizeof(path), "%s/%s", P.dir, name);
-    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return -errno;
-    while (len > 0) {
-        ssize_t n = write(fd, p, len);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            int e = n < 0 ? errno : EIO;
-
-            close(fd);
-            unlink(tmp);
-            return -e;
-        }
-        p += n;
-        len -= (size_t)n;
-    }
-    if (close(fd) < 0 || rename(tmp, path) < 0) {
-        int e = errno;
-
-        unlink(tmp);
-        return -e;
-    }
-    return 0;
+    return ty__write_atomic(path, data, len, 0644);
 }
 
 static void
@@ -223,32 +196,6 @@ after_fork_child(void)
  * Configuration
  */
 
-static int
-parse_signal(const char *s)
-{
-    char *end;
-    long n;
-
-    if (s == NULL || *s == '\0')
-        return SIGUSR2;
-    if (strcmp(s, "none") == 0 || strcmp(s, "0") == 0)
-        return 0;
-    if (strncmp(s, "SIG", 3) == 0)
-        s += 3;
-    if (strcmp(s, "USR1") == 0)
-        return SIGUSR1;
-    if (strcmp(s, "USR2") == 0)
-        return SIGUSR2;
-    if (strncmp(s, "RTMIN+", 6) == 0) {
-        n = strtol(s + 6, &end, 10);
-        return *end == '\0' && n >= 0 && SIGRTMIN + n <= SIGRTMAX
-                   ? SIGRTMIN + (int)n
-                   : -1;
-    }
-    n = strtol(s, &end, 10);
-    return *end == '\0' && n > 0 && n < NSIG ? (int)n : -1;
-}
-
 /* The program's name as a label part: [A-Za-z0-9_-], at most 40. */
 static void
 program_name(void)
@@ -267,33 +214,16 @@ program_name(void)
 static void
 configure(void)
 {
-    const char *s;
-    char why[128];
+    struct ty__heap_env e;
 
-    P.dir = getenv("TESTYARD_HEAP_DIR");
-    if (P.dir == NULL || *P.dir == '\0')
-        P.dir = getenv("TEST_OUTPUTS_PATH");
-    if (P.dir == NULL || *P.dir == '\0')
-        P.dir = ".";
-    s = getenv("TESTYARD_HEAP_AT_EXIT");
-    P.at_exit = s == NULL || strcmp(s, "0") != 0;
-    P.sig = parse_signal(getenv("TESTYARD_HEAP_SIGNAL"));
-    if (P.sig < 0) {
-        fprintf(stderr,
-                "testyard-heap: TESTYARD_HEAP_SIGNAL=%s: expected "
-                "USR1, USR2, RTMIN+n, a number or none; using USR2\n",
-                getenv("TESTYARD_HEAP_SIGNAL"));
-        P.sig = SIGUSR2;
-    }
-    s = getenv("TESTYARD_HEAP_PROFILE_INTERVAL");
-    if (s != NULL && *s != '\0' &&
-        ty__parse_duration(s, &P.interval_ns, why, sizeof(why)) < 0) {
-        fprintf(stderr,
-                "testyard-heap: TESTYARD_HEAP_PROFILE_INTERVAL=%s: "
-                "%s\n",
-                s, why);
-        P.interval_ns = 0;
-    }
+    ty__heap_env_read(&e);
+    for (int i = 0; i < TY_HEAP_VAR_N; i++)
+        if (e.bad[i][0] != '\0')
+            fprintf(stderr, "testyard-heap: %s\n", e.bad[i]);
+    P.dir = e.dir;
+    P.at_exit = e.at_exit;
+    P.sig = e.sig;
+    P.interval_ns = e.interval_ns;
     program_name();
 }
 

@@ -18,7 +18,6 @@
  * consistent tables; the parent and child handlers release them.
  */
 #include "ty_heap.h"
-#include "ty_units.h"
 
 #include <errno.h>
 #include <math.h>
@@ -581,23 +580,15 @@ fork_release(void)
 }
 
 static void
-rate_from_env(void)
-{
-    const char *s = getenv("TESTYARD_HEAP_RATE");
-    uint64_t rate;
-    char why[128];
-
-    if (s != NULL && *s != '\0' &&
-        ty__parse_size(s, &rate, why, sizeof(why)) == 0)
-        atomic_store(&H.rate, rate);
-}
-
-static void
 start_once(void)
 {
+    struct ty__heap_env env;
+
     ty__heap_thr.busy = 1;
-    rate_from_env();
-    ty__unwind_init();
+    ty__heap_env_read(&env);
+    if (env.rate_set)
+        atomic_store(&H.rate, env.rate);
+    ty__unwind_init(env.unwind);
     pthread_atfork(fork_prepare, fork_release, fork_release);
     ty__heap_thr.busy = 0;
     ty__heap_thr.left = -1;

@@ -204,9 +204,10 @@ enum ty__unwind_mode {
     TY_UNWIND_BACKTRACE, /* glibc backtrace() (DWARF CFI) only */
 };
 
-/* Read TESTYARD_HEAP_UNWIND, find which loaded code keeps frame pointers,
- * and make backtrace() load its unwinder now rather than inside malloc. */
-void ty__unwind_init(void);
+/* Unwind as mode (TESTYARD_HEAP_UNWIND) says, find which loaded code keeps
+ * frame pointers, and make backtrace() load its unwinder now rather than
+ * inside malloc. */
+void ty__unwind_init(enum ty__unwind_mode mode);
 enum ty__unwind_mode ty__unwind_mode(void);
 /* Fill pcs with the stack from the allocating function up: pcs[0] is ra,
  * frame that function's frame pointer (see ty__heap_sample). Returns the
@@ -214,5 +215,40 @@ enum ty__unwind_mode ty__unwind_mode(void);
 int ty__unwind(uintptr_t *pcs, int max, void *ra, void *frame);
 /* How many stacks were taken by frame pointers and by backtrace(). */
 void ty__unwind_stats(uint64_t *fp, uint64_t *bt);
+
+/* ------------------------------------------------------------------------
+ * Settings (ty_heap_env.c): the TESTYARD_HEAP_* variables, read and checked
+ * in one place for the linked SDK and the LD_PRELOAD library alike.
+ */
+
+enum ty__heap_var {
+    TY_HEAP_VAR_RATE,     /* TESTYARD_HEAP_RATE */
+    TY_HEAP_VAR_INTERVAL, /* TESTYARD_HEAP_PROFILE_INTERVAL */
+    TY_HEAP_VAR_UNWIND,   /* TESTYARD_HEAP_UNWIND */
+    TY_HEAP_VAR_SIGNAL,   /* TESTYARD_HEAP_SIGNAL (LD_PRELOAD only) */
+    TY_HEAP_VAR_N,
+};
+
+#define TY_HEAP_BAD_MAX 256
+
+struct ty__heap_env {
+    bool rate_set;       /* TESTYARD_HEAP_RATE given and valid */
+    uint64_t rate;       /* TY_HEAP_DEFAULT_RATE when not rate_set */
+    int64_t interval_ns; /* 0: no periodic snapshots */
+    enum ty__unwind_mode unwind;
+    int sig;         /* the snapshot signal; 0 for none */
+    bool at_exit;    /* TESTYARD_HEAP_AT_EXIT is not "0" */
+    const char *dir; /* where LD_PRELOAD snapshots go; borrowed */
+    /* For each variable whose value was refused, the line that says so
+     * and what is used instead ("" when it was fine), without a prefix:
+     * the SDK sends it as a message, the LD_PRELOAD library to stderr. */
+    char bad[TY_HEAP_VAR_N][TY_HEAP_BAD_MAX];
+};
+
+/* Read the variables as they are now into *e; allocates nothing, so the
+ * profiler's start inside the first malloc may call it. ty__heap_start
+ * takes the rate and the unwinder from it, ty__heapctl_init (each handle)
+ * the interval, the LD_PRELOAD library's constructor the rest. */
+void ty__heap_env_read(struct ty__heap_env *e);
 
 #endif

@@ -165,17 +165,12 @@ find_fp_code(struct dl_phdr_info *info, size_t size, void *arg)
 }
 
 void
-ty__unwind_init(void)
+ty__unwind_init(enum ty__unwind_mode mode)
 {
-    const char *m = getenv("TESTYARD_HEAP_UNWIND");
     struct find_ctx c = {(uintptr_t)&ty__unwind_init, 0};
     void *warm[4];
 
-    U.mode = TY_UNWIND_AUTO;
-    if (m != NULL && strcmp(m, "fp") == 0)
-        U.mode = TY_UNWIND_FP;
-    else if (m != NULL && strcmp(m, "backtrace") == 0)
-        U.mode = TY_UNWIND_BACKTRACE;
+    U.mode = mode;
     if (U.mode == TY_UNWIND_AUTO)
         dl_iterate_phdr(find_fp_code, &c);
     /* The first backtrace() loads libgcc_s and allocates: do it now, not

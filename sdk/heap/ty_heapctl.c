@@ -368,38 +368,17 @@ periodic_main(void *arg)
     return NULL;
 }
 
+/* What the SDK does with the settings: the values refused are said once,
+ * as the LD_PRELOAD library says them (TESTYARD_HEAP_SIGNAL is its own). */
 static void
-check_rate_env(struct ty *ty)
+report_bad_env(struct ty *ty, const struct ty__heap_env *e)
 {
-    const char *s = getenv("TESTYARD_HEAP_RATE");
-    uint64_t rate;
-    char why[128];
+    static const enum ty__heap_var vars[] = {
+        TY_HEAP_VAR_RATE, TY_HEAP_VAR_INTERVAL, TY_HEAP_VAR_UNWIND};
 
-    if (s != NULL && *s != '\0' &&
-        ty__parse_size(s, &rate, why, sizeof(why)) < 0)
-        ty_message(ty,
-                   "heap: TESTYARD_HEAP_RATE=\"%.40s\": %s; sampling "
-                   "every %llu bytes",
-                   s, why, (unsigned long long)ty__heap_get_rate());
-}
-
-static int64_t
-interval_env(struct ty *ty)
-{
-    const char *s = getenv("TESTYARD_HEAP_PROFILE_INTERVAL");
-    int64_t ns = 0;
-    char why[128];
-
-    if (s == NULL || *s == '\0')
-        return 0;
-    if (ty__parse_duration(s, &ns, why, sizeof(why)) < 0 || ns < 0) {
-        ty_message(ty,
-                   "heap: TESTYARD_HEAP_PROFILE_INTERVAL=\"%.40s\": %s; "
-                   "no periodic snapshots",
-                   s, why);
-        return 0;
-    }
-    return ns;
+    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+        if (e->bad[vars[i]][0] != '\0')
+            ty_message(ty, "heap: %s", e->bad[vars[i]]);
 }
 
 static void
@@ -420,14 +399,16 @@ void
 ty__heapctl_init(struct ty *ty)
 {
     struct ty__heapctl *h = calloc(1, sizeof(*h));
+    struct ty__heap_env env;
 
     ty__heap_start();
-    check_rate_env(ty);
+    ty__heap_env_read(&env);
+    report_bad_env(ty, &env);
     if (h == NULL)
         return;
     pthread_mutex_init(&h->mu, NULL);
     ty->heapctl = h;
-    h->interval_ns = interval_env(ty);
+    h->interval_ns = env.interval_ns;
     if (h->interval_ns > 0)
         periodic_start(ty, h);
 }

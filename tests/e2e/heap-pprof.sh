@@ -165,4 +165,19 @@ check "plan: round sidecar has its round" \
     test "$(json_num "$out/heap-round-2-pre-trim.json" round)" = 2
 check_tools "$out/heap-one.pb.gz" plan_keep_blocks "plan"
 
+# --- A bad value: the same line from the SDK and from LD_PRELOAD ---------
+out=$tmp/bad
+mkdir -p "$out"
+TESTYARD_HEAP_RATE=lots TESTYARD_HEAP_DIR=$out LD_PRELOAD=$lib \
+    "$tmp/heap_prog" >/dev/null 2>"$tmp/bad-preload.err"
+line=$(sed -n 's/^testyard-heap: \(TESTYARD_HEAP_RATE=.*\)$/\1/p' \
+    "$tmp/bad-preload.err")
+check "preload: TESTYARD_HEAP_RATE=lots is refused on stderr, 512 KiB used" \
+    grep -q '^TESTYARD_HEAP_RATE="lots": expected a size.*; sampling every 524288 bytes$' \
+    <<<"$line"
+TEST_CASE=snap TEST_OUTPUTS_PATH=$out TESTYARD_HEAP_RATE=lots \
+    "$tmp/heap_plan" >"$tmp/bad-plan.out" 2>&1
+check "plan: the same line as a message event" \
+    grep -qF "\"message\":\"heap: ${line//\"/\\\"}\"" "$tmp/bad-plan.out"
+
 echo "$n tests"

@@ -318,14 +318,16 @@ t_formatting(void)
 static void
 t_parse_time(void)
 {
-    CHECK_EQ_INT(report_parse_time_ns("1970-01-01T00:00:01.5Z"), 1500000000LL);
-    CHECK_EQ_INT(report_parse_time_ns("2026-11-29T18:45:29.123Z"),
+    CHECK_EQ_INT(time_parse_rfc3339("1970-01-01T00:00:01.5Z"), 1500000000LL);
+    CHECK_EQ_INT(time_parse_rfc3339("2026-11-29T18:45:29.123Z"),
                  1795977929123000000LL);
-    CHECK_EQ_INT(report_parse_time_ns("2026-11-29T18:45:29Z"),
+    CHECK_EQ_INT(time_parse_rfc3339("2026-11-29T18:45:29Z"),
                  1795977929000000000LL);
-    CHECK_EQ_INT(report_parse_time_ns("2026-11-29 18:45"), 0);
-    CHECK_EQ_INT(report_parse_time_ns("2026-11-29T18:45:29.1+02:00"), 0);
-    CHECK_EQ_INT(report_parse_time_ns(NULL), 0);
+    CHECK_EQ_INT(time_parse_rfc3339("2026-11-29 18:45"), 0);
+    CHECK_EQ_INT(time_parse_rfc3339("2026-11-29T18:45:29.1+02:00"),
+                 time_parse_rfc3339("2026-11-29T16:45:29.1Z"));
+    CHECK_EQ_INT(time_parse_rfc3339("0001-01-01T00:00:00Z"), 0);
+    CHECK_EQ_INT(time_parse_rfc3339(NULL), 0);
 }
 
 static const struct th_case cases[] = {

@@ -1,0 +1,139 @@
+/*
+ * ty_heap_env.c — the heap profiler's settings from the environment.
+ *
+ * The profiler runs linked into a plan through the SDK and as an
+ * LD_PRELOAD library for any program; both read the same TESTYARD_HEAP_*
+ * variables here, with one validation and one set of defaults, so a bad
+ * value gets the same words whichever way the profiler was loaded.
+ * Nothing here allocates: the profiler's start, which reads the rate and
+ * the unwinder, may be inside the first malloc.
+ */
+#include "ty_heap.h"
+#include "ty_units.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Set, NUL-terminated and not empty. */
+static const char *
+var(const char *name)
+{
+    const char *s = getenv(name);
+
+    return s != NULL && *s != '\0' ? s : NULL;
+}
+
+static void
+read_rate(struct ty__heap_env *e)
+{
+    const char *s = var("TESTYARD_HEAP_RATE");
+    char why[128];
+
+    if (s == NULL)
+        return;
+    if (ty__parse_size(s, &e->rate, why, sizeof(why)) == 0) {
+        e->rate_set = true;
+        return;
+    }
+    e->rate = TY_HEAP_DEFAULT_RATE;
+    snprintf(e->bad[TY_HEAP_VAR_RATE], TY_HEAP_BAD_MAX,
+             "TESTYARD_HEAP_RATE=\"%.40s\": %s; sampling every %u bytes", s,
+             why, TY_HEAP_DEFAULT_RATE);
+}
+
+static void
+read_interval(struct ty__heap_env *e)
+{
+    const char *s = var("TESTYARD_HEAP_PROFILE_INTERVAL");
+    char why[128];
+
+    if (s == NULL ||
+        ty__parse_duration(s, &e->interval_ns, why, sizeof(why)) == 0)
+        return;
+    e->interval_ns = 0;
+    snprintf(e->bad[TY_HEAP_VAR_INTERVAL], TY_HEAP_BAD_MAX,
+             "TESTYARD_HEAP_PROFILE_INTERVAL=\"%.40s\": %s; no periodic "
+             "snapshots",
+             s, why);
+}
+
+static void
+read_unwind(struct ty__heap_env *e)
+{
+    const char *s = var("TESTYARD_HEAP_UNWIND");
+
+    if (s == NULL || strcmp(s, "auto") == 0)
+        return;
+    if (strcmp(s, "fp") == 0)
+        e->unwind = TY_UNWIND_FP;
+    else if (strcmp(s, "backtrace") == 0)
+        e->unwind = TY_UNWIND_BACKTRACE;
+    else
+        snprintf(e->bad[TY_HEAP_VAR_UNWIND], TY_HEAP_BAD_MAX,
+                 "TESTYARD_HEAP_UNWIND=\"%.40s\": expected auto, fp or "
+                 "backtrace; using auto",
+                 s);
+}
+
+/* "USR1", "SIGUSR2", "RTMIN+3", "12", "none" or "0"; -1 when none of
+ * these. */
+static int
+parse_signal(const char *s)
+{
+    char *end;
+    long n;
+
+    if (strcmp(s, "none") == 0 || strcmp(s, "0") == 0)
+        return 0;
+    if (strncmp(s, "SIG", 3) == 0)
+        s += 3;
+    if (strcmp(s, "USR1") == 0)
+        return SIGUSR1;
+    if (strcmp(s, "USR2") == 0)
+        return SIGUSR2;
+    if (strncmp(s, "RTMIN+", 6) == 0) {
+        n = strtol(s + 6, &end, 10);
+        return *end == '\0' && n >= 0 && SIGRTMIN + n <= SIGRTMAX
+                   ? SIGRTMIN + (int)n
+                   : -1;
+    }
+    n = strtol(s, &end, 10);
+    return *end == '\0' && n > 0 && n < NSIG ? (int)n : -1;
+}
+
+static void
+read_signal(struct ty__heap_env *e)
+{
+    const char *s = var("TESTYARD_HEAP_SIGNAL");
+
+    if (s == NULL || (e->sig = parse_signal(s)) >= 0)
+        return;
+    e->sig = SIGUSR2;
+    snprintf(e->bad[TY_HEAP_VAR_SIGNAL], TY_HEAP_BAD_MAX,
+             "TESTYARD_HEAP_SIGNAL=\"%.40s\": expected USR1, USR2, RTMIN+n, "
+             "a number or none; using USR2",
+             s);
+}
+
+void
+ty__heap_env_read(struct ty__heap_env *e)
+{
+    const char *s = getenv("TESTYARD_HEAP_AT_EXIT");
+
+    memset(e, 0, sizeof(*e));
+    e->rate = TY_HEAP_DEFAULT_RATE;
+    e->unwind = TY_UNWIND_AUTO;
+    e->sig = SIGUSR2;
+    e->at_exit = s == NULL || strcmp(s, "0") != 0;
+    e->dir = var("TESTYARD_HEAP_DIR");
+    if (e->dir == NULL)
+        e->dir = var("TEST_OUTPUTS_PATH");
+    if (e->dir == NULL)
+        e->dir = ".";
+    read_rate(e);
+    read_interval(e);
+    read_unwind(e);
+    read_signal(e);
+}
