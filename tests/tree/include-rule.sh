@@ -8,8 +8,7 @@ n=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 notok() { n=$((n + 1)); echo "not ok $n - $1"; shift; printf '#   %s\n' "$@"; }
 
-out=$(scripts/check-includes 2>&1)
-if [ $? -eq 0 ] && [ -z "$out" ]; then
+if out=$(scripts/check-includes 2>&1) && [ -z "$out" ]; then
     ok "the tree keeps the rule"
 else
     notok "the tree keeps the rule" "$out"
@@ -76,8 +75,7 @@ expect_breach "a plan reaches SDK internals" plans/placebo/main.c \
 # white-box tests may include a module's private header
 reset
 plant tests/unit/base/test_tar.c '#include "report/report_int.h"'
-out=$(cd "$copy" && scripts/check-includes 2>&1)
-if [ $? -eq 0 ]; then
+if out=$(cd "$copy" && scripts/check-includes 2>&1); then
     ok "tests may include private headers"
 else
     notok "tests may include private headers" "$out"
