@@ -1,45 +1,102 @@
 /*
- * cmd_args.c — argument parsing that several subcommands share (see
- * cmd.h): `validate` and `describe` both take [--plans DIR] and one
- * operand, and say the same things when the arguments are wrong.
+ * cmd_args.c — the argument convention every command follows (see cmd.h):
+ * getopt_long with one set of messages for an unknown option, a missing
+ * argument and a wrong number of operands, and one way of printing them.
+ * `validate` and `describe` share their whole parser: [--plans DIR] and
+ * one operand.
  */
 #include "cmd.h"
 
-#include "base/err.h"
-
-#include <getopt.h>
+#include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
+
+int
+cmd_usage_err(struct err *err, int code, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+    va_end(ap);
+    err->code = code;
+    return err_status(err, EXIT_USAGE);
+}
+
+int
+cmd_getopt(int argc, char **argv, const char *shortopts,
+           const struct option *longopts, struct err *err)
+{
+    const char *arg;
+    int c;
+
+    opterr = 0;
+    c = getopt_long(argc, argv, shortopts, longopts, NULL);
+    if (c != '?' && c != ':')
+        return c;
+    /* a short option is named by optopt ("-x" of "-qx"), a long one by
+     * its word up to any "=value" */
+    arg = argv[optind - 1];
+    if (c == '?' && optopt != 0)
+        cmd_usage_err(err, CMD_ESHAPE, "unknown option '-%c'", optopt);
+    else if (c == '?')
+        cmd_usage_err(err, CMD_ESHAPE, "unknown option '%.*s'",
+                      (int)strcspn(arg, "="), arg);
+    else if (arg[0] == '-' && arg[1] == '-')
+        cmd_usage_err(err, CMD_ESHAPE, "missing argument for '%s'", arg);
+    else
+        cmd_usage_err(err, CMD_ESHAPE, "missing argument for '-%c'", optopt);
+    return '?';
+}
+
+int
+cmd_operands(int argc, char **argv, const struct cmd_usage *u, int n,
+             struct err *err)
+{
+    if (argc - optind == n)
+        return 0;
+    if (u->operands == NULL)
+        return cmd_usage_err(err, CMD_ESHAPE, "unexpected argument '%s'",
+                             argv[optind]);
+    return cmd_usage_err(err, CMD_ESHAPE, "expected %s", u->operands);
+}
+
+int
+cmd_args_end(const struct cmd_usage *u, int rc, const struct err *err)
+{
+    if (rc > 0)
+        return 0;
+    if (err->code == CMD_EVALUE) {
+        fprintf(stderr, "testyard: %s\n", err->msg);
+    } else {
+        fprintf(stderr, "testyard%s%s: %s\n", u->cmd ? " " : "",
+                u->cmd ? u->cmd : "", err->msg);
+        u->print(stderr);
+    }
+    return err->status ? err->status : EXIT_USAGE;
+}
 
 int
 cmd_args_plans(int argc, char **argv, const struct cmd_usage *u,
-               const char **plans)
+               const char **plans, struct err *err)
 {
     static const struct option longopts[] = {
         {"plans", required_argument, NULL, 'p'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    int ch;
+    int c;
 
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":p:h", longopts, NULL)) != -1) {
-        if (ch == 'p') {
+    optind = 0;
+    while ((c = cmd_getopt(argc, argv, ":p:h", longopts, err)) != -1) {
+        if (c == 'p') {
             *plans = optarg;
-        } else if (ch == 'h') {
+        } else if (c == 'h') {
             u->print(stdout);
-            return -1;
+            return 1;
         } else {
-            fprintf(stderr, "testyard %s: %s %s\n", u->cmd,
-                    ch == ':' ? "missing argument for" : "unknown option",
-                    argv[optind - 1]);
-            u->print(stderr);
-            return EXIT_USAGE;
+            return -1;
         }
     }
-    if (argc - optind == 1)
-        return 0;
-    fprintf(stderr, "testyard %s: expected one %s\n", u->cmd, u->operand);
-    u->print(stderr);
-    return EXIT_USAGE;
+    return cmd_operands(argc, argv, u, 1, err);
 }

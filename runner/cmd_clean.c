@@ -266,44 +266,55 @@ plain_id(const char *s)
                      "0123456789._-") == n;
 }
 
-static int
-usage_error(const char *fmt, const char *arg)
-{
-    fprintf(stderr, "testyard clean: ");
-    fprintf(stderr, fmt, arg);
-    fputc('\n', stderr);
-    usage(stderr);
-    return EXIT_USAGE;
-}
+static const struct cmd_usage clean_usage = {"clean", NULL, usage};
 
-/* 0 after --help, EXIT_USAGE after a mistake, -1 to go on. */
+/* 0 to go on, 1 after --help, -1 on a usage error (cmd.h). */
 static int
-parse_args(int argc, char **argv, struct clean_opts *o)
+parse_args(int argc, char **argv, struct clean_opts *o, struct err *err)
 {
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            usage(stdout);
-            return 0;
-        } else if (strcmp(argv[i], "--dry-run") == 0) {
-            o->dry = true;
-        } else if (strcmp(argv[i], "--force") == 0) {
-            o->force = true;
-        } else if (strcmp(argv[i], "--run") == 0 && i + 1 < argc) {
-            o->run = argv[++i];
+    static const struct option longopts[] = {
+        {"run", required_argument, NULL, 'r'},
+        {"runs", required_argument, NULL, 'R'},
+        {"force", no_argument, NULL, 'f'},
+        {"dry-run", no_argument, NULL, 'n'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int c;
+
+    optind = 0;
+    while ((c = cmd_getopt(argc, argv, ":h", longopts, err)) != -1) {
+        switch (c) {
+        case 'r':
+            o->run = optarg;
             if (!plain_id(o->run))
-                return usage_error("--run: expected a run id (letters, "
-                                   "digits, '.', '_', '-'; not '.' first), "
-                                   "got '%s'",
-                                   o->run);
-        } else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
-            o->runs = argv[++i];
-        } else {
-            return usage_error("unexpected argument '%s'", argv[i]);
+                return cmd_usage_err(err, CMD_EVALUE,
+                                     "--run: expected a run id (letters, "
+                                     "digits, '.', '_', '-'; not '.' "
+                                     "first), got '%s'",
+                                     o->run);
+            break;
+        case 'R':
+            o->runs = optarg;
+            break;
+        case 'f':
+            o->force = true;
+            break;
+        case 'n':
+            o->dry = true;
+            break;
+        case 'h':
+            usage(stdout);
+            return 1;
+        default:
+            return -1;
         }
     }
+    if (cmd_operands(argc, argv, &clean_usage, 0, err) < 0)
+        return -1;
     if (o->force && o->run == NULL)
-        return usage_error("%s", "--force needs --run ID");
-    return -1;
+        return cmd_usage_err(err, CMD_ESHAPE, "--force needs --run ID");
+    return 0;
 }
 
 void
@@ -376,10 +387,11 @@ cmd_clean(int argc, char **argv)
 {
     struct clean_opts o = {.runs = getenv("TESTYARD_RUNS")};
     struct clean_tally t = {0};
-    int rc = parse_args(argc, argv, &o);
+    struct err err = {0};
+    int rc = parse_args(argc, argv, &o, &err);
 
-    if (rc >= 0)
-        return rc;
+    if (rc != 0)
+        return cmd_args_end(&clean_usage, rc, &err);
     if (o.runs == NULL || o.runs[0] == '\0')
         o.runs = "runs";
     /* Containers first, so that none still writes in a run folder whose

@@ -36,29 +36,36 @@ usage(FILE *out)
             "73 cannot create the output, 74 read or write error.\n");
 }
 
+static const struct cmd_usage collect_usage = {"collect", "one RUN_DIR", usage};
+
+/* 0 to go on, 1 after --help, -1 on a usage error (cmd.h). */
 static int
-parse_args(int argc, char **argv, const char **dir, const char **out)
+parse_args(int argc, char **argv, const char **dir, const char **out,
+           struct err *err)
 {
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+    static const struct option longopts[] = {
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int c;
+
+    optind = 0;
+    while ((c = cmd_getopt(argc, argv, ":o:h", longopts, err)) != -1) {
+        switch (c) {
+        case 'o':
+            *out = optarg;
+            break;
+        case 'h':
             usage(stdout);
-            return 0;
-        } else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
-            *out = argv[++i];
-        } else if (argv[i][0] != '-' && *dir == NULL) {
-            *dir = argv[i];
-        } else {
-            fprintf(stderr, "testyard collect: unexpected argument '%s'\n",
-                    argv[i]);
-            usage(stderr);
-            return EXIT_USAGE;
+            return 1;
+        default:
+            return -1;
         }
     }
-    if (*dir == NULL) {
-        usage(stderr);
-        return EXIT_USAGE;
-    }
-    return -1;
+    if (cmd_operands(argc, argv, &collect_usage, 1, err) < 0)
+        return -1;
+    *dir = argv[optind];
+    return 0;
 }
 
 /* The run folder's real path and its last component, the run id. */
@@ -182,10 +189,10 @@ cmd_collect(int argc, char **argv)
     struct err err = {0};
     uint64_t entries = 0;
     struct stat st;
-    int rc = parse_args(argc, argv, &dir, &out);
+    int rc = parse_args(argc, argv, &dir, &out, &err);
 
-    if (rc >= 0)
-        return rc;
+    if (rc != 0)
+        return cmd_args_end(&collect_usage, rc, &err);
     if (resolve_run(dir, &run, &id, &err) == 0) {
         if (out == NULL)
             out = def = xasprintf("%s.tgz", id);

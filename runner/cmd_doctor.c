@@ -330,26 +330,49 @@ run_checks(struct doctor *dr)
     return failed;
 }
 
+static void
+usage(FILE *out)
+{
+    fprintf(out, "usage: testyard doctor\n\nCheck that local:docker runs "
+                 "can work here: the engine, its API\nversion, cgroups and "
+                 "storage driver, a FROM scratch build, the\ncompiler and "
+                 "libraries plans need, and loopback ports. Each check\n"
+                 "prints ok, FAIL with a fix, or skip.\n\nExit status: 0 all "
+                 "passed, 1 a check failed, 69 no engine answers.\n");
+}
+
+static const struct cmd_usage doctor_usage = {"doctor", NULL, usage};
+
+/* 0 to go on, 1 after --help, -1 on a usage error (cmd.h). */
+static int
+parse_args(int argc, char **argv, struct err *err)
+{
+    static const struct option longopts[] = {
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int c;
+
+    optind = 0;
+    while ((c = cmd_getopt(argc, argv, ":h", longopts, err)) != -1) {
+        if (c != 'h')
+            return -1;
+        usage(stdout);
+        return 1;
+    }
+    return cmd_operands(argc, argv, &doctor_usage, 0, err);
+}
+
 int
 cmd_doctor(int argc, char **argv)
 {
     struct doctor dr = {0};
+    struct err err = {0};
     int failed;
+    int rc = parse_args(argc, argv, &err);
 
-    if (argc > 1 &&
-        (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
-        printf("usage: testyard doctor\n\nCheck that local:docker runs "
-               "can work here: the engine, its API\nversion, cgroups and "
-               "storage driver, a FROM scratch build, the\ncompiler and "
-               "libraries plans need, and loopback ports. Each check\n"
-               "prints ok, FAIL with a fix, or skip.\n\nExit status: 0 all "
-               "passed, 1 a check failed, 69 no engine answers.\n");
-        return 0;
-    }
-    if (argc > 1) {
-        fprintf(stderr, "testyard doctor: unexpected argument '%s'\n", argv[1]);
-        return EXIT_USAGE;
-    }
+    if (rc != 0)
+        return cmd_args_end(&doctor_usage, rc, &err);
     dr.d = docker_new(NULL, &dr.engine_err);
     if (dr.d != NULL)
         dr.info = docker_info(dr.d, NULL);

@@ -44,8 +44,28 @@ struct run_args {
     struct run_opts opts;
 };
 
+static const struct cmd_usage run_usage = {"run", "one COMPOSITION", usage};
+
+/* The values of --runner and --run-id (CMD_EVALUE errors). */
 static int
-parse_args(int argc, char **argv, struct run_args *a)
+check_values(const struct run_args *a, struct err *err)
+{
+    struct err e = {0};
+
+    if (a->runner != NULL && strcmp(a->runner, "local:exec") != 0 &&
+        strcmp(a->runner, "local:docker") != 0)
+        return cmd_usage_err(err, CMD_EVALUE,
+                             "--runner: expected local:exec or "
+                             "local:docker, got \"%s\"",
+                             a->runner);
+    if (a->opts.run_id != NULL && run_id_check(a->opts.run_id, &e) < 0)
+        return cmd_usage_err(err, CMD_EVALUE, "--%s", e.msg);
+    return 0;
+}
+
+/* 0 to go on, 1 after --help, -1 on a usage error (cmd.h). */
+static int
+parse_args(int argc, char **argv, struct run_args *a, struct err *err)
 {
     static const struct option longopts[] = {
         {"plans", required_argument, NULL, 'p'},
@@ -57,12 +77,12 @@ parse_args(int argc, char **argv, struct run_args *a)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    struct err err = {0};
     int c;
 
     a->opts.runs_dir = getenv("TESTYARD_RUNS");
     a->opts.progress = isatty(STDOUT_FILENO);
-    while ((c = getopt_long(argc, argv, "qh", longopts, NULL)) != -1) {
+    optind = 0;
+    while ((c = cmd_getopt(argc, argv, ":qh", longopts, err)) != -1) {
         switch (c) {
         case 'p':
             a->plans = optarg;
@@ -84,30 +104,16 @@ parse_args(int argc, char **argv, struct run_args *a)
             break;
         case 'h':
             usage(stdout);
-            return 0;
+            return 1;
         default:
-            usage(stderr);
-            return EXIT_USAGE;
+            return -1;
         }
     }
-    if (a->runner != NULL && strcmp(a->runner, "local:exec") != 0 &&
-        strcmp(a->runner, "local:docker") != 0) {
-        fprintf(stderr,
-                "testyard: --runner: expected local:exec or "
-                "local:docker, got \"%s\"\n",
-                a->runner);
-        return EXIT_USAGE;
-    }
-    if (a->opts.run_id != NULL && run_id_check(a->opts.run_id, &err) < 0) {
-        fprintf(stderr, "testyard: --%s\n", err.msg);
-        return EXIT_USAGE;
-    }
-    if (optind != argc - 1) {
-        usage(stderr);
-        return EXIT_USAGE;
-    }
+    if (check_values(a, err) < 0 ||
+        cmd_operands(argc, argv, &run_usage, 1, err) < 0)
+        return -1;
     a->path = argv[optind];
-    return -1;
+    return 0;
 }
 
 int
@@ -118,10 +124,10 @@ cmd_run(int argc, char **argv)
     struct run_summary sum = {0};
     struct composition *comp;
     struct err err = {0};
-    int rc = parse_args(argc, argv, &a);
+    int rc = parse_args(argc, argv, &a, &err);
 
-    if (rc >= 0)
-        return rc;
+    if (rc != 0)
+        return cmd_args_end(&run_usage, rc, &err);
     run_block_signals();
     copts.plans_dir = a.plans;
     copts.runner = a.runner;
