@@ -20,7 +20,6 @@ child(char *const argv[], const struct proc_opts *o, int outfd, int execfd)
 {
     sigset_t none;
     int devnull = open("/dev/null", O_RDWR);
-    int e;
 
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
@@ -32,10 +31,7 @@ child(char *const argv[], const struct proc_opts *o, int outfd, int execfd)
         execve(argv[0], argv, o->env);
     else
         execvp(argv[0], argv);
-    e = errno;
-    if (write(execfd, &e, sizeof(e)) < 0)
-        (void)0; /* the parent then sees a plain exit 127 */
-    _exit(127);
+    proc_exec_failed(execfd);
 }
 
 static void
@@ -59,22 +55,41 @@ drain(int fd, struct strbuf *out, size_t max)
     }
 }
 
-/* Whether the child's exec failed: it wrote errno before exiting. */
-static bool
-exec_failed(int execfd)
+int
+proc_exec_pipe(int fds[2], struct err *err)
 {
-    int e;
+    if (pipe2(fds, O_CLOEXEC) < 0)
+        return err_sys(err, errno, "pipe");
+    return 0;
+}
+
+void
+proc_exec_failed(int wfd)
+{
+    int e = errno;
+
+    if (write(wfd, &e, sizeof(e)) < 0)
+        (void)0; /* the parent then sees a plain exit 127 */
+    _exit(127);
+}
+
+int
+proc_exec_result(int rfd)
+{
+    int e = 0;
     ssize_t n;
 
     do
-        n = read(execfd, &e, sizeof(e));
+        n = read(rfd, &e, sizeof(e));
     while (n < 0 && errno == EINTR);
-    return n == (ssize_t)sizeof(e);
+    close(rfd);
+    return n == (ssize_t)sizeof(e) && e != 0 ? e : 0;
 }
 
-/* Wait for pid; its exit status (or 128+signal), or -1. */
+/* Wait for pid; its exit status (or 128+signal), or -1 (exec_err: the
+ * errno its exec failed with, 0 when it ran). */
 static int
-reap(pid_t pid, const char *name, bool failed, struct err *err)
+reap(pid_t pid, const char *name, int exec_err, struct err *err)
 {
     int status;
 
@@ -82,8 +97,8 @@ reap(pid_t pid, const char *name, bool failed, struct err *err)
         if (errno != EINTR)
             return err_sys(err, errno, "waitpid %s", name);
     }
-    if (failed)
-        return err_set(err, ENOENT, "%s: could not be run", name);
+    if (exec_err != 0)
+        return err_sys(err, exec_err, "%s: could not be run", name);
     if (WIFEXITED(status))
         return WEXITSTATUS(status);
     return 128 + WTERMSIG(status);
@@ -93,16 +108,13 @@ reap(pid_t pid, const char *name, bool failed, struct err *err)
 static int
 open_pipes(int out[2], int ex[2], struct err *err)
 {
-    int e;
-
     if (pipe2(out, O_CLOEXEC) < 0)
         return err_sys(err, errno, "pipe");
-    if (pipe2(ex, O_CLOEXEC) == 0)
+    if (proc_exec_pipe(ex, err) == 0)
         return 0;
-    e = errno;
     close(out[0]);
     close(out[1]);
-    return err_sys(err, e, "pipe");
+    return -1;
 }
 
 int
@@ -110,8 +122,7 @@ proc_run_opts(char *const argv[], const struct proc_opts *o, struct strbuf *out,
               struct err *err)
 {
     static const struct proc_opts none = {NULL, 0};
-    int fds[2], ex[2], e;
-    bool failed;
+    int fds[2], ex[2], e, exec_err = 0;
     pid_t pid;
 
     o = o ? o : &none;
@@ -126,11 +137,13 @@ proc_run_opts(char *const argv[], const struct proc_opts *o, struct strbuf *out,
     if (pid > 0)
         drain(fds[0], out, o->max_out);
     close(fds[0]);
-    failed = pid > 0 && exec_failed(ex[0]);
-    close(ex[0]);
+    if (pid > 0)
+        exec_err = proc_exec_result(ex[0]);
+    else
+        close(ex[0]);
     if (pid < 0)
         return err_sys(err, e, "fork");
-    return reap(pid, argv[0], failed, err);
+    return reap(pid, argv[0], exec_err, err);
 }
 
 int
