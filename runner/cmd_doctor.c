@@ -202,13 +202,18 @@ check_build(struct doctor *dr)
     return OK;
 }
 
+/* A tool's --version or pkg-config answers at once; one that hangs fails
+ * its check rather than the doctor. */
+#define DOCTOR_TOOL_TIMEOUT_MS 10000
+
 /* argv[0] found in PATH and runs. */
 static bool
 runs(char *const argv[])
 {
+    struct proc_opts o = {.timeout_ms = DOCTOR_TOOL_TIMEOUT_MS};
     struct err err = {0};
 
-    return proc_run(argv, NULL, &err) == 0;
+    return proc_run_opts(argv, &o, NULL, &err) == 0;
 }
 
 /* Something plans need and the Debian package that provides it. */

@@ -4,12 +4,14 @@
  * A failed exec is told to the parent over a close-on-exec pipe (the
  * child writes its errno there), not by an exit status: the dynamic loader
  * exits 127 when a library is missing, and that is an answer to read, not
- * a program that could not be run.
+ * a program that could not be run. A deadline, when given, kills the
+ * program and stops reading its output.
  */
 #include "base/proc.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -34,20 +36,48 @@ child(char *const argv[], const struct proc_opts *o, int outfd, int execfd)
     proc_exec_failed(execfd);
 }
 
-static void
-drain(int fd, struct strbuf *out, size_t max)
+/* Wait until fd is readable or the deadline (monotonic ns, 0: none)
+ * passes; false when it passed. */
+static bool
+wait_readable(int fd, int64_t deadline)
+{
+    struct pollfd p = {fd, POLLIN, 0};
+    int64_t left;
+    int n;
+
+    if (deadline == 0)
+        return true;
+    do {
+        left = deadline - now_mono_ns();
+        if (left <= 0)
+            return false;
+        n = poll(&p, 1, (int)(left / 1000000 + 1));
+    } while (n < 0 && errno == EINTR);
+    return n != 0;
+}
+
+/* Read fd to its end into out, keeping at most max bytes (0: all). When
+ * the deadline passes first, kill pid and stop reading (what it started
+ * may hold the pipe open); returns whether it did. */
+static bool
+drain(int fd, struct strbuf *out, size_t max, int64_t deadline, pid_t pid)
 {
     size_t kept = 0;
     char buf[4096];
 
     for (;;) {
-        ssize_t n = read(fd, buf, sizeof(buf));
+        ssize_t n;
         size_t keep;
 
+        if (!wait_readable(fd, deadline)) {
+            kill(pid, SIGKILL);
+            return true;
+        }
+        n = read(fd, buf, sizeof(buf));
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
-            break;
+            return false;
         keep = max == 0 || max - kept >= (size_t)n ? (size_t)n : max - kept;
         if (out != NULL && keep > 0)
             strbuf_add(out, buf, keep);
@@ -87,9 +117,10 @@ proc_exec_result(int rfd)
 }
 
 /* Wait for pid; its exit status (or 128+signal), or -1 (exec_err: the
- * errno its exec failed with, 0 when it ran). */
+ * errno its exec failed with, 0 when it ran; timeout_ms: it was killed
+ * after that long, 0 when not). */
 static int
-reap(pid_t pid, const char *name, int exec_err, struct err *err)
+reap(pid_t pid, const char *name, int exec_err, int timeout_ms, struct err *err)
 {
     int status;
 
@@ -99,6 +130,9 @@ reap(pid_t pid, const char *name, int exec_err, struct err *err)
     }
     if (exec_err != 0)
         return err_sys(err, exec_err, "%s: could not be run", name);
+    if (timeout_ms > 0)
+        return err_set(err, ETIMEDOUT, "%s: killed after %d ms", name,
+                       timeout_ms);
     if (WIFEXITED(status))
         return WEXITSTATUS(status);
     return 128 + WTERMSIG(status);
@@ -121,11 +155,15 @@ int
 proc_run_opts(char *const argv[], const struct proc_opts *o, struct strbuf *out,
               struct err *err)
 {
-    static const struct proc_opts none = {NULL, 0};
+    static const struct proc_opts none = {NULL, 0, 0};
     int fds[2], ex[2], e, exec_err = 0;
+    int64_t deadline = 0;
+    bool late = false;
     pid_t pid;
 
     o = o ? o : &none;
+    if (o->timeout_ms > 0)
+        deadline = now_mono_ns() + (int64_t)o->timeout_ms * 1000000;
     if (open_pipes(fds, ex, err) < 0)
         return -1;
     pid = fork();
@@ -135,7 +173,7 @@ proc_run_opts(char *const argv[], const struct proc_opts *o, struct strbuf *out,
     close(fds[1]);
     close(ex[1]);
     if (pid > 0)
-        drain(fds[0], out, o->max_out);
+        late = drain(fds[0], out, o->max_out, deadline, pid);
     close(fds[0]);
     if (pid > 0)
         exec_err = proc_exec_result(ex[0]);
@@ -143,7 +181,7 @@ proc_run_opts(char *const argv[], const struct proc_opts *o, struct strbuf *out,
         close(ex[0]);
     if (pid < 0)
         return err_sys(err, e, "fork");
-    return reap(pid, argv[0], exec_err, err);
+    return reap(pid, argv[0], exec_err, late ? o->timeout_ms : 0, err);
 }
 
 int

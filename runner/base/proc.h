@@ -14,6 +14,8 @@ struct proc_opts {
                        * NULL-terminated environment; NULL: ours */
     size_t max_out;   /* keep at most this many bytes in out (the rest is
                        * read and dropped); 0: all */
+    int timeout_ms;   /* kill it (SIGKILL) when it has not closed its
+                       * output by then: -1, ETIMEDOUT; 0: no deadline */
 };
 
 /* Run argv[0] (searched in PATH) with argv. Its stdout and stderr are
