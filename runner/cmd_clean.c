@@ -155,27 +155,29 @@ make_items(const struct clean_opts *o, const cJSON *containers,
     return items;
 }
 
-/* Kill if running, then remove; a container already gone is fine. */
+/* Kill if running, then remove; one already gone is fine, and leaves no
+ * error in it->err. */
 static int
 remove_item(struct docker *d, struct item *it)
 {
     struct err e = {0};
+    int rc;
 
     if (it->skip)
         return 0;
-    if (it->network)
-        return docker_network_remove(d, it->id, &it->err) < 0 &&
-                       it->err.code != ENOENT
-                   ? -1
-                   : 0;
-    if (it->running && docker_container_kill(d, it->id, "SIGKILL", &e) < 0 &&
+    if (!it->network && it->running &&
+        docker_container_kill(d, it->id, "SIGKILL", &e) < 0 &&
         e.code != EBUSY && e.code != ENOENT) {
         it->err = e;
         return -1;
     }
-    if (docker_container_remove(d, it->id, true, &it->err) < 0 &&
-        it->err.code != ENOENT)
+    err_clear(&e);
+    rc = it->network ? docker_network_remove(d, it->id, &e)
+                     : docker_container_remove(d, it->id, true, &e);
+    if (rc < 0 && e.code != ENOENT) {
+        it->err = e;
         return -1;
+    }
     return 0;
 }
 

@@ -14,6 +14,7 @@ err_vset(struct err *err, int code, const char *fmt, va_list ap)
     int saved = errno;
 
     err->code = code;
+    err->status = 0;
     vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
     errno = saved;
 }

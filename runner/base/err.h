@@ -42,7 +42,9 @@ struct err {
     char msg[ERR_MSG_MAX];
 };
 
-/* Fill err (may be NULL) and return -1. */
+/* Fill err (may be NULL) with a new error and return -1: code and
+ * message, and no status (err_status sets one after), so nothing of an
+ * error before it is left. */
 int err_set(struct err *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Like err_set, with the message of strerror(code) appended after ": ". */

@@ -44,10 +44,15 @@ t_set(void)
     CHECK_EQ_INT(e.code, EINVAL);
     CHECK_EQ_INT(e.status, 0);
     CHECK_EQ_STR(e.msg, "f.yaml:3: expected x");
-    /* a second one replaces the first, whole */
+    /* a second one replaces the first, whole: its status too */
+    err_status(&e, EXIT_DATAERR);
     err_set(&e, ENOENT, "short");
     CHECK_EQ_INT(e.code, ENOENT);
+    CHECK_EQ_INT(e.status, 0);
     CHECK_EQ_STR(e.msg, "short");
+    err_status(&e, EXIT_NOINPUT);
+    err_sys(&e, EIO, "read");
+    CHECK_EQ_INT(e.status, 0);
     CHECK_EQ_INT(err_set(NULL, EINVAL, "nobody listens"), -1);
 }
 

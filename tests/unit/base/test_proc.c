@@ -36,23 +36,21 @@ t_output_captured(void)
     struct strbuf out;
     struct err err = {0};
 
-    CHECK_EQ_INT(sh("echo to-stdout; echo to-stderr >&2; printf end", &out,
-                    &err),
-                 0);
+    CHECK_EQ_INT(
+        sh("echo to-stdout; echo to-stderr >&2; printf end", &out, &err), 0);
     CHECK_EQ_STR(out.buf, "to-stdout\nto-stderr\nend");
     strbuf_release(&out);
     /* output is appended to what out holds */
     strbuf_init(&out);
     strbuf_adds(&out, "before|");
-    CHECK_EQ_INT(proc_run((char *[]){"sh", "-c", "echo after", NULL}, &out,
-                          &err),
-                 0);
+    CHECK_EQ_INT(
+        proc_run((char *[]){"sh", "-c", "echo after", NULL}, &out, &err), 0);
     CHECK_EQ_STR(out.buf, "before|after\n");
     strbuf_release(&out);
     /* without a buffer the output goes nowhere, the status still comes */
-    CHECK_EQ_INT(proc_run((char *[]){"sh", "-c", "echo x; exit 4", NULL},
-                          NULL, &err),
-                 4);
+    CHECK_EQ_INT(
+        proc_run((char *[]){"sh", "-c", "echo x; exit 4", NULL}, NULL, &err),
+        4);
 }
 
 static void
@@ -83,8 +81,7 @@ t_exit_status(void)
     strbuf_release(&out);
     /* a program that exits 127 itself (the loader, for a library it does
      * not find) ran: that is its answer, not an exec failure */
-    CHECK_EQ_INT(sh("echo 'libx.so => not found'; exit 127", &out, &err),
-                 127);
+    CHECK_EQ_INT(sh("echo 'libx.so => not found'; exit 127", &out, &err), 127);
     CHECK_EQ_STR(out.buf, "libx.so => not found\n");
     strbuf_release(&out);
     CHECK_EQ_STR(err.msg, "");
@@ -139,23 +136,23 @@ t_opts_env(void)
     struct err err = {0};
 
     strbuf_init(&out);
-    CHECK_EQ_INT(proc_run_opts((char *[]){"/bin/sh", "-c",
-                                          "echo \"$TY_PROC_TEST ${HOME:-none}\"",
-                                          NULL},
-                               &o, &out, &err),
-                 0);
+    CHECK_EQ_INT(
+        proc_run_opts((char *[]){"/bin/sh", "-c",
+                                 "echo \"$TY_PROC_TEST ${HOME:-none}\"", NULL},
+                      &o, &out, &err),
+        0);
     CHECK_EQ_STR(out.buf, "from-env none\n");
     strbuf_release(&out);
     /* with an environment argv[0] is a path: no PATH search */
     err_clear(&err);
-    CHECK_EQ_INT(proc_run_opts((char *[]){"sh", "-c", "exit 0", NULL}, &o,
-                               NULL, &err),
-                 -1);
+    CHECK_EQ_INT(
+        proc_run_opts((char *[]){"sh", "-c", "exit 0", NULL}, &o, NULL, &err),
+        -1);
     CHECK_EQ_INT(err.code, ENOENT);
     /* no options is proc_run */
-    CHECK_EQ_INT(proc_run_opts((char *[]){"sh", "-c", "exit 5", NULL}, NULL,
-                               NULL, &err),
-                 5);
+    CHECK_EQ_INT(
+        proc_run_opts((char *[]){"sh", "-c", "exit 5", NULL}, NULL, NULL, &err),
+        5);
 }
 
 static void
@@ -189,8 +186,9 @@ t_opts_timeout(void)
 
     /* killed at the deadline, with what it printed before */
     strbuf_init(&out);
-    CHECK_EQ_INT(proc_run_opts((char *[]){"sh", "-c", "echo started; exec "
-                                                      "sleep 30",
+    CHECK_EQ_INT(proc_run_opts((char *[]){"sh", "-c",
+                                          "echo started; exec "
+                                          "sleep 30",
                                           NULL},
                                &o, &out, &err),
                  -1);
@@ -202,9 +200,9 @@ t_opts_timeout(void)
     /* a program that ends in time is not touched */
     err_clear(&err);
     o.timeout_ms = 10000;
-    CHECK_EQ_INT(proc_run_opts((char *[]){"sh", "-c", "exit 2", NULL}, &o,
-                               NULL, &err),
-                 2);
+    CHECK_EQ_INT(
+        proc_run_opts((char *[]){"sh", "-c", "exit 2", NULL}, &o, NULL, &err),
+        2);
     CHECK_EQ_STR(err.msg, "");
 }
 
