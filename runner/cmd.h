@@ -6,11 +6,12 @@
  * What several of them share is in cmd_args.c.
  *
  * The argument convention, the same in every command: a command's
- * parse_args reads its options with cmd_getopt() (getopt_long underneath)
- * and returns 0 to go on, 1 after printing its usage on stdout for
- * -h/--help (the command exits 0), or -1 on a usage error with err filled;
- * cmd_args_end() turns what it returned into the exit status (0, or
- * EXIT_USAGE after printing the error). A usage error is one of two kinds:
+ * parse_args hands cmd_parse() (getopt_long underneath) a struct cmd_spec
+ * with its options and a handler for each, and returns 0 to go on, 1
+ * after printing its usage on stdout for -h/--help (the command exits 0),
+ * or -1 on a usage error with err filled; cmd_args_end() turns what it
+ * returned into the exit status (0, or EXIT_USAGE after printing the
+ * error). A usage error is one of two kinds:
  *   - the command line's shape (an unknown option, an option without its
  *     argument, too many or too few operands): err->code CMD_ESHAPE,
  *     printed as "testyard CMD: MESSAGE" followed by the usage;
@@ -48,20 +49,26 @@ struct cmd_usage {
     void (*print)(FILE *out);
 };
 
-/* getopt_long over argv with the messages of this convention: the next
- * option's value, -1 after the last one, '?' with err filled (CMD_ESHAPE:
- * "unknown option '--x'", "missing argument for '--plans'") otherwise.
- * shortopts must start with ':' (after a '+' if any). Set optind = 0
- * before the first call, so a second command in the same process starts
- * afresh. */
-int cmd_getopt(int argc, char **argv, const char *shortopts,
-               const struct option *longopts, struct err *err);
+/* A command's options. */
+struct cmd_spec {
+    const struct cmd_usage *usage;
+    /* getopt_long's, with a leading ':' (after a '+' if any); 'h' is
+     * -h/--help, which cmd_parse answers itself */
+    const char *shortopts;
+    const struct option *longopts;
+    /* Each option but 'h', its argument (NULL for none) and the ctx
+     * handed to cmd_parse: 0 to go on, 1 to stop and exit 0 (--version),
+     * -1 with err filled. NULL when the command has no other option. */
+    int (*opt)(int c, char *arg, void *ctx, struct err *err);
+    int operands; /* how many; -1: one or more */
+};
 
-/* After the options: 0 when exactly n operands are left at argv[optind],
- * else -1 with err filled (CMD_ESHAPE: "expected one FILE", or
- * "unexpected argument 'x'" for a command that takes none). */
-int cmd_operands(int argc, char **argv, const struct cmd_usage *u, int n,
-                 struct err *err);
+/* Read argv's options with getopt_long and check the operands, which are
+ * left at argv[optind]: the contract of parse_args above. The messages:
+ * "unknown option '--x'", "missing argument for '--plans'", "expected one
+ * FILE", "unexpected argument 'x'" (for a command that takes none). */
+int cmd_parse(const struct cmd_spec *spec, int argc, char **argv, void *ctx,
+              struct err *err);
 
 /* Fill err with a usage error of kind code (CMD_ESHAPE or CMD_EVALUE) and
  * status EXIT_USAGE; returns -1. */

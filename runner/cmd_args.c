@@ -1,7 +1,8 @@
 /*
  * cmd_args.c — the argument convention every command follows (see cmd.h):
- * getopt_long with one set of messages for an unknown option, a missing
- * argument and a wrong number of operands, and one way of printing them.
+ * one getopt_long loop with one set of messages for an unknown option, a
+ * missing argument and a wrong number of operands, --help answered the
+ * same way, and one way of printing a usage error.
  * `validate` and `describe` share their whole parser: [--plans DIR] and
  * one operand.
  */
@@ -23,42 +24,60 @@ cmd_usage_err(struct err *err, int code, const char *fmt, ...)
     return err_status(err, EXIT_USAGE);
 }
 
-int
-cmd_getopt(int argc, char **argv, const char *shortopts,
-           const struct option *longopts, struct err *err)
+/* getopt_long's answer for an unknown option or a missing argument, as
+ * a usage error: a short option is named by optopt ("-x" of "-qx"), a long
+ * one by its word up to any "=value". */
+static int
+bad_option(int c, char **argv, struct err *err)
 {
-    const char *arg;
-    int c;
+    const char *arg = argv[optind - 1];
 
-    opterr = 0;
-    c = getopt_long(argc, argv, shortopts, longopts, NULL);
-    if (c != '?' && c != ':')
-        return c;
-    /* a short option is named by optopt ("-x" of "-qx"), a long one by
-     * its word up to any "=value" */
-    arg = argv[optind - 1];
     if (c == '?' && optopt != 0)
-        cmd_usage_err(err, CMD_ESHAPE, "unknown option '-%c'", optopt);
-    else if (c == '?')
-        cmd_usage_err(err, CMD_ESHAPE, "unknown option '%.*s'",
-                      (int)strcspn(arg, "="), arg);
-    else if (arg[0] == '-' && arg[1] == '-')
-        cmd_usage_err(err, CMD_ESHAPE, "missing argument for '%s'", arg);
-    else
-        cmd_usage_err(err, CMD_ESHAPE, "missing argument for '-%c'", optopt);
-    return '?';
+        return cmd_usage_err(err, CMD_ESHAPE, "unknown option '-%c'", optopt);
+    if (c == '?')
+        return cmd_usage_err(err, CMD_ESHAPE, "unknown option '%.*s'",
+                             (int)strcspn(arg, "="), arg);
+    if (arg[0] == '-' && arg[1] == '-')
+        return cmd_usage_err(err, CMD_ESHAPE, "missing argument for '%s'", arg);
+    return cmd_usage_err(err, CMD_ESHAPE, "missing argument for '-%c'", optopt);
+}
+
+static int
+check_operands(const struct cmd_spec *spec, int argc, char **argv,
+               struct err *err)
+{
+    int n = argc - optind;
+
+    if (n == spec->operands || (spec->operands < 0 && n > 0))
+        return 0;
+    if (spec->usage->operands == NULL)
+        return cmd_usage_err(err, CMD_ESHAPE, "unexpected argument '%s'",
+                             argv[optind]);
+    return cmd_usage_err(err, CMD_ESHAPE, "expected %s", spec->usage->operands);
 }
 
 int
-cmd_operands(int argc, char **argv, const struct cmd_usage *u, int n,
-             struct err *err)
+cmd_parse(const struct cmd_spec *spec, int argc, char **argv, void *ctx,
+          struct err *err)
 {
-    if (argc - optind == n)
-        return 0;
-    if (u->operands == NULL)
-        return cmd_usage_err(err, CMD_ESHAPE, "unexpected argument '%s'",
-                             argv[optind]);
-    return cmd_usage_err(err, CMD_ESHAPE, "expected %s", u->operands);
+    int c, rc;
+
+    /* 0, not 1: glibc then starts afresh (a second command in one
+     * process, as in the unit tests) */
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, spec->shortopts, spec->longopts,
+                            NULL)) != -1) {
+        if (c == '?' || c == ':')
+            return bad_option(c, argv, err);
+        if (c == 'h') {
+            spec->usage->print(stdout);
+            return 1;
+        }
+        if ((rc = spec->opt(c, optarg, ctx, err)) != 0)
+            return rc;
+    }
+    return check_operands(spec, argc, argv, err);
 }
 
 int
@@ -76,6 +95,17 @@ cmd_args_end(const struct cmd_usage *u, int rc, const struct err *err)
     return err->status ? err->status : EXIT_USAGE;
 }
 
+static int
+plans_opt(int c, char *arg, void *ctx, struct err *err)
+{
+    const char **plans = ctx;
+
+    (void)c;
+    (void)err;
+    *plans = arg;
+    return 0;
+}
+
 int
 cmd_args_plans(int argc, char **argv, const struct cmd_usage *u,
                const char **plans, struct err *err)
@@ -85,18 +115,7 @@ cmd_args_plans(int argc, char **argv, const struct cmd_usage *u,
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    int c;
+    const struct cmd_spec spec = {u, ":p:h", longopts, plans_opt, 1};
 
-    optind = 0;
-    while ((c = cmd_getopt(argc, argv, ":p:h", longopts, err)) != -1) {
-        if (c == 'p') {
-            *plans = optarg;
-        } else if (c == 'h') {
-            u->print(stdout);
-            return 1;
-        } else {
-            return -1;
-        }
-    }
-    return cmd_operands(argc, argv, u, 1, err);
+    return cmd_parse(&spec, argc, argv, (void *)plans, err);
 }

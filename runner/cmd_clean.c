@@ -270,6 +270,33 @@ plain_id(const char *s)
 
 static const struct cmd_usage clean_usage = {"clean", NULL, usage};
 
+static int
+clean_opt(int c, char *arg, void *ctx, struct err *err)
+{
+    struct clean_opts *o = ctx;
+
+    switch (c) {
+    case 'r':
+        o->run = arg;
+        if (!plain_id(o->run))
+            return cmd_usage_err(err, CMD_EVALUE,
+                                 "--run: expected a run id (letters, "
+                                 "digits, '.', '_', '-'; not '.' first), "
+                                 "got '%s'",
+                                 o->run);
+        break;
+    case 'R':
+        o->runs = arg;
+        break;
+    case 'f':
+        o->force = true;
+        break;
+    default: /* 'n' */
+        o->dry = true;
+    }
+    return 0;
+}
+
 /* 0 to go on, 1 after --help, -1 on a usage error (cmd.h). */
 static int
 parse_args(int argc, char **argv, struct clean_opts *o, struct err *err)
@@ -282,41 +309,13 @@ parse_args(int argc, char **argv, struct clean_opts *o, struct err *err)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    int c;
+    static const struct cmd_spec spec = {&clean_usage, ":h", longopts,
+                                         clean_opt, 0};
+    int rc = cmd_parse(&spec, argc, argv, o, err);
 
-    optind = 0;
-    while ((c = cmd_getopt(argc, argv, ":h", longopts, err)) != -1) {
-        switch (c) {
-        case 'r':
-            o->run = optarg;
-            if (!plain_id(o->run))
-                return cmd_usage_err(err, CMD_EVALUE,
-                                     "--run: expected a run id (letters, "
-                                     "digits, '.', '_', '-'; not '.' "
-                                     "first), got '%s'",
-                                     o->run);
-            break;
-        case 'R':
-            o->runs = optarg;
-            break;
-        case 'f':
-            o->force = true;
-            break;
-        case 'n':
-            o->dry = true;
-            break;
-        case 'h':
-            usage(stdout);
-            return 1;
-        default:
-            return -1;
-        }
-    }
-    if (cmd_operands(argc, argv, &clean_usage, 0, err) < 0)
-        return -1;
-    if (o->force && o->run == NULL)
+    if (rc == 0 && o->force && o->run == NULL)
         return cmd_usage_err(err, CMD_ESHAPE, "--force needs --run ID");
-    return 0;
+    return rc;
 }
 
 void

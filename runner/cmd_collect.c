@@ -38,6 +38,17 @@ usage(FILE *out)
 
 static const struct cmd_usage collect_usage = {"collect", "one RUN_DIR", usage};
 
+static int
+collect_opt(int c, char *arg, void *ctx, struct err *err)
+{
+    const char **out = ctx;
+
+    (void)c; /* 'o' */
+    (void)err;
+    *out = arg;
+    return 0;
+}
+
 /* 0 to go on, 1 after --help, -1 on a usage error (cmd.h). */
 static int
 parse_args(int argc, char **argv, const char **dir, const char **out,
@@ -47,25 +58,13 @@ parse_args(int argc, char **argv, const char **dir, const char **out,
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    int c;
+    static const struct cmd_spec spec = {&collect_usage, ":o:h", longopts,
+                                         collect_opt, 1};
+    int rc = cmd_parse(&spec, argc, argv, (void *)out, err);
 
-    optind = 0;
-    while ((c = cmd_getopt(argc, argv, ":o:h", longopts, err)) != -1) {
-        switch (c) {
-        case 'o':
-            *out = optarg;
-            break;
-        case 'h':
-            usage(stdout);
-            return 1;
-        default:
-            return -1;
-        }
-    }
-    if (cmd_operands(argc, argv, &collect_usage, 1, err) < 0)
-        return -1;
-    *dir = argv[optind];
-    return 0;
+    if (rc == 0)
+        *dir = argv[optind];
+    return rc;
 }
 
 /* The run folder's real path and its last component, the run id. */

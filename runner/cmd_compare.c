@@ -38,6 +38,19 @@ usage(FILE *out)
 static const struct cmd_usage compare_usage = {"compare", "RUN_A and RUN_B",
                                                usage};
 
+static int
+compare_opt(int c, char *arg, void *ctx, struct err *err)
+{
+    struct compare_args *a = ctx;
+
+    (void)err;
+    if (c == 'j')
+        a->json = arg;
+    else /* 'H' */
+        a->html = arg;
+    return 0;
+}
+
 /* 0 to go on, 1 after --help, -1 on a usage error (cmd.h). */
 static int
 parse_args(int argc, char **argv, struct compare_args *a, struct err *err)
@@ -48,29 +61,15 @@ parse_args(int argc, char **argv, struct compare_args *a, struct err *err)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    int c;
+    static const struct cmd_spec spec = {&compare_usage, ":h", longopts,
+                                         compare_opt, 2};
+    int rc = cmd_parse(&spec, argc, argv, a, err);
 
-    optind = 0;
-    while ((c = cmd_getopt(argc, argv, ":h", longopts, err)) != -1) {
-        switch (c) {
-        case 'j':
-            a->json = optarg;
-            break;
-        case 'H':
-            a->html = optarg;
-            break;
-        case 'h':
-            usage(stdout);
-            return 1;
-        default:
-            return -1;
-        }
+    if (rc == 0) {
+        a->run[0] = argv[optind];
+        a->run[1] = argv[optind + 1];
     }
-    if (cmd_operands(argc, argv, &compare_usage, 2, err) < 0)
-        return -1;
-    a->run[0] = argv[optind];
-    a->run[1] = argv[optind + 1];
-    return 0;
+    return rc;
 }
 
 /* Write text (which this frees) to path, or to stdout for "-". */

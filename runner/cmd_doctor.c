@@ -356,16 +356,10 @@ parse_args(int argc, char **argv, struct err *err)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    int c;
+    static const struct cmd_spec spec = {&doctor_usage, ":h", longopts, NULL,
+                                         0};
 
-    optind = 0;
-    while ((c = cmd_getopt(argc, argv, ":h", longopts, err)) != -1) {
-        if (c != 'h')
-            return -1;
-        usage(stdout);
-        return 1;
-    }
-    return cmd_operands(argc, argv, &doctor_usage, 0, err);
+    return cmd_parse(&spec, argc, argv, NULL, err);
 }
 
 int

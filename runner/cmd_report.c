@@ -31,6 +31,31 @@ usage(FILE *out)
 
 static const struct cmd_usage report_usage = {"report", "one RUN_DIR", usage};
 
+static int
+report_opt(int c, char *arg, void *ctx, struct err *err)
+{
+    struct report_opts *o = ctx;
+    char *end;
+    long top;
+
+    if (c == 'H') {
+        o->no_html = true;
+    } else if (c == 'q') {
+        o->table = NULL;
+    } else { /* 't' */
+        errno = 0;
+        top = strtol(arg, &end, 10);
+        if (errno != 0 || end == arg || *end != '\0' || top <= 0 ||
+            top > INT_MAX)
+            return cmd_usage_err(err, CMD_EVALUE,
+                                 "--top: expected a positive whole number, "
+                                 "got \"%s\"",
+                                 arg);
+        o->top = (int)top;
+    }
+    return 0;
+}
+
 /* 0 to go on, 1 after --help, -1 on a usage error (cmd.h). */
 static int
 parse_args(int argc, char **argv, struct report_opts *o, const char **dir,
@@ -43,41 +68,13 @@ parse_args(int argc, char **argv, struct report_opts *o, const char **dir,
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    char *end;
-    long top;
-    int c;
+    static const struct cmd_spec spec = {&report_usage, ":qh", longopts,
+                                         report_opt, 1};
+    int rc = cmd_parse(&spec, argc, argv, o, err);
 
-    optind = 0;
-    while ((c = cmd_getopt(argc, argv, ":qh", longopts, err)) != -1) {
-        switch (c) {
-        case 'H':
-            o->no_html = true;
-            break;
-        case 'q':
-            o->table = NULL;
-            break;
-        case 't':
-            errno = 0;
-            top = strtol(optarg, &end, 10);
-            if (errno != 0 || end == optarg || *end != '\0' || top <= 0 ||
-                top > INT_MAX)
-                return cmd_usage_err(err, CMD_EVALUE,
-                                     "--top: expected a positive whole "
-                                     "number, got \"%s\"",
-                                     optarg);
-            o->top = (int)top;
-            break;
-        case 'h':
-            usage(stdout);
-            return 1;
-        default:
-            return -1;
-        }
-    }
-    if (cmd_operands(argc, argv, &report_usage, 1, err) < 0)
-        return -1;
-    *dir = argv[optind];
-    return 0;
+    if (rc == 0)
+        *dir = argv[optind];
+    return rc;
 }
 
 int

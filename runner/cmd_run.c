@@ -63,6 +63,34 @@ check_values(const struct run_args *a, struct err *err)
     return 0;
 }
 
+static int
+run_opt(int c, char *arg, void *ctx, struct err *err)
+{
+    struct run_args *a = ctx;
+
+    (void)err;
+    switch (c) {
+    case 'p':
+        a->plans = arg;
+        break;
+    case 'r':
+        a->opts.runs_dir = arg;
+        break;
+    case 'i':
+        a->opts.run_id = arg;
+        break;
+    case 'R':
+        a->runner = arg;
+        break;
+    case 'n':
+        a->opts.progress = false;
+        break;
+    default: /* 'q' */
+        a->opts.quiet = true;
+    }
+    return 0;
+}
+
 /* 0 to go on, 1 after --help, -1 on a usage error (cmd.h). */
 static int
 parse_args(int argc, char **argv, struct run_args *a, struct err *err)
@@ -77,40 +105,15 @@ parse_args(int argc, char **argv, struct run_args *a, struct err *err)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    int c;
+    static const struct cmd_spec spec = {&run_usage, ":qh", longopts, run_opt,
+                                         1};
+    int rc;
 
     a->opts.runs_dir = getenv("TESTYARD_RUNS");
     a->opts.progress = isatty(STDOUT_FILENO);
-    optind = 0;
-    while ((c = cmd_getopt(argc, argv, ":qh", longopts, err)) != -1) {
-        switch (c) {
-        case 'p':
-            a->plans = optarg;
-            break;
-        case 'r':
-            a->opts.runs_dir = optarg;
-            break;
-        case 'i':
-            a->opts.run_id = optarg;
-            break;
-        case 'R':
-            a->runner = optarg;
-            break;
-        case 'n':
-            a->opts.progress = false;
-            break;
-        case 'q':
-            a->opts.quiet = true;
-            break;
-        case 'h':
-            usage(stdout);
-            return 1;
-        default:
-            return -1;
-        }
-    }
-    if (check_values(a, err) < 0 ||
-        cmd_operands(argc, argv, &run_usage, 1, err) < 0)
+    if ((rc = cmd_parse(&spec, argc, argv, a, err)) != 0)
+        return rc;
+    if (check_values(a, err) < 0)
         return -1;
     a->path = argv[optind];
     return 0;

@@ -39,6 +39,22 @@ usage(FILE *out)
                  "options.\n");
 }
 
+static int
+main_opt(int c, char *arg, void *ctx, struct err *err)
+{
+    (void)arg;
+    (void)ctx;
+    (void)err;
+    if (c == 'V') {
+        printf("testyard %s\n", TY_VERSION);
+        return 1;
+    }
+    log_set_level(LOG_DEBUG); /* -v */
+    return 0;
+}
+
+static const struct cmd_usage main_usage = {NULL, "a command", usage};
+
 /* testyard's own options, before the command: 0 to go on with the
  * command at argv[optind], 1 after --help or --version, -1 on a usage
  * error (cmd.h). */
@@ -51,40 +67,22 @@ parse_args(int argc, char **argv, struct err *err)
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
-    int c;
-
-    optind = 0;
     /* '+': the options end at the command's name */
-    while ((c = cmd_getopt(argc, argv, "+:hv", longopts, err)) != -1) {
-        switch (c) {
-        case 'h':
-            usage(stdout);
-            return 1;
-        case 'V':
-            printf("testyard %s\n", TY_VERSION);
-            return 1;
-        case 'v':
-            log_set_level(LOG_DEBUG);
-            break;
-        default:
-            return -1;
-        }
-    }
-    if (optind < argc)
-        return 0;
-    return cmd_usage_err(err, CMD_ESHAPE, "expected a command");
+    static const struct cmd_spec spec = {&main_usage, "+:hv", longopts,
+                                         main_opt, -1};
+
+    return cmd_parse(&spec, argc, argv, NULL, err);
 }
 
 int
 main(int argc, char **argv)
 {
-    static const struct cmd_usage u = {NULL, NULL, usage};
     struct err err = {0};
     int rc = parse_args(argc, argv, &err);
     int i = optind;
 
     if (rc != 0)
-        return cmd_args_end(&u, rc, &err);
+        return cmd_args_end(&main_usage, rc, &err);
     for (size_t c = 0; c < sizeof(commands) / sizeof(commands[0]); c++)
         if (strcmp(argv[i], commands[c].name) == 0)
             return commands[c].fn(argc - i, argv + i);
