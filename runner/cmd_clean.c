@@ -155,27 +155,29 @@ make_items(const struct clean_opts *o, const cJSON *containers,
     return items;
 }
 
-/* Kill if running, then remove; a container already gone is fine. */
+/* Kill if running, then remove; one already gone is fine, and leaves no
+ * error in it->err. */
 static int
 remove_item(struct docker *d, struct item *it)
 {
     struct err e = {0};
+    int rc;
 
     if (it->skip)
         return 0;
-    if (it->network)
-        return docker_network_remove(d, it->id, &it->err) < 0 &&
-                       it->err.code != ENOENT
-                   ? -1
-                   : 0;
-    if (it->running && docker_container_kill(d, it->id, "SIGKILL", &e) < 0 &&
+    if (!it->network && it->running &&
+        docker_container_kill(d, it->id, "SIGKILL", &e) < 0 &&
         e.code != EBUSY && e.code != ENOENT) {
         it->err = e;
         return -1;
     }
-    if (docker_container_remove(d, it->id, true, &it->err) < 0 &&
-        it->err.code != ENOENT)
+    err_clear(&e);
+    rc = it->network ? docker_network_remove(d, it->id, &e)
+                     : docker_container_remove(d, it->id, true, &e);
+    if (rc < 0 && e.code != ENOENT) {
+        it->err = e;
         return -1;
+    }
     return 0;
 }
 
@@ -266,44 +268,54 @@ plain_id(const char *s)
                      "0123456789._-") == n;
 }
 
+static const struct cmd_usage clean_usage = {"clean", NULL, usage};
+
 static int
-usage_error(const char *fmt, const char *arg)
+clean_opt(int c, char *arg, void *ctx, struct err *err)
 {
-    fprintf(stderr, "testyard clean: ");
-    fprintf(stderr, fmt, arg);
-    fputc('\n', stderr);
-    usage(stderr);
-    return EXIT_USAGE;
+    struct clean_opts *o = ctx;
+
+    switch (c) {
+    case 'r':
+        o->run = arg;
+        if (!plain_id(o->run))
+            return cmd_usage_err(err, CMD_EVALUE,
+                                 "--run: expected a run id (letters, "
+                                 "digits, '.', '_', '-'; not '.' first), "
+                                 "got '%s'",
+                                 o->run);
+        break;
+    case 'R':
+        o->runs = arg;
+        break;
+    case 'f':
+        o->force = true;
+        break;
+    default: /* 'n' */
+        o->dry = true;
+    }
+    return 0;
 }
 
-/* 0 after --help, EXIT_USAGE after a mistake, -1 to go on. */
+/* 0 to go on, 1 after --help, -1 on a usage error (cmd.h). */
 static int
-parse_args(int argc, char **argv, struct clean_opts *o)
+parse_args(int argc, char **argv, struct clean_opts *o, struct err *err)
 {
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            usage(stdout);
-            return 0;
-        } else if (strcmp(argv[i], "--dry-run") == 0) {
-            o->dry = true;
-        } else if (strcmp(argv[i], "--force") == 0) {
-            o->force = true;
-        } else if (strcmp(argv[i], "--run") == 0 && i + 1 < argc) {
-            o->run = argv[++i];
-            if (!plain_id(o->run))
-                return usage_error("--run: expected a run id (letters, "
-                                   "digits, '.', '_', '-'; not '.' first), "
-                                   "got '%s'",
-                                   o->run);
-        } else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
-            o->runs = argv[++i];
-        } else {
-            return usage_error("unexpected argument '%s'", argv[i]);
-        }
-    }
-    if (o->force && o->run == NULL)
-        return usage_error("%s", "--force needs --run ID");
-    return -1;
+    static const struct option longopts[] = {
+        {"run", required_argument, NULL, 'r'},
+        {"runs", required_argument, NULL, 'R'},
+        {"force", no_argument, NULL, 'f'},
+        {"dry-run", no_argument, NULL, 'n'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    static const struct cmd_spec spec = {&clean_usage, ":h", longopts,
+                                         clean_opt, 0};
+    int rc = cmd_parse(&spec, argc, argv, o, err);
+
+    if (rc == 0 && o->force && o->run == NULL)
+        return cmd_usage_err(err, CMD_ESHAPE, "--force needs --run ID");
+    return rc;
 }
 
 void
@@ -376,10 +388,11 @@ cmd_clean(int argc, char **argv)
 {
     struct clean_opts o = {.runs = getenv("TESTYARD_RUNS")};
     struct clean_tally t = {0};
-    int rc = parse_args(argc, argv, &o);
+    struct err err = {0};
+    int rc = parse_args(argc, argv, &o, &err);
 
-    if (rc >= 0)
-        return rc;
+    if (rc != 0)
+        return cmd_args_end(&clean_usage, rc, &err);
     if (o.runs == NULL || o.runs[0] == '\0')
         o.runs = "runs";
     /* Containers first, so that none still writes in a run folder whose

@@ -37,29 +37,35 @@ usage(FILE *out)
             "73 cannot create the output, 74 read or write error.\n");
 }
 
+static const struct cmd_usage collect_usage = {"collect", "one RUN_DIR", usage};
+
 static int
-parse_args(int argc, char **argv, const char **dir, const char **out)
+collect_opt(int c, char *arg, void *ctx, struct err *err)
 {
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            usage(stdout);
-            return 0;
-        } else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
-            *out = argv[++i];
-        } else if (argv[i][0] != '-' && *dir == NULL) {
-            *dir = argv[i];
-        } else {
-            fprintf(stderr, "testyard collect: unexpected argument '%s'\n",
-                    argv[i]);
-            usage(stderr);
-            return EXIT_USAGE;
-        }
-    }
-    if (*dir == NULL) {
-        usage(stderr);
-        return EXIT_USAGE;
-    }
-    return -1;
+    const char **out = ctx;
+
+    (void)c; /* 'o' */
+    (void)err;
+    *out = arg;
+    return 0;
+}
+
+/* 0 to go on, 1 after --help, -1 on a usage error (cmd.h). */
+static int
+parse_args(int argc, char **argv, const char **dir, const char **out,
+           struct err *err)
+{
+    static const struct option longopts[] = {
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    static const struct cmd_spec spec = {&collect_usage, ":o:h", longopts,
+                                         collect_opt, 1};
+    int rc = cmd_parse(&spec, argc, argv, (void *)out, err);
+
+    if (rc == 0)
+        *dir = argv[optind];
+    return rc;
 }
 
 /* The run folder's real path and its last component, the run id. */
@@ -177,10 +183,10 @@ cmd_collect(int argc, char **argv)
     struct err err = {0};
     uint64_t entries = 0;
     struct stat st;
-    int rc = parse_args(argc, argv, &dir, &out);
+    int rc = parse_args(argc, argv, &dir, &out, &err);
 
-    if (rc >= 0)
-        return rc;
+    if (rc != 0)
+        return cmd_args_end(&collect_usage, rc, &err);
     if (resolve_run(dir, &run, &id, &err) == 0) {
         if (out == NULL)
             out = def = xasprintf("%s.tgz", id);

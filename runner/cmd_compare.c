@@ -35,33 +35,41 @@ usage(FILE *out)
             "run folder, 66 no such run folder, 73 cannot write a file.\n");
 }
 
+static const struct cmd_usage compare_usage = {"compare", "RUN_A and RUN_B",
+                                               usage};
+
 static int
-parse_args(int argc, char **argv, struct compare_args *a)
+compare_opt(int c, char *arg, void *ctx, struct err *err)
 {
-    int nrun = 0;
+    struct compare_args *a = ctx;
 
-    for (int i = 1; i < argc; i++) {
-        const char *s = argv[i];
+    (void)err;
+    if (c == 'j')
+        a->json = arg;
+    else /* 'H' */
+        a->html = arg;
+    return 0;
+}
 
-        if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0) {
-            usage(stdout);
-            return 0;
-        } else if (strcmp(s, "--json") == 0 && i + 1 < argc) {
-            a->json = argv[++i];
-        } else if (strcmp(s, "--html") == 0 && i + 1 < argc) {
-            a->html = argv[++i];
-        } else if (s[0] != '-' && nrun < 2) {
-            a->run[nrun++] = s;
-        } else {
-            fprintf(stderr, "testyard compare: unexpected argument '%s'\n", s);
-            usage(stderr);
-            return EXIT_USAGE;
-        }
+/* 0 to go on, 1 after --help, -1 on a usage error (cmd.h). */
+static int
+parse_args(int argc, char **argv, struct compare_args *a, struct err *err)
+{
+    static const struct option longopts[] = {
+        {"json", required_argument, NULL, 'j'},
+        {"html", required_argument, NULL, 'H'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    static const struct cmd_spec spec = {&compare_usage, ":h", longopts,
+                                         compare_opt, 2};
+    int rc = cmd_parse(&spec, argc, argv, a, err);
+
+    if (rc == 0) {
+        a->run[0] = argv[optind];
+        a->run[1] = argv[optind + 1];
     }
-    if (nrun == 2)
-        return -1;
-    usage(stderr);
-    return EXIT_USAGE;
+    return rc;
 }
 
 /* Write text (which this frees) to path, or to stdout for "-". */
@@ -98,10 +106,11 @@ cmd_compare(int argc, char **argv)
     struct compare_args a = {0};
     struct report *r[2] = {NULL, NULL};
     struct err err = {0};
-    int rc = parse_args(argc, argv, &a);
+    int rc = parse_args(argc, argv, &a, &err);
 
-    if (rc >= 0)
-        return rc;
+    if (rc != 0)
+        return cmd_args_end(&compare_usage, rc, &err);
+    rc = -1;
     for (int i = 0; i < 2 && rc < 0; i++)
         if ((r[i] = report_build(a.run[i], NULL, &err)) == NULL)
             rc = err.status ? err.status : EXIT_SOFTWARE;

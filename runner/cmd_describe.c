@@ -254,16 +254,16 @@ find_manifest(const char *plan, const char *plans, char **expect,
 int
 cmd_describe(int argc, char **argv)
 {
-    static const struct cmd_usage u = {"describe", "PLAN", usage};
+    static const struct cmd_usage u = {"describe", "one PLAN", usage};
     const char *plans = NULL;
     struct err err = {0};
     cleanup_free char *expect = NULL;
     cleanup_free char *path = NULL;
     struct manifest *m;
-    int rc = cmd_args_plans(argc, argv, &u, &plans, NULL);
+    int rc = cmd_args_plans(argc, argv, &u, &plans, NULL, &err);
 
     if (rc != 0)
-        return rc < 0 ? 0 : rc;
+        return cmd_args_end(&u, rc, &err);
     path = find_manifest(argv[optind], plans, &expect, &err);
     if (path == NULL) {
         fprintf(stderr, "testyard: %s\n", err.msg);

@@ -202,13 +202,18 @@ check_build(struct doctor *dr)
     return OK;
 }
 
+/* A tool's --version or pkg-config answers at once; one that hangs fails
+ * its check rather than the doctor. */
+#define DOCTOR_TOOL_TIMEOUT_MS 10000
+
 /* argv[0] found in PATH and runs. */
 static bool
 runs(char *const argv[])
 {
+    struct proc_opts o = {.timeout_ms = DOCTOR_TOOL_TIMEOUT_MS};
     struct err err = {0};
 
-    return proc_run(argv, NULL, &err) == 0;
+    return proc_run_opts(argv, &o, NULL, &err) == 0;
 }
 
 /* Something plans need and the Debian package that provides it. */
@@ -330,26 +335,43 @@ run_checks(struct doctor *dr)
     return failed;
 }
 
+static void
+usage(FILE *out)
+{
+    fprintf(out, "usage: testyard doctor\n\nCheck that local:docker runs "
+                 "can work here: the engine, its API\nversion, cgroups and "
+                 "storage driver, a FROM scratch build, the\ncompiler and "
+                 "libraries plans need, and loopback ports. Each check\n"
+                 "prints ok, FAIL with a fix, or skip.\n\nExit status: 0 all "
+                 "passed, 1 a check failed, 69 no engine answers.\n");
+}
+
+static const struct cmd_usage doctor_usage = {"doctor", NULL, usage};
+
+/* 0 to go on, 1 after --help, -1 on a usage error (cmd.h). */
+static int
+parse_args(int argc, char **argv, struct err *err)
+{
+    static const struct option longopts[] = {
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    static const struct cmd_spec spec = {&doctor_usage, ":h", longopts, NULL,
+                                         0};
+
+    return cmd_parse(&spec, argc, argv, NULL, err);
+}
+
 int
 cmd_doctor(int argc, char **argv)
 {
     struct doctor dr = {0};
+    struct err err = {0};
     int failed;
+    int rc = parse_args(argc, argv, &err);
 
-    if (argc > 1 &&
-        (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
-        printf("usage: testyard doctor\n\nCheck that local:docker runs "
-               "can work here: the engine, its API\nversion, cgroups and "
-               "storage driver, a FROM scratch build, the\ncompiler and "
-               "libraries plans need, and loopback ports. Each check\n"
-               "prints ok, FAIL with a fix, or skip.\n\nExit status: 0 all "
-               "passed, 1 a check failed, 69 no engine answers.\n");
-        return 0;
-    }
-    if (argc > 1) {
-        fprintf(stderr, "testyard doctor: unexpected argument '%s'\n", argv[1]);
-        return EXIT_USAGE;
-    }
+    if (rc != 0)
+        return cmd_args_end(&doctor_usage, rc, &err);
     dr.d = docker_new(NULL, &dr.engine_err);
     if (dr.d != NULL)
         dr.info = docker_info(dr.d, NULL);

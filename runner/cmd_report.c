@@ -6,6 +6,8 @@
 #include "cmd.h"
 #include "report/report.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,35 +29,52 @@ usage(FILE *out)
             "report.\n");
 }
 
-/* -1 to go on, else the exit status. */
-static int
-parse_args(int argc, char **argv, struct report_opts *o, const char **dir)
-{
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
+static const struct cmd_usage report_usage = {"report", "one RUN_DIR", usage};
 
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            usage(stdout);
-            return 0;
-        } else if (strcmp(a, "--no-html") == 0) {
-            o->no_html = true;
-        } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
-            o->table = NULL;
-        } else if (strcmp(a, "--top") == 0 && i + 1 < argc &&
-                   atoi(argv[i + 1]) > 0) {
-            o->top = atoi(argv[++i]);
-        } else if (a[0] != '-' && *dir == NULL) {
-            *dir = a;
-        } else {
-            fprintf(stderr, "testyard report: unexpected argument '%s'\n", a);
-            usage(stderr);
-            return EXIT_USAGE;
-        }
+static int
+report_opt(int c, char *arg, void *ctx, struct err *err)
+{
+    struct report_opts *o = ctx;
+    char *end;
+    long top;
+
+    if (c == 'H') {
+        o->no_html = true;
+    } else if (c == 'q') {
+        o->table = NULL;
+    } else { /* 't' */
+        errno = 0;
+        top = strtol(arg, &end, 10);
+        if (errno != 0 || end == arg || *end != '\0' || top <= 0 ||
+            top > INT_MAX)
+            return cmd_usage_err(err, CMD_EVALUE,
+                                 "--top: expected a positive whole number, "
+                                 "got \"%s\"",
+                                 arg);
+        o->top = (int)top;
     }
-    if (*dir != NULL)
-        return -1;
-    usage(stderr);
-    return EXIT_USAGE;
+    return 0;
+}
+
+/* 0 to go on, 1 after --help, -1 on a usage error (cmd.h). */
+static int
+parse_args(int argc, char **argv, struct report_opts *o, const char **dir,
+           struct err *err)
+{
+    static const struct option longopts[] = {
+        {"no-html", no_argument, NULL, 'H'},
+        {"top", required_argument, NULL, 't'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    static const struct cmd_spec spec = {&report_usage, ":qh", longopts,
+                                         report_opt, 1};
+    int rc = cmd_parse(&spec, argc, argv, o, err);
+
+    if (rc == 0)
+        *dir = argv[optind];
+    return rc;
 }
 
 int
@@ -64,10 +83,10 @@ cmd_report(int argc, char **argv)
     struct report_opts o = {.table = stdout};
     const char *dir = NULL;
     struct err err = {0};
-    int rc = parse_args(argc, argv, &o, &dir);
+    int rc = parse_args(argc, argv, &o, &dir, &err);
 
-    if (rc >= 0)
-        return rc;
+    if (rc != 0)
+        return cmd_args_end(&report_usage, rc, &err);
     if (report_generate(dir, &o, &err) < 0) {
         fprintf(stderr, "testyard report: %s\n", err.msg);
         return err.status ? err.status : EXIT_SOFTWARE;

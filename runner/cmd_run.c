@@ -48,8 +48,52 @@ struct run_args {
     struct run_opts opts;
 };
 
+static const struct cmd_usage run_usage = {"run", "one COMPOSITION", usage};
+
+/* The values of --runner and --run-id (CMD_EVALUE errors). */
 static int
-parse_args(int argc, char **argv, struct run_args *a)
+check_values(const struct run_args *a, struct err *err)
+{
+    struct err e = {0};
+
+    if (cmd_check_runner(a->runner, err) < 0)
+        return -1;
+    if (a->opts.run_id != NULL && run_id_check(a->opts.run_id, &e) < 0)
+        return cmd_usage_err(err, CMD_EVALUE, "--%s", e.msg);
+    return 0;
+}
+
+static int
+run_opt(int c, char *arg, void *ctx, struct err *err)
+{
+    struct run_args *a = ctx;
+
+    (void)err;
+    switch (c) {
+    case 'p':
+        a->plans = arg;
+        break;
+    case 'r':
+        a->opts.runs_dir = arg;
+        break;
+    case 'i':
+        a->opts.run_id = arg;
+        break;
+    case 'R':
+        a->runner = arg;
+        break;
+    case 'n':
+        a->opts.progress = false;
+        break;
+    default: /* 'q' */
+        a->opts.quiet = true;
+    }
+    return 0;
+}
+
+/* 0 to go on, 1 after --help, -1 on a usage error (cmd.h). */
+static int
+parse_args(int argc, char **argv, struct run_args *a, struct err *err)
 {
     static const struct option longopts[] = {
         {"plans", required_argument, NULL, 'p'},
@@ -61,51 +105,18 @@ parse_args(int argc, char **argv, struct run_args *a)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    struct err err = {0};
-    int c;
+    static const struct cmd_spec spec = {&run_usage, ":qh", longopts, run_opt,
+                                         1};
+    int rc;
 
     a->opts.runs_dir = getenv("TESTYARD_RUNS");
     a->opts.progress = isatty(STDOUT_FILENO);
-    while ((c = getopt_long(argc, argv, "qh", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'p':
-            a->plans = optarg;
-            break;
-        case 'r':
-            a->opts.runs_dir = optarg;
-            break;
-        case 'i':
-            a->opts.run_id = optarg;
-            break;
-        case 'R':
-            a->runner = optarg;
-            break;
-        case 'n':
-            a->opts.progress = false;
-            break;
-        case 'q':
-            a->opts.quiet = true;
-            break;
-        case 'h':
-            usage(stdout);
-            return 0;
-        default:
-            usage(stderr);
-            return EXIT_USAGE;
-        }
-    }
-    if (cmd_args_runner(a->runner) != 0)
-        return EXIT_USAGE;
-    if (a->opts.run_id != NULL && run_id_check(a->opts.run_id, &err) < 0) {
-        fprintf(stderr, "testyard: --%s\n", err.msg);
-        return EXIT_USAGE;
-    }
-    if (optind != argc - 1) {
-        usage(stderr);
-        return EXIT_USAGE;
-    }
+    if ((rc = cmd_parse(&spec, argc, argv, a, err)) != 0)
+        return rc;
+    if (check_values(a, err) < 0)
+        return -1;
     a->path = argv[optind];
-    return -1;
+    return 0;
 }
 
 int
@@ -116,10 +127,10 @@ cmd_run(int argc, char **argv)
     struct run_summary sum = {0};
     struct composition *comp;
     struct err err = {0};
-    int rc = parse_args(argc, argv, &a);
+    int rc = parse_args(argc, argv, &a, &err);
 
-    if (rc >= 0)
-        return rc;
+    if (rc != 0)
+        return cmd_args_end(&run_usage, rc, &err);
     run_block_signals();
     copts.plans_dir = a.plans;
     copts.runners = backend_runners();

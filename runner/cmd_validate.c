@@ -65,14 +65,15 @@ print_json(const struct composition *c)
 int
 cmd_validate(int argc, char **argv)
 {
-    static const struct cmd_usage u = {"validate", "FILE", usage};
+    static const struct cmd_usage u = {"validate", "one FILE", usage};
     struct composition_opts opts = {0};
     struct err err = {0};
     struct composition *c;
-    int rc = cmd_args_plans(argc, argv, &u, &opts.plans_dir, &opts.runner);
+    int rc =
+        cmd_args_plans(argc, argv, &u, &opts.plans_dir, &opts.runner, &err);
 
     if (rc != 0)
-        return rc < 0 ? 0 : rc;
+        return cmd_args_end(&u, rc, &err);
     opts.runners = backend_runners();
     c = composition_load(argv[optind], &opts, &err);
     if (c == NULL) {

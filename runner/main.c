@@ -39,32 +39,50 @@ usage(FILE *out)
                  "options.\n");
 }
 
+static int
+main_opt(int c, char *arg, void *ctx, struct err *err)
+{
+    (void)arg;
+    (void)ctx;
+    (void)err;
+    if (c == 'V') {
+        printf("testyard %s\n", TY_VERSION);
+        return 1;
+    }
+    log_set_level(LOG_DEBUG); /* -v */
+    return 0;
+}
+
+static const struct cmd_usage main_usage = {NULL, "a command", usage};
+
+/* testyard's own options, before the command: 0 to go on with the
+ * command at argv[optind], 1 after --help or --version, -1 on a usage
+ * error (cmd.h). */
+static int
+parse_args(int argc, char **argv, struct err *err)
+{
+    static const struct option longopts[] = {
+        {"help", no_argument, NULL, 'h'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
+    };
+    /* '+': the options end at the command's name */
+    static const struct cmd_spec spec = {&main_usage, "+:hv", longopts,
+                                         main_opt, -1};
+
+    return cmd_parse(&spec, argc, argv, NULL, err);
+}
+
 int
 main(int argc, char **argv)
 {
-    int i = 1;
+    struct err err = {0};
+    int rc = parse_args(argc, argv, &err);
+    int i = optind;
 
-    for (; i < argc && argv[i][0] == '-'; i++) {
-        if (strcmp(argv[i], "--version") == 0) {
-            printf("testyard %s\n", TY_VERSION);
-            return 0;
-        } else if (strcmp(argv[i], "-h") == 0 ||
-                   strcmp(argv[i], "--help") == 0) {
-            usage(stdout);
-            return 0;
-        } else if (strcmp(argv[i], "-v") == 0 ||
-                   strcmp(argv[i], "--verbose") == 0) {
-            log_set_level(LOG_DEBUG);
-        } else {
-            fprintf(stderr, "testyard: unknown option %s\n", argv[i]);
-            usage(stderr);
-            return EXIT_USAGE;
-        }
-    }
-    if (i >= argc) {
-        usage(stderr);
-        return EXIT_USAGE;
-    }
+    if (rc != 0)
+        return cmd_args_end(&main_usage, rc, &err);
     for (size_t c = 0; c < sizeof(commands) / sizeof(commands[0]); c++)
         if (strcmp(argv[i], commands[c].name) == 0)
             return commands[c].fn(argc - i, argv + i);

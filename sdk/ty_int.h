@@ -1,5 +1,5 @@
 /*
- * ty_internal.h — what the SDK's modules share and plans never see.
+ * ty_int.h — what the SDK's modules share and plans never see.
  *
  * struct ty is the handle ty_main() builds from the environment. Each SDK
  * module keeps its own state behind one pointer here and exposes init/fini
@@ -13,6 +13,45 @@
  * Internal functions are prefixed ty__ and are hidden from the shared
  * library's exports (built with -fvisibility=hidden; public ones are
  * TY_EXPORT).
+ *
+ * Errors inside the SDK. The runner's struct err is not used here: the
+ * SDK must not depend on the runner, and a plain int is what the
+ * interposer and the signal paths can afford. Every internal function has
+ * one of these shapes, and its comment says which:
+ *
+ *   0 or -errno        the common one, for code that does not know the
+ *                      handle: ty_io (the write loop), the ty_cgroup
+ *                      readers, pprof encoding and gzip, heap collection
+ *                      and profiles, symbol tables, ty__conn_wait and
+ *                      ty__conn_flush (-ETIMEDOUT, -ENOTCONN). A count or a
+ *                      length comes the same way: >= 0, or -errno.
+ *   0 or -errno, with  code that takes the handle records the message
+ *   the message on     itself with ty__seterr before it returns the code:
+ *   the handle         ty__output_file / ty__output_append, the sync calls
+ *                      in ty_sync.c, ty__metrics_emit, heap snapshots. The
+ *                      public call returns that code as it is.
+ *   NULL + why         constructors that can fail for a reason the user
+ *                      should read take the caller's buffer (char *why,
+ *                      size_t whylen) and return NULL with a phrase in it:
+ *                      ty__new_from_env, ty__conn_open, ty__zmtp_new.
+ *   0 or -1 + why      parsers of what a user wrote (ty_units: sizes,
+ *                      durations, CPUs; ty_wire decoding; the environment
+ *                      in ty_env.c): -1 with the phrase in why, no errno.
+ *   -1, the reason on  an object that breaks once and stays broken keeps
+ *   the object         why: ty__zmtp (ty__zmtp_error), ty__conn
+ *                      (ty__conn_error).
+ *   NULL or -1 as      lookups and readings where absence is an answer,
+ *   "none"             not a failure: ty__board_open (no board: releases
+ *                      come as messages), cgroup figures and /proc fields
+ *                      the kernel does not give, symbol lookups.
+ *
+ * Only the public layer (ty_*, sdk/include/testyard.h) answers the plan:
+ * 0 or a negative errno, and the message in ty_errmsg() (kept on the
+ * handle and for the calling thread). A public call that gets a bare
+ * -errno from below adds what it was doing ("heap snapshot x: ...").
+ * Two public calls differ on purpose: ty_fail returns -1 (a test case's
+ * return value, not an errno) and ty_main an exit status; the
+ * interposer's posix_memalign returns a positive errno, as POSIX says.
  */
 #ifndef TY_INTERNAL_H
 #define TY_INTERNAL_H
@@ -58,7 +97,9 @@ struct ty {
 struct ty *ty__new_from_env(char *why, size_t whylen);
 void ty__destroy(struct ty **ty);
 
-/* Record a failure message on the handle; returns code (a negative errno). */
+/* Record a failure message on the handle and for this thread; returns
+ * code, which must be a negative errno (a positive one is made negative,
+ * so the public call still returns a negative errno). */
 int ty__seterr(struct ty *ty, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

@@ -58,7 +58,7 @@ ty__seterr(struct ty *ty, int code, const char *fmt, ...)
     pthread_mutex_lock(&ty->lock);
     snprintf(ty->errmsg, sizeof(ty->errmsg), "%s", tl_msg);
     pthread_mutex_unlock(&ty->lock);
-    return code;
+    return code > 0 ? -code : code;
 }
 
 const char *

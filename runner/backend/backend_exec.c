@@ -28,6 +28,7 @@
 #include "base/instlog.h"
 #include "base/log.h"
 #include "backend/logpump_int.h"
+#include "base/proc.h"
 #include "base/util.h"
 
 #include <errno.h>
@@ -133,10 +134,10 @@ open_outputs(struct exec_backend *x, const struct backend_instance *in,
  * signal fires when the thread that forked ends; that is the run's main
  * thread (start_all runs there), so it fires when the coordinator dies,
  * even by SIGKILL. A parent already gone before prctl shows as getppid()
- * changed. */
+ * changed. A failed exec sends its errno up execfd (base/proc.h). */
 static void __attribute__((noreturn))
 child(const struct exec_backend *x, const struct backend_instance *in,
-      const struct cgroup *cg, int outfd, int errfd, pid_t parent)
+      const struct cgroup *cg, int outfd, int errfd, int execfd, pid_t parent)
 {
     char *argv[2] = {(char *)x->cfg.binary, NULL};
     const char *bin = in->artifact ? in->artifact : x->cfg.binary;
@@ -159,7 +160,7 @@ child(const struct exec_backend *x, const struct backend_instance *in,
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     execve(bin, argv, in->env);
-    _exit(127);
+    proc_exec_failed(execfd);
 }
 
 static struct cgroup *
@@ -180,8 +181,10 @@ start_one(struct exec_backend *x, const struct backend_instance *in,
           struct err *err)
 {
     struct exec_inst *ei = &x->insts[in->index];
-    int out[2] = {-1, -1}, errp[2] = {-1, -1};
+    const char *bin = in->artifact ? in->artifact : x->cfg.binary;
+    int out[2] = {-1, -1}, errp[2] = {-1, -1}, ex[2];
     pid_t pid, parent;
+    int e;
 
     if (mkdir_p(in->tempdir, err) < 0)
         return -1;
@@ -191,16 +194,30 @@ start_one(struct exec_backend *x, const struct backend_instance *in,
     ei->oom_before = ei->cg ? cgroup_oom_kills(ei->cg) : -1;
     if (open_outputs(x, in, out, errp, err) < 0)
         return -1;
+    if (proc_exec_pipe(ex, err) < 0) {
+        close(out[1]);
+        close(errp[1]);
+        return -1;
+    }
     parent = getpid();
     pid = fork();
     if (pid == 0)
-        child(x, in, ei->cg, out[1], errp[1], parent);
+        child(x, in, ei->cg, out[1], errp[1], ex[1], parent);
+    e = errno;
     close(out[1]);
     close(errp[1]);
-    if (pid < 0)
-        return err_sys(err, errno, "fork");
+    close(ex[1]);
+    if (pid < 0) {
+        close(ex[0]);
+        return err_sys(err, e, "fork");
+    }
     /* Also from the parent, so a stop() right after start hits the group. */
     setpgid(pid, pid);
+    if ((e = proc_exec_result(ex[0])) != 0) {
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+        return err_sys(err, e, "%s: could not be run", bin);
+    }
     ei->pid = pid;
     exec_guard_set(x->guard, (size_t)in->index, pid);
     return 0;

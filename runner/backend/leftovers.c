@@ -35,8 +35,12 @@ remove_cgroup(const struct cgroup_sys *sys, const char *rel, struct err *err)
     struct cgroup *cg = cgroup_adopt(sys, rel, err);
     int rc;
 
+    if (cg == NULL && err->code == ENOENT) {
+        err_clear(err); /* gone already: nothing to remove */
+        return 0;
+    }
     if (cg == NULL)
-        return err->code == ENOENT ? 0 : -1;
+        return -1;
     rc = cgroup_kill_all(cg, err) < 0 || cgroup_remove(cg, err) < 0 ? -1 : 0;
     cgroup_destroy(&cg);
     return rc;

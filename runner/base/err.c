@@ -11,8 +11,12 @@
 static void
 err_vset(struct err *err, int code, const char *fmt, va_list ap)
 {
+    int saved = errno;
+
     err->code = code;
+    err->status = 0;
     vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+    errno = saved;
 }
 
 int
@@ -31,6 +35,7 @@ err_set(struct err *err, int code, const char *fmt, ...)
 int
 err_sys(struct err *err, int code, const char *fmt, ...)
 {
+    int saved = errno;
     va_list ap;
     size_t len;
 
@@ -43,6 +48,7 @@ err_sys(struct err *err, int code, const char *fmt, ...)
     if (len < sizeof(err->msg))
         snprintf(err->msg + len, sizeof(err->msg) - len, ": %s",
                  strerror(code));
+    errno = saved;
     return -1;
 }
 
@@ -58,6 +64,7 @@ int
 err_prefix(struct err *err, const char *fmt, ...)
 {
     char buf[2 * ERR_MSG_MAX + 2];
+    int saved = errno;
     va_list ap;
     int n;
 
@@ -66,6 +73,7 @@ err_prefix(struct err *err, const char *fmt, ...)
     va_start(ap, fmt);
     n = vsnprintf(buf, ERR_MSG_MAX, fmt, ap);
     va_end(ap);
+    errno = saved;
     if (n < 0)
         return -1;
     if (n >= ERR_MSG_MAX)

@@ -6,7 +6,14 @@
  * `err`. Callers add context with err_prefix() and return; only main() and the
  * cmd_* functions print an error, once, and pick the exit status from
  * err->status. The struct is held by value by the caller; nothing in it is
- * heap-allocated.
+ * heap-allocated. Messages longer than ERR_MSG_MAX - 1 bytes are cut
+ * there. None of these functions changes errno, so `err_sys(err, errno,
+ * ...)` may be followed by a look at errno.
+ *
+ * An error that a caller recovers from (a fallback taken, a file that may
+ * be missing) is cleared with err_clear() before the struct is used
+ * again, so that its message cannot show up in a later error or be
+ * printed as if it were one.
  */
 #ifndef TY_ERR_H
 #define TY_ERR_H
@@ -35,7 +42,9 @@ struct err {
     char msg[ERR_MSG_MAX];
 };
 
-/* Fill err (may be NULL) and return -1. */
+/* Fill err (may be NULL) with a new error and return -1: code and
+ * message, and no status (err_status sets one after), so nothing of an
+ * error before it is left. */
 int err_set(struct err *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Like err_set, with the message of strerror(code) appended after ": ". */
@@ -46,6 +55,7 @@ int err_status(struct err *err, int status);
 /* Prepend "<context>: " to the message; returns -1. */
 int err_prefix(struct err *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* Forget the error: code, status and message (NULL-safe). */
 void err_clear(struct err *err);
 /* The exit status for an output that could not be written because of
  * errno code: 74 (EXIT_IOERR) for a full disk or an I/O error, 73

@@ -4,12 +4,14 @@
  * A failed exec is told to the parent over a close-on-exec pipe (the
  * child writes its errno there), not by an exit status: the dynamic loader
  * exits 127 when a library is missing, and that is an answer to read, not
- * a program that could not be run.
+ * a program that could not be run. A deadline, when given, kills the
+ * program and stops reading its output.
  */
 #include "base/proc.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -20,7 +22,6 @@ child(char *const argv[], const struct proc_opts *o, int outfd, int execfd)
 {
     sigset_t none;
     int devnull = open("/dev/null", O_RDWR);
-    int e;
 
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
@@ -32,26 +33,51 @@ child(char *const argv[], const struct proc_opts *o, int outfd, int execfd)
         execve(argv[0], argv, o->env);
     else
         execvp(argv[0], argv);
-    e = errno;
-    if (write(execfd, &e, sizeof(e)) < 0)
-        (void)0; /* the parent then sees a plain exit 127 */
-    _exit(127);
+    proc_exec_failed(execfd);
 }
 
-static void
-drain(int fd, struct strbuf *out, size_t max)
+/* Wait until fd is readable or the deadline (monotonic ns, 0: none)
+ * passes; false when it passed. */
+static bool
+wait_readable(int fd, int64_t deadline)
+{
+    struct pollfd p = {fd, POLLIN, 0};
+    int64_t left;
+    int n;
+
+    if (deadline == 0)
+        return true;
+    do {
+        left = deadline - now_mono_ns();
+        if (left <= 0)
+            return false;
+        n = poll(&p, 1, (int)(left / 1000000 + 1));
+    } while (n < 0 && errno == EINTR);
+    return n != 0;
+}
+
+/* Read fd to its end into out, keeping at most max bytes (0: all). When
+ * the deadline passes first, kill pid and stop reading (what it started
+ * may hold the pipe open); returns whether it did. */
+static bool
+drain(int fd, struct strbuf *out, size_t max, int64_t deadline, pid_t pid)
 {
     size_t kept = 0;
     char buf[4096];
 
     for (;;) {
-        ssize_t n = read(fd, buf, sizeof(buf));
+        ssize_t n;
         size_t keep;
 
+        if (!wait_readable(fd, deadline)) {
+            kill(pid, SIGKILL);
+            return true;
+        }
+        n = read(fd, buf, sizeof(buf));
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
-            break;
+            return false;
         keep = max == 0 || max - kept >= (size_t)n ? (size_t)n : max - kept;
         if (out != NULL && keep > 0)
             strbuf_add(out, buf, keep);
@@ -59,22 +85,42 @@ drain(int fd, struct strbuf *out, size_t max)
     }
 }
 
-/* Whether the child's exec failed: it wrote errno before exiting. */
-static bool
-exec_failed(int execfd)
+int
+proc_exec_pipe(int fds[2], struct err *err)
 {
-    int e;
+    if (pipe2(fds, O_CLOEXEC) < 0)
+        return err_sys(err, errno, "pipe");
+    return 0;
+}
+
+void
+proc_exec_failed(int wfd)
+{
+    int e = errno;
+
+    if (write(wfd, &e, sizeof(e)) < 0)
+        (void)0; /* the parent then sees a plain exit 127 */
+    _exit(127);
+}
+
+int
+proc_exec_result(int rfd)
+{
+    int e = 0;
     ssize_t n;
 
     do
-        n = read(execfd, &e, sizeof(e));
+        n = read(rfd, &e, sizeof(e));
     while (n < 0 && errno == EINTR);
-    return n == (ssize_t)sizeof(e);
+    close(rfd);
+    return n == (ssize_t)sizeof(e) && e != 0 ? e : 0;
 }
 
-/* Wait for pid; its exit status (or 128+signal), or -1. */
+/* Wait for pid; its exit status (or 128+signal), or -1 (exec_err: the
+ * errno its exec failed with, 0 when it ran; timeout_ms: it was killed
+ * after that long, 0 when not). */
 static int
-reap(pid_t pid, const char *name, bool failed, struct err *err)
+reap(pid_t pid, const char *name, int exec_err, int timeout_ms, struct err *err)
 {
     int status;
 
@@ -82,8 +128,11 @@ reap(pid_t pid, const char *name, bool failed, struct err *err)
         if (errno != EINTR)
             return err_sys(err, errno, "waitpid %s", name);
     }
-    if (failed)
-        return err_set(err, ENOENT, "%s: could not be run", name);
+    if (exec_err != 0)
+        return err_sys(err, exec_err, "%s: could not be run", name);
+    if (timeout_ms > 0)
+        return err_set(err, ETIMEDOUT, "%s: killed after %d ms", name,
+                       timeout_ms);
     if (WIFEXITED(status))
         return WEXITSTATUS(status);
     return 128 + WTERMSIG(status);
@@ -93,28 +142,28 @@ reap(pid_t pid, const char *name, bool failed, struct err *err)
 static int
 open_pipes(int out[2], int ex[2], struct err *err)
 {
-    int e;
-
     if (pipe2(out, O_CLOEXEC) < 0)
         return err_sys(err, errno, "pipe");
-    if (pipe2(ex, O_CLOEXEC) == 0)
+    if (proc_exec_pipe(ex, err) == 0)
         return 0;
-    e = errno;
     close(out[0]);
     close(out[1]);
-    return err_sys(err, e, "pipe");
+    return -1;
 }
 
 int
 proc_run_opts(char *const argv[], const struct proc_opts *o, struct strbuf *out,
               struct err *err)
 {
-    static const struct proc_opts none = {NULL, 0};
-    int fds[2], ex[2], e;
-    bool failed;
+    static const struct proc_opts none = {NULL, 0, 0};
+    int fds[2], ex[2], e, exec_err = 0;
+    int64_t deadline = 0;
+    bool late = false;
     pid_t pid;
 
     o = o ? o : &none;
+    if (o->timeout_ms > 0)
+        deadline = now_mono_ns() + (int64_t)o->timeout_ms * 1000000;
     if (open_pipes(fds, ex, err) < 0)
         return -1;
     pid = fork();
@@ -124,13 +173,15 @@ proc_run_opts(char *const argv[], const struct proc_opts *o, struct strbuf *out,
     close(fds[1]);
     close(ex[1]);
     if (pid > 0)
-        drain(fds[0], out, o->max_out);
+        late = drain(fds[0], out, o->max_out, deadline, pid);
     close(fds[0]);
-    failed = pid > 0 && exec_failed(ex[0]);
-    close(ex[0]);
+    if (pid > 0)
+        exec_err = proc_exec_result(ex[0]);
+    else
+        close(ex[0]);
     if (pid < 0)
         return err_sys(err, e, "fork");
-    return reap(pid, argv[0], failed, err);
+    return reap(pid, argv[0], exec_err, late ? o->timeout_ms : 0, err);
 }
 
 int

@@ -678,6 +678,9 @@ fill_summary(const struct run *r, struct run_summary *sum)
     if (r->lost)
         snprintf(sum->message, sizeof(sum->message),
                  "%.380s: run %.100s is lost", r->lost_msg, r->run_id);
+    else if (r->failed.code != 0)
+        snprintf(sum->message, sizeof(sum->message),
+                 "%.380s: run %.100s stopped", r->failed.msg, r->run_id);
     sum->error[0] = '\0';
     if (r->out_err.code != 0) {
         sum->exit_status = r->out_err.status;
@@ -751,11 +754,13 @@ run_execute(struct composition *comp, const struct run_opts *opts,
         free(dir);
         return -1;
     }
-    rc = loop(&r, err);
+    rc = loop(&r, &r.failed);
     if (rc < 0) {
-        log_warnx("%s; stopping every instance", err->msg);
+        if (r.failed.code == 0)
+            r.failed.code = EIO;
+        run_progress_note(&r, "an internal error; stopping every instance");
         stop_all(&r, STOP_CANCEL, true);
-        r.canceled = true;
+        give_up(&r, false, "stopped by an internal error of the coordinator");
     }
     finish(&r);
     fill_summary(&r, sum);

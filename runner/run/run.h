@@ -53,11 +53,13 @@ struct run_summary {
     char run_dir[4096];
     bool canceled;
     bool success;
-    /* 0, 1 (plan failed), 69 (engine lost), 130 (canceled), or 73 / 74
+    /* 0, 1 (plan failed), 69 (engine lost), 70 (an internal error stopped
+     * the run: message says which), 130 (canceled), or 73 / 74
      * when an output of the run's own was not written: error names it
      * ("" when none). */
     int exit_status;
-    char message[512]; /* why the run ended early (engine lost), or "" */
+    char message[512]; /* why the run ended early (engine lost, internal
+                        * error), or "" */
     char error[ERR_MSG_MAX];
 };
 

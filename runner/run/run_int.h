@@ -86,7 +86,8 @@ struct run {
     int64_t kill_at_ms;  /* force-stop time after a stop, 0 = none */
     int64_t give_up_ms;  /* stop waiting for ends then, 0 = none */
     bool deadline_hit;
-    bool canceled;
+    bool canceled;        /* by a signal (SIGINT, SIGTERM, ...) */
+    struct err failed;    /* the loop's own failure (code != 0): stopped */
     bool lost;            /* the backend went away (BACKEND_LOST) */
     char lost_msg[512];   /* its message */
     struct err out_err;   /* the first runner-owned output not written */
@@ -115,7 +116,7 @@ void run_inst_how(const struct run_inst *in, char *buf, size_t size);
 int run_write_result(const struct run *r, struct err *err);
 void run_print_summary(const struct run *r);
 bool run_succeeded(const struct run *r);
-/* 0, 1, 69 (engine lost) or 130 (canceled). */
+/* 0, 1, 69 (engine lost), 70 (the loop failed) or 130 (canceled). */
 int run_exit_status(const struct run *r);
 
 /* run_progress.c */

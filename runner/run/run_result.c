@@ -23,6 +23,8 @@ run_exit_status(const struct run *r)
 {
     if (r->lost)
         return EXIT_UNAVAILABLE;
+    if (r->failed.code != 0)
+        return EXIT_SOFTWARE;
     if (r->canceled)
         return EXIT_CANCELED;
     return run_succeeded(r) ? 0 : 1;
@@ -31,7 +33,7 @@ run_exit_status(const struct run *r)
 bool
 run_succeeded(const struct run *r)
 {
-    if (r->lost || r->canceled || r->n == 0)
+    if (r->lost || r->failed.code != 0 || r->canceled || r->n == 0)
         return false;
     for (size_t i = 0; i < r->n; i++)
         if (r->insts[i].outcome != OUTCOME_SUCCESS)
@@ -127,6 +129,8 @@ run_outcome(const struct run *r)
 {
     if (r->lost)
         return "lost";
+    if (r->failed.code != 0)
+        return "error";
     if (r->canceled)
         return "canceled";
     return run_succeeded(r) ? "success" : "failure";
@@ -157,6 +161,8 @@ run_write_result(const struct run *r, struct err *err)
     cJSON_AddNumberToObject(o, "exit_status", run_exit_status(r));
     if (r->lost)
         cJSON_AddStringToObject(o, "engine_lost", r->lost_msg);
+    if (r->failed.code != 0)
+        cJSON_AddStringToObject(o, "error", r->failed.msg);
     cJSON_AddItemToObject(o, "groups", groups_json(r));
     insts = cJSON_AddArrayToObject(o, "instances");
     for (size_t i = 0; i < r->n; i++)

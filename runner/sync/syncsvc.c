@@ -617,6 +617,7 @@ syncsvc_new(const struct syncsvc_config *cfg, struct err *err)
             return NULL;
         }
         log_debug("%s; releases go as messages", err->msg);
+        err_clear(err);
         svc_board_close(svc);
     }
     return svc;

@@ -59,6 +59,6 @@ done
 "$TY" describe --runner local:exec placebo >/dev/null 2>"$RUNS/describe.err"
 check_eq "describe takes no --runner: exit 64" "$?" 64
 check "describe --runner: an unknown option" \
-    grep -q 'unknown option --runner' "$RUNS/describe.err"
+    grep -q "unknown option '--runner'" "$RUNS/describe.err"
 
 finish

@@ -379,6 +379,11 @@ t_errmsg_per_thread(void)
     CHECK(b.ok);
     CHECK_EQ_INT(ty_fail(ty, "why %s", "not"), -1);
     CHECK_EQ_STR(ty->fail_reason, "why not");
+    /* the internal error shape (ty_int.h): a negative errno, always */
+    CHECK_EQ_INT(ty__seterr(ty, -EIO, "io %d", 1), -EIO);
+    CHECK_EQ_STR(ty_errmsg(ty), "io 1");
+    CHECK_EQ_INT(ty__seterr(ty, EACCES, "positive"), -EACCES);
+    CHECK_EQ_STR(ty_errmsg(ty), "positive");
     ty__destroy(&ty);
 }
 

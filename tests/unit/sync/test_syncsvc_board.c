@@ -278,9 +278,13 @@ t_unusable(void)
     CHECK_CONTAINS(err.msg, "release board");
     syncsvc_destroy(&svc);
     cfg.board_optional = true;
+    err_clear(&err);
     svc = syncsvc_new(&cfg, &err);
     CHECK(svc != NULL);
     CHECK(svc != NULL && syncsvc_board_dir(svc) == NULL);
+    /* the board's failure was recovered from: no error is left behind */
+    CHECK_EQ_INT(err.code, 0);
+    CHECK_EQ_STR(err.msg, "");
     syncsvc_destroy(&svc);
 }
 
