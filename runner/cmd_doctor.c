@@ -7,6 +7,7 @@
  * Exit status: 0 when every check passes, 69 when no engine answers, 1
  * when another check fails.
  */
+#include "base/strbuf.h"
 #include "cmd.h"
 #include "docker/docker.h"
 #include "base/proc.h"

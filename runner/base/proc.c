@@ -8,6 +8,8 @@
  */
 #include "base/proc.h"
 
+#include "base/strbuf.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>

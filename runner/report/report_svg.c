@@ -16,6 +16,8 @@
  */
 #include "report/report_int.h"
 
+#include "base/strbuf.h"
+
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
