@@ -1,7 +1,7 @@
 /*
  * base/util.h — small helpers every runner module uses: allocation that dies on
- * exhaustion, cleanup attributes, files written whole or not at all, paths,
- * clocks.
+ * exhaustion, cleanup attributes, files written whole or not at all, paths
+ * and clocks.
  *
  * Ownership: every `char *` returned is the caller's to free(); `const char *`
  * arguments are borrowed.
