@@ -15,6 +15,7 @@
 #include "lib/bench.h"
 
 #include "base/err.h"
+#include "base/strbuf.h"
 #include "base/util.h"
 
 #include <errno.h>

@@ -18,6 +18,8 @@
 #include "base/err.h"
 #include "backend/backend.h"
 #include "base/run_lock.h"
+#include "base/strbuf.h"
+#include "base/strvec.h"
 #include "base/util.h"
 
 #include <dirent.h>
@@ -188,9 +190,8 @@ clean_cgroups_alone(const struct clean_opts *o, const struct cgroup_sys *sys,
             else
                 clean_skip(o, ids[i], why, t);
         }
-        free(ids[i]);
     }
-    free(ids);
+    strv_free(ids);
 }
 
 /* Every run folder in o->runs (links are not followed). */

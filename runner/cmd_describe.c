@@ -7,6 +7,7 @@
  * PLAN is a plan name, looked for as validate looks for a composition's
  * plan, or a path to a plan folder or to its manifest.yaml.
  */
+#include "base/strbuf.h"
 #include "cmd.h"
 #include "base/err.h"
 #include "config/config.h"

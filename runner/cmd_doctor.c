@@ -7,11 +7,13 @@
  * Exit status: 0 when every check passes, 69 when no engine answers, 1
  * when another check fails.
  */
+#include "base/strbuf.h"
 #include "cmd.h"
 #include "docker/docker.h"
 #include "base/proc.h"
 #include "base/tar.h"
 #include "ty_cgroup.h"
+#include "ty_units.h"
 #include "base/util.h"
 
 #include <arpa/inet.h>
@@ -186,7 +188,7 @@ check_build(struct doctor *dr)
         .tag = tag, .labels = (const char *const[]){"testyard.doctor=1", NULL}};
     int64_t t0 = now_mono_ns();
     struct err err = {0};
-    char *id = NULL;
+    char *id = NULL, took[32];
 
     if (fd < 0 || probe_context(fd, &err) < 0 ||
         docker_build(dr->d, fd, &o, &id, &err) < 0) {
@@ -195,8 +197,8 @@ check_build(struct doctor *dr)
                               "or /var/log/testyard-dockerd.log)");
         return FAIL;
     }
-    strbuf_addf(&dr->detail, "FROM scratch image built in %.2f s",
-                (double)(now_mono_ns() - t0) / 1e9);
+    ty__format_duration(now_mono_ns() - t0, took, sizeof(took));
+    strbuf_addf(&dr->detail, "FROM scratch image built in %s", took);
     docker_image_remove(dr->d, id, true, NULL);
     free(id);
     return OK;

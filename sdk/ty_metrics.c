@@ -229,9 +229,9 @@ ty__metrics_render(struct ty *ty, struct ty__buf *b, bool all)
         if (all || e->dirty)
             render_one(b, e, ts, now);
     if (m->points.len > 0) {
-        ty__buf_addf(b, "%s", m->points.data);
+        ty__buf_addf(b, "%s", m->points.buf);
         m->points.len = 0;
-        m->points.data[0] = '\0';
+        m->points.buf[0] = '\0';
     }
     pthread_mutex_unlock(&m->lock);
 }
@@ -256,7 +256,7 @@ ty__metrics_emit(struct ty *ty, const char *file, const struct ty__buf *b)
                           file);
     if (m == NULL || b->len == 0)
         return 0;
-    return m->sink(ty, file, b->data, b->len);
+    return m->sink(ty, file, b->buf, b->len);
 }
 
 static int

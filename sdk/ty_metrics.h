@@ -22,27 +22,20 @@
 #ifndef TY_METRICS_H
 #define TY_METRICS_H
 
+#include "ty_buf.h"
+#include "ty_json.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct ty;
 
-/* ---- a growable text buffer ------------------------------------------- */
+/* ---- text ---------------------------------------------------------- */
 
-struct ty__buf {
-    char *data;
-    size_t len, cap;
-    bool oom; /* an allocation failed: the contents are incomplete */
-};
-
-void ty__buf_addf(struct ty__buf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-void ty__buf_add_json_string(struct ty__buf *b, const char *s);
 /* A JSON number in the shortest form that reads back the same double
  * (null for NaN and infinities, which JSON lacks). */
 void ty__buf_add_double(struct ty__buf *b, double v);
-void ty__buf_release(struct ty__buf *b);
 
 /* ---- histograms -------------------------------------------------------- */
 

@@ -1,7 +1,7 @@
 /*
- * ty_metrics_fmt.c — the text side of metrics: a growable buffer, JSON
- * strings and numbers, the records of results.out and diagnostics.out in
- * Testground's shape, and splitting tags off a metric's name.
+ * ty_metrics_fmt.c — the text side of metrics: JSON numbers, the records
+ * of results.out and diagnostics.out in Testground's shape, and splitting
+ * tags off a metric's name.
  *
  * Testground's Go SDK writes each record with encoding/json from
  *   struct { Timestamp int64 `json:"ts"`; Type string `json:"type"`;
@@ -17,73 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int
-buf_reserve(struct ty__buf *b, size_t more)
-{
-    size_t cap = b->cap ? b->cap : 256;
-    char *p;
-
-    if (b->oom)
-        return -ENOMEM;
-    if (b->len + more + 1 <= b->cap)
-        return 0;
-    while (cap < b->len + more + 1)
-        cap *= 2;
-    p = realloc(b->data, cap);
-    if (p == NULL) {
-        b->oom = true;
-        return -ENOMEM;
-    }
-    b->data = p;
-    b->cap = cap;
-    return 0;
-}
-
-void
-ty__buf_addf(struct ty__buf *b, const char *fmt, ...)
-{
-    va_list ap;
-    int n;
-
-    va_start(ap, fmt);
-    n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0 || buf_reserve(b, (size_t)n) < 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    b->len += (size_t)n;
-}
-
-static void
-buf_addc(struct ty__buf *b, char c)
-{
-    if (buf_reserve(b, 1) < 0)
-        return;
-    b->data[b->len++] = c;
-    b->data[b->len] = '\0';
-}
-
-void
-ty__buf_add_json_string(struct ty__buf *b, const char *s)
-{
-    buf_addc(b, '"');
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\') {
-            buf_addc(b, '\\');
-            buf_addc(b, (char)*p);
-        } else if (*p == '\n') {
-            ty__buf_addf(b, "\\n");
-        } else if (*p < 0x20) {
-            ty__buf_addf(b, "\\u%04x", *p);
-        } else {
-            buf_addc(b, (char)*p);
-        }
-    }
-    buf_addc(b, '"');
-}
 
 void
 ty__buf_add_double(struct ty__buf *b, double v)
@@ -102,13 +35,6 @@ ty__buf_add_double(struct ty__buf *b, double v)
             break;
     }
     ty__buf_addf(b, "%s", s);
-}
-
-void
-ty__buf_release(struct ty__buf *b)
-{
-    free(b->data);
-    memset(b, 0, sizeof(*b));
 }
 
 /* ---- records ----------------------------------------------------------- */
@@ -131,7 +57,7 @@ record_open(struct ty__buf *b, int64_t ts_ns, enum ty__mtype t,
 {
     ty__buf_addf(b, "{\"ts\":%lld,\"type\":\"%s\",\"name\":", (long long)ts_ns,
                  mtype_names[t]);
-    ty__buf_add_json_string(b, name);
+    ty__json_quote(b, name);
     ty__buf_addf(b, ",\"measures\":{");
 }
 

@@ -18,6 +18,8 @@
  */
 #include "ty_zmtp.h"
 
+#include "ty_buf.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -42,9 +44,10 @@
 
 enum zstate { Z_WAIT, Z_CONNECTING, Z_GREETING, Z_READY, Z_OPEN, Z_BROKEN };
 
+/* The shared buffer (ty_buf.h) and how much of it was consumed. */
 struct zbuf {
-    unsigned char *p;
-    size_t off, len, cap;
+    struct ty__buf b;
+    size_t off;
 };
 
 struct ty__zmtp {
@@ -62,45 +65,38 @@ struct ty__zmtp {
 /* ---- buffers ------------------------------------------------------------ */
 
 static int
-zb_add(struct zbuf *b, const void *data, size_t len)
+zb_add(struct zbuf *z, const void *data, size_t len)
 {
-    if (b->off > 0 && b->off == b->len)
-        b->off = b->len = 0;
-    if (b->len + len > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        unsigned char *p;
+    struct ty__buf *b = &z->b;
 
-        if (b->off > 0) { /* compact first */
-            memmove(b->p, b->p + b->off, b->len - b->off);
-            b->len -= b->off;
-            b->off = 0;
-        }
-        while (cap < b->len + len)
-            cap *= 2;
-        if (cap != b->cap) {
-            p = realloc(b->p, cap);
-            if (p == NULL)
-                return -1;
-            b->p = p;
-            b->cap = cap;
-        }
+    if (z->off > 0 && z->off == b->len)
+        z->off = b->len = 0;
+    if (z->off > 0 && b->len + len + 1 > b->cap) { /* compact first */
+        memmove(b->buf, b->buf + z->off, b->len - z->off);
+        b->len -= z->off;
+        z->off = 0;
     }
-    memcpy(b->p + b->len, data, len);
-    b->len += len;
-    return 0;
+    return ty__buf_add(b, data, len) < 0 ? -1 : 0;
 }
 
 static size_t
-zb_used(const struct zbuf *b)
+zb_used(const struct zbuf *z)
 {
-    return b->len - b->off;
+    return z->b.len - z->off;
+}
+
+/* The bytes not consumed yet. */
+static const char *
+zb_data(const struct zbuf *z)
+{
+    return z->b.buf + z->off;
 }
 
 static void
-zb_free(struct zbuf *b)
+zb_free(struct zbuf *z)
 {
-    free(b->p);
-    memset(b, 0, sizeof(*b));
+    ty__buf_release(&z->b);
+    z->off = 0;
 }
 
 /* ---- encoding ----------------------------------------------------------- */
@@ -201,8 +197,8 @@ start_connect(struct ty__zmtp *z)
         return;
     }
     setsockopt(z->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    z->out.off = z->out.len = 0;
-    z->in.off = z->in.len = 0;
+    zb_free(&z->out); /* a new connection starts afresh */
+    zb_free(&z->in);
     if (put_handshake(z) < 0) {
         broken(z, "%s", "out of memory");
         return;
@@ -371,7 +367,7 @@ flush(struct ty__zmtp *z)
 {
     while (zb_used(&z->out) > 0) {
         ssize_t n =
-            send(z->fd, z->out.p + z->out.off, zb_used(&z->out), MSG_NOSIGNAL);
+            send(z->fd, zb_data(&z->out), zb_used(&z->out), MSG_NOSIGNAL);
         int rc;
 
         if (n < 0 && (rc = io_failed(z)) <= 0)
@@ -379,7 +375,7 @@ flush(struct ty__zmtp *z)
         if (n > 0)
             z->out.off += (size_t)n;
     }
-    z->out.off = z->out.len = 0;
+    z->out.off = z->out.b.len = 0;
     return 0;
 }
 
@@ -487,7 +483,7 @@ opened(struct ty__zmtp *z)
 {
     z->state = Z_OPEN;
     if (zb_used(&z->held) > 0) {
-        if (zb_add(&z->out, z->held.p + z->held.off, zb_used(&z->held)) < 0)
+        if (zb_add(&z->out, zb_data(&z->held), zb_used(&z->held)) < 0)
             return broken(z, "%s", "out of memory");
         zb_free(&z->held);
     }
@@ -544,7 +540,7 @@ parse(struct ty__zmtp *z, void (*fn)(void *, const char *, size_t), void *arg)
     struct zbuf *b = &z->in;
 
     while (z->state != Z_BROKEN) {
-        const unsigned char *p = b->p + b->off;
+        const unsigned char *p = (const unsigned char *)zb_data(b);
         size_t n = zb_used(b), hdr = 0;
         int64_t size;
 
@@ -566,8 +562,8 @@ parse(struct ty__zmtp *z, void (*fn)(void *, const char *, size_t), void *arg)
         if (take_frame(z, p, hdr, (size_t)size, fn, arg) < 0)
             return -1;
     }
-    if (b->off == b->len)
-        b->off = b->len = 0;
+    if (b->off == b->b.len)
+        b->off = b->b.len = 0;
     return z->state == Z_BROKEN ? -1 : 0;
 }
 

@@ -159,7 +159,8 @@ void cgroup_sys_destroy(struct cgroup_sys **sys);
 bool cgroup_sys_usable(const struct cgroup_sys *sys);
 /* The names of the cgroups right below <base>/<relpath> ("" for <base>)
  * in the memory hierarchy, as a NULL-terminated array the caller frees
- * (each string and the array); NULL when there are none or no cgroups. */
+ * with strv_free (base/strvec.h); NULL when there are none or no
+ * cgroups. */
 char **cgroup_list(const struct cgroup_sys *sys, const char *relpath);
 
 /*

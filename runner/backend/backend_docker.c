@@ -32,6 +32,7 @@
 #include "backend/backend_docker_int.h"
 
 #include "backend/backend_ids_int.h"
+#include "base/strvec.h"
 #include "config/config.h"
 #include "backend/dklog_int.h"
 #include "docker/docker.h"
@@ -350,9 +351,9 @@ create_and_start(struct dk_backend *k, struct dk_inst *di, struct err *err)
             dklog_cut(di->log);
     }
     cJSON_Delete(cfg);
-    dk__strv_free(env);
-    dk__strv_free(labels);
-    dk__strv_free(binds);
+    strv_free(env);
+    strv_free(labels);
+    strv_free(binds);
     return rc;
 }
 

@@ -103,8 +103,8 @@ bool dk__is_aborted(struct dk_backend *k);
  * gives up on its own): every call ends now, the orchestrator hears. */
 void dk__engine_lost(void *arg, const char *msg);
 
-/* backend_docker_spec.c: each returns what the caller frees (strv with
- * dk__strv_free, cJSON with cJSON_Delete). */
+/* backend_docker_spec.c: each returns what the caller frees (a string
+ * array with strv_free, cJSON with cJSON_Delete). */
 char **dk__container_env(const struct backend_instance *in);
 cJSON *dk__container_config(const struct dk_backend *k,
                             const struct backend_instance *in, char **env,
@@ -112,7 +112,6 @@ cJSON *dk__container_config(const struct dk_backend *k,
 char **dk__make_labels(const struct dk_backend *k,
                        const struct backend_instance *in);
 char **dk__make_binds(const struct backend_instance *in);
-void dk__strv_free(char **v);
 
 /* backend_docker_end.c: the interface's shutdown() and abort(). */
 void dk__shutdown(struct backend *b);

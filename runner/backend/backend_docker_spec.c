@@ -10,6 +10,7 @@
 #include "backend/backend_docker_int.h"
 
 #include "backend/backend_ids_int.h"
+#include "base/strvec.h"
 #include "config/config.h"
 #include "backend/dklog_int.h"
 #include "docker/docker.h"
@@ -56,32 +57,18 @@ board_dir(const struct backend_instance *in)
 char **
 dk__container_env(const struct backend_instance *in)
 {
-    size_t n = 0, j = 0;
-    char **env;
+    struct strvec env = {0};
 
-    while (in->env[n] != NULL)
-        n++;
-    env = xcalloc(n + 6, sizeof(char *));
-    for (size_t i = 0; i < n; i++)
-        if (env_override(in->env[i]) == NULL)
-            env[j++] = xstrdup(in->env[i]);
+    for (char *const *e = in->env; *e != NULL; e++)
+        if (env_override(*e) == NULL)
+            strvec_push(&env, *e);
     if (board_dir(in) != NULL)
-        env[j++] = xstrdup("TESTYARD_SYNC_BOARD=" DK_BOARD_PATH);
-    env[j++] = xstrdup("TEST_OUTPUTS_PATH=/outputs");
-    env[j++] = xstrdup("TEST_TEMP_PATH=/temp");
-    env[j++] = xstrdup("HOME=/temp");
-    env[j++] = xstrdup("PATH=/plan:/usr/bin:/bin");
-    return env;
-}
-
-void
-dk__strv_free(char **v)
-{
-    if (v == NULL)
-        return;
-    for (char **p = v; *p != NULL; p++)
-        free(*p);
-    free(v);
+        strvec_push(&env, "TESTYARD_SYNC_BOARD=" DK_BOARD_PATH);
+    strvec_push(&env, "TEST_OUTPUTS_PATH=/outputs");
+    strvec_push(&env, "TEST_TEMP_PATH=/temp");
+    strvec_push(&env, "HOME=/temp");
+    strvec_push(&env, "PATH=/plan:/usr/bin:/bin");
+    return strvec_detach(&env);
 }
 
 /* The engine's own log of the container (HostConfig.LogConfig): json-file

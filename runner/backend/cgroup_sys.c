@@ -13,6 +13,7 @@
 #include "backend/cgroup_int.h"
 #include "backend/cgroup_sys_int.h"
 
+#include "base/strvec.h"
 #include "base/util.h"
 
 #include <dirent.h>
@@ -38,20 +39,17 @@ cgroup__subdirs(const char *dir)
 {
     DIR *d = opendir(dir);
     struct dirent *de;
-    char **v = NULL;
-    size_t n = 0, cap = 0;
+    struct strvec v = {0};
 
     if (d == NULL)
         return NULL;
     while ((de = readdir(d)) != NULL) {
         if (de->d_type != DT_DIR || de->d_name[0] == '.')
             continue;
-        xgrow(&v, &cap, n + 2, sizeof(*v));
-        v[n++] = xstrdup(de->d_name);
-        v[n] = NULL;
+        strvec_push(&v, de->d_name);
     }
     closedir(d);
-    return v;
+    return v.v;
 }
 
 /* The first cgroup2 mount, and each v1 controller's first mount. */

@@ -15,6 +15,7 @@
 #include "backend/backend.h"
 #include "backend/cgroup_int.h"
 
+#include "base/strvec.h"
 #include "base/util.h"
 
 #include <dirent.h>
@@ -63,9 +64,8 @@ leftovers_cgroups(const struct cgroup_sys *sys, const char *run_id, bool dry,
             *err = e;
             rc = -1;
         }
-        free(leaves[i]);
     }
-    free(leaves);
+    strv_free(leaves);
     /* The run's own level, when no instance cgroup was made below it. */
     if (!dry && rc == 0)
         rc = remove_cgroup(sys, run_id, err);

@@ -1,35 +1,23 @@
 /*
  * jsonpretty.c — indenting JSON for output people read and golden files
  * compare (see base/jsonpretty.h). Numbers are printed by cJSON, so they read
- * the same as everywhere else; strings are escaped here.
+ * the same as everywhere else; strings are escaped by ty_json.c's escaper,
+ * as in every JSON file testyard writes.
  */
 #include "base/jsonpretty.h"
 
+#include "base/log.h"
+#include "base/strbuf.h"
 #include "base/util.h"
+#include "ty_json.h"
 
 #include <stdlib.h>
 
 static void
 add_string(struct strbuf *sb, const char *s)
 {
-    strbuf_addc(sb, '"');
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-
-        if (c == '"' || c == '\\')
-            strbuf_addf(sb, "\\%c", c);
-        else if (c == '\n')
-            strbuf_adds(sb, "\\n");
-        else if (c == '\t')
-            strbuf_adds(sb, "\\t");
-        else if (c == '\r')
-            strbuf_adds(sb, "\\r");
-        else if (c < 0x20)
-            strbuf_addf(sb, "\\u%04x", c);
-        else
-            strbuf_addc(sb, (char)c);
-    }
-    strbuf_addc(sb, '"');
+    if (ty__json_quote(sb, s) < 0)
+        fatalx("out of memory writing a JSON string");
 }
 
 static void

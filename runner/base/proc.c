@@ -9,6 +9,8 @@
  */
 #include "base/proc.h"
 
+#include "base/strbuf.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>

@@ -6,6 +6,7 @@
 #define TY_PROC_H
 
 #include "base/err.h"
+#include "base/strbuf.h"
 #include "base/util.h"
 
 /* What proc_run_opts changes; all zero is proc_run. Borrowed. */

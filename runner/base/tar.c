@@ -12,6 +12,7 @@
 #include "base/tar.h"
 
 #include "base/log.h"
+#include "base/strbuf.h"
 #include "base/util.h"
 
 #include <errno.h>

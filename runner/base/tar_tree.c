@@ -12,6 +12,7 @@
  */
 #include "base/tar.h"
 
+#include "base/strvec.h"
 #include "base/util.h"
 
 #include <dirent.h>
@@ -30,40 +31,29 @@ struct walk {
     void *arg;
 };
 
+/* The entries of the folder fd (without . and ..), sorted into names
+ * (the caller releases it). fd stays open. */
 static int
-cmp_names(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The entries of the folder fd (without . and ..), sorted; caller frees
- * each and the array. fd stays open. */
-static char **
-list_dir(int fd, const char *name, size_t *count, struct err *err)
+list_dir(int fd, const char *name, struct strvec *names, struct err *err)
 {
     int dfd = dup(fd);
     DIR *d = dfd < 0 ? NULL : fdopendir(dfd);
     struct dirent *de;
-    char **names = NULL;
-    size_t n = 0, cap = 0;
 
     if (d == NULL) {
         err_sys(err, errno, "%s", name);
         if (dfd >= 0)
             close(dfd);
-        return NULL;
+        return -1;
     }
     while ((de = readdir(d)) != NULL) {
         if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
             continue;
-        xgrow(&names, &cap, n + 1, sizeof(*names));
-        names[n++] = xstrdup(de->d_name);
+        strvec_push(names, de->d_name);
     }
     closedir(d);
-    if (n > 0)
-        qsort(names, n, sizeof(*names), cmp_names);
-    *count = n;
-    return names ? names : xcalloc(1, sizeof(*names));
+    strvec_sort_uniq(names);
+    return 0;
 }
 
 /* A link target that, read from a folder depth levels below the root,
@@ -98,20 +88,15 @@ static int
 add_children(struct walk *w, const char *name, int fd, int depth,
              struct err *err)
 {
-    size_t n = 0;
-    char **names = list_dir(fd, name, &n, err);
-    int rc = 0;
+    struct strvec names = {0};
+    int rc = list_dir(fd, name, &names, err);
 
-    if (names == NULL)
-        return -1;
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        cleanup_free char *cname = path_join(name, names[i]);
+    for (size_t i = 0; i < names.n && rc == 0; i++) {
+        cleanup_free char *cname = path_join(name, names.v[i]);
 
-        rc = add_entry(w, cname, fd, names[i], depth, err);
+        rc = add_entry(w, cname, fd, names.v[i], depth, err);
     }
-    for (size_t i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
+    strvec_release(&names);
     return rc;
 }
 

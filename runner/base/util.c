@@ -1,9 +1,10 @@
 /*
- * util.c — allocation, files, paths, clocks and strbuf (see base/util.h).
+ * util.c — allocation, files, paths, and clocks (see base/util.h).
  */
 #include "base/util.h"
 
 #include "base/log.h"
+#include "base/strbuf.h"
 #include "ty_io.h"
 #include "ty_time.h"
 
@@ -373,77 +374,4 @@ i64_add_sat(int64_t a, int64_t b)
     if (__builtin_add_overflow(a, b, &sum))
         return b > 0 ? INT64_MAX : INT64_MIN;
     return sum;
-}
-
-void
-strbuf_init(struct strbuf *sb)
-{
-    sb->buf = NULL;
-    sb->len = 0;
-    sb->cap = 0;
-}
-
-void
-strbuf_release(struct strbuf *sb)
-{
-    free(sb->buf);
-    strbuf_init(sb);
-}
-
-void
-strbuf_add(struct strbuf *sb, const void *data, size_t len)
-{
-    xgrow(&sb->buf, &sb->cap, sb->len + len + 1, 1);
-    memcpy(sb->buf + sb->len, data, len);
-    sb->len += len;
-    sb->buf[sb->len] = '\0';
-}
-
-void
-strbuf_adds(struct strbuf *sb, const char *s)
-{
-    strbuf_add(sb, s, strlen(s));
-}
-
-void
-strbuf_addc(struct strbuf *sb, char c)
-{
-    strbuf_add(sb, &c, 1);
-}
-
-void
-strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
-{
-    va_list ap2;
-    int n;
-
-    va_copy(ap2, ap);
-    n = vsnprintf(NULL, 0, fmt, ap2);
-    va_end(ap2);
-    if (n < 0)
-        return;
-    xgrow(&sb->buf, &sb->cap, sb->len + (size_t)n + 1, 1);
-    vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
-    sb->len += (size_t)n;
-}
-
-void
-strbuf_addf(struct strbuf *sb, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    strbuf_vaddf(sb, fmt, ap);
-    va_end(ap);
-}
-
-char *
-strbuf_detach(struct strbuf *sb)
-{
-    char *p = sb->buf;
-
-    if (p == NULL)
-        p = xstrdup("");
-    strbuf_init(sb);
-    return p;
 }

@@ -1,7 +1,7 @@
 /*
  * base/util.h — small helpers every runner module uses: allocation that dies on
- * exhaustion, cleanup attributes, files written whole or not at all, paths,
- * clocks and a growable string buffer.
+ * exhaustion, cleanup attributes, files written whole or not at all, paths
+ * and clocks.
  *
  * Ownership: every `char *` returned is the caller's to free(); `const char *`
  * arguments are borrowed.
@@ -11,7 +11,6 @@
 
 #include "base/err.h"
 
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -88,23 +87,5 @@ int64_t time_parse_rfc3339(const char *s);
  * totals of figures read from files an instance wrote (heap profiles,
  * sidecars), which may hold anything. */
 int64_t i64_add_sat(int64_t a, int64_t b);
-
-/* A growable NUL-terminated byte buffer. Held by value; strbuf_release frees.
- */
-struct strbuf {
-    char *buf;
-    size_t len;
-    size_t cap;
-};
-void strbuf_init(struct strbuf *sb);
-void strbuf_release(struct strbuf *sb);
-void strbuf_add(struct strbuf *sb, const void *data, size_t len);
-void strbuf_adds(struct strbuf *sb, const char *s);
-void strbuf_addc(struct strbuf *sb, char c);
-void strbuf_addf(struct strbuf *sb, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap);
-/* Hand the buffer to the caller (who frees it) and reset sb. */
-char *strbuf_detach(struct strbuf *sb);
 
 #endif

@@ -12,8 +12,8 @@
  * entrypoint; libraries sit at the paths they have on the host.
  *
  * Ownership: options are borrowed; strings in the result and the arrays
- * returned are the caller's (imagebuild_result_release,
- * imagebuild_strv_free).
+ * returned are the caller's (imagebuild_result_release, strv_free of
+ * base/strvec.h).
  */
 #ifndef TY_IMAGEBUILD_H
 #define TY_IMAGEBUILD_H
@@ -63,7 +63,6 @@ int imagebuild_context(const struct imagebuild_opts *o, int fd, char **tag_out,
  * ELF file at path resolves to on this host, sorted; an empty list for a
  * static executable. Fails naming each library the loader cannot find. */
 char **imagebuild_resolve(const char *path, struct err *err);
-void imagebuild_strv_free(char ***v);
 
 /* The repository for a plan: "testyard/" + the name lowercased, with
  * characters Docker refuses turned into '-'. Caller frees. */

@@ -21,6 +21,8 @@
 #include "builder/builder.h"
 
 #include "base/proc.h"
+#include "base/strbuf.h"
+#include "base/strvec.h"
 #include "sha256.h"
 #include "base/tar.h"
 #include "base/util.h"
@@ -40,68 +42,6 @@ extern char **environ;
 #define MISSING_FMT                                                            \
     "%s needs %.*s, which the dynamic loader cannot find (install it, or "     \
     "set LD_LIBRARY_PATH or the binary's RUNPATH)"
-
-/* A growable NULL-terminated array of strings. */
-struct strv {
-    char **v;
-    size_t n, cap;
-};
-
-static void
-strv_add(struct strv *s, char *owned)
-{
-    xgrow(&s->v, &s->cap, s->n + 2, sizeof(*s->v));
-    s->v[s->n++] = owned;
-    s->v[s->n] = NULL;
-}
-
-static int
-cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Sort and drop duplicates. */
-static void
-strv_uniq(struct strv *s)
-{
-    size_t out = 0;
-
-    if (s->n == 0)
-        return;
-    qsort(s->v, s->n, sizeof(*s->v), cmp_str);
-    for (size_t i = 0; i < s->n; i++) {
-        if (out > 0 && strcmp(s->v[out - 1], s->v[i]) == 0)
-            free(s->v[i]);
-        else
-            s->v[out++] = s->v[i];
-    }
-    s->n = out;
-    s->v[out] = NULL;
-}
-
-static char **
-strv_detach(struct strv *s)
-{
-    char **v = s->v ? s->v : xcalloc(1, sizeof(*v));
-
-    s->v = NULL;
-    s->n = s->cap = 0;
-    return v;
-}
-
-void
-imagebuild_strv_free(char ***vp)
-{
-    char **v = *vp;
-
-    if (v == NULL)
-        return;
-    for (size_t i = 0; v[i]; i++)
-        free(v[i]);
-    free(v);
-    *vp = NULL;
-}
 
 /* --- ELF --------------------------------------------------------------- */
 
@@ -146,7 +86,7 @@ loader_env(void)
 {
     static const char *const drop[] = {"LD_PRELOAD=", "LD_AUDIT=", "LD_TRACE_",
                                        "LD_DEBUG", "LD_BIND_"};
-    struct strv env = {0};
+    struct strvec env = {0};
 
     for (char **e = environ; e && *e; e++) {
         bool keep = true;
@@ -155,9 +95,9 @@ loader_env(void)
             if (strncmp(*e, drop[i], strlen(drop[i])) == 0)
                 keep = false;
         if (keep)
-            strv_add(&env, xstrdup(*e));
+            strvec_push(&env, *e);
     }
-    return strv_detach(&env);
+    return strvec_detach(&env);
 }
 
 /* Run `loader --list path` in loader_env(); its stdout and stderr into
@@ -171,7 +111,7 @@ run_loader(const char *loader, const char *path, struct strbuf *out,
     struct proc_opts o = {.env = env, .max_out = LIST_MAX};
     int rc = proc_run_opts(argv, &o, out, err);
 
-    imagebuild_strv_free(&env);
+    strv_free(env);
     return rc;
 }
 
@@ -187,7 +127,7 @@ path_before_address(const char *s)
 /* One line of the listing: a resolved path goes to paths, a library the
  * loader could not find to missing; vdso and notes are skipped. */
 static void
-list_line(const char *line, struct strv *paths, struct strbuf *missing)
+list_line(const char *line, struct strvec *paths, struct strbuf *missing)
 {
     const char *arrow = strstr(line, " => ");
 
@@ -199,14 +139,15 @@ list_line(const char *line, struct strv *paths, struct strbuf *missing)
             strbuf_addf(missing, "%s%.*s", missing->len ? ", " : "",
                         (int)(arrow - line), line);
         else if (to[0] == '/')
-            strv_add(paths, path_before_address(to));
+            strvec_push_owned(paths, path_before_address(to));
     } else if (line[0] == '/') {
-        strv_add(paths, path_before_address(line));
+        strvec_push_owned(paths, path_before_address(line));
     }
 }
 
 static int
-parse_listing(const char *path, char *text, struct strv *paths, struct err *err)
+parse_listing(const char *path, char *text, struct strvec *paths,
+              struct err *err)
 {
     struct strbuf missing;
     char *save = NULL;
@@ -245,7 +186,7 @@ loader_failed(const char *loader, const char *path, int status, const char *out,
 /* Add what the ELF object at path resolves to (through loader, or its own
  * PT_INTERP when loader is NULL) to paths. */
 static int
-resolve_into(const char *path, const char *loader, struct strv *paths,
+resolve_into(const char *path, const char *loader, struct strvec *paths,
              struct err *err)
 {
     char interp[256];
@@ -267,23 +208,21 @@ resolve_into(const char *path, const char *loader, struct strv *paths,
         rc = parse_listing(path, out.buf, paths, err);
     strbuf_release(&out);
     if (rc == 0)
-        strv_add(paths, xstrdup(loader));
+        strvec_push(paths, loader);
     return rc;
 }
 
 char **
 imagebuild_resolve(const char *path, struct err *err)
 {
-    struct strv paths = {0};
+    struct strvec paths = {0};
 
     if (resolve_into(path, NULL, &paths, err) < 0) {
-        char **v = strv_detach(&paths);
-
-        imagebuild_strv_free(&v);
+        strvec_release(&paths);
         return NULL;
     }
-    strv_uniq(&paths);
-    return strv_detach(&paths);
+    strvec_sort_uniq(&paths);
+    return strvec_detach(&paths);
 }
 
 /* --- names ------------------------------------------------------------ */
@@ -357,7 +296,7 @@ struct entry {
 struct context {
     struct entry *e;
     size_t n, cap;
-    struct strv libdirs;
+    struct strvec libdirs;
 };
 
 static const char nsswitch[] = "passwd: files\ngroup: files\n"
@@ -426,7 +365,7 @@ ctx_release(struct context *c)
         free(c->e[i].host);
     }
     free(c->e);
-    imagebuild_strv_free(&c->libdirs.v);
+    strvec_release(&c->libdirs);
 }
 
 /* The libraries of binary and the extra files, and what they resolve to. */
@@ -434,7 +373,7 @@ static int
 ctx_collect(struct context *c, const struct imagebuild_opts *o,
             const char *plan_path, struct err *err)
 {
-    struct strv libs = {0};
+    struct strvec libs = {0};
     char interp[256] = "";
     int rc = resolve_into(o->binary, NULL, &libs, err);
 
@@ -443,19 +382,19 @@ ctx_collect(struct context *c, const struct imagebuild_opts *o,
     for (size_t i = 0; rc == 0 && o->extra && o->extra[i]; i++) {
         char ei[256];
 
-        strv_add(&libs, xstrdup(o->extra[i]));
+        strvec_push(&libs, o->extra[i]);
         if (elf_interp(o->extra[i], ei, sizeof(ei), NULL) == 0)
             rc = resolve_into(o->extra[i], interp[0] ? interp : NULL, &libs,
                               err);
     }
-    strv_uniq(&libs);
+    strvec_sort_uniq(&libs);
     for (size_t i = 0; rc == 0 && i < libs.n; i++) {
         ctx_add_rootfs(c, libs.v[i], xstrdup(libs.v[i]), NULL, 0);
-        strv_add(&c->libdirs, path_dirname(libs.v[i]));
+        strvec_push_owned(&c->libdirs, path_dirname(libs.v[i]));
     }
-    strv_uniq(&c->libdirs);
+    strvec_sort_uniq(&c->libdirs);
     ctx_add_rootfs(c, plan_path, xstrdup(o->binary), NULL, 0);
-    imagebuild_strv_free(&libs.v);
+    strvec_release(&libs);
     return rc;
 }
 

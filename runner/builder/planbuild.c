@@ -12,6 +12,8 @@
 #include "builder/builder.h"
 
 #include "base/proc.h"
+#include "base/strbuf.h"
+#include "base/strvec.h"
 #include "sha256.h"
 #include "base/util.h"
 
@@ -83,100 +85,76 @@ planbuild_cache_dir(void)
     return xasprintf("%s/.cache/testyard", h && *h ? h : "/tmp");
 }
 
-/* An argv under construction. */
-struct args {
-    char **v;
-    size_t n, cap;
-};
-
-static void
-args_add(struct args *a, const char *s)
-{
-    xgrow(&a->v, &a->cap, a->n + 2, sizeof(char *));
-    a->v[a->n++] = xstrdup(s);
-    a->v[a->n] = NULL;
-}
-
 /* Split pkg-config output on blanks and add each word. */
 static void
-args_add_words(struct args *a, const char *s)
+args_add_words(struct strvec *a, const char *s)
 {
     cleanup_free char *copy = xstrdup(s);
     char *save = NULL;
 
     for (char *w = strtok_r(copy, " \t\n", &save); w != NULL;
          w = strtok_r(NULL, " \t\n", &save))
-        args_add(a, w);
-}
-
-static void
-args_release(struct args *a)
-{
-    for (size_t i = 0; i < a->n; i++)
-        free(a->v[i]);
-    free(a->v);
-    a->v = NULL;
-    a->n = a->cap = 0;
+        strvec_push(a, w);
 }
 
 static int
-pkg_config(const char *what, char *const *pkgs, size_t npkgs, struct args *a,
+pkg_config(const char *what, char *const *pkgs, size_t npkgs, struct strvec *a,
            struct err *err)
 {
-    struct args pc = {0};
+    struct strvec pc = {0};
     struct strbuf out;
     int rc;
 
     strbuf_init(&out);
-    args_add(&pc, "pkg-config");
-    args_add(&pc, what);
-    args_add(&pc, "libcjson");
-    args_add(&pc, "zlib");
+    strvec_push(&pc, "pkg-config");
+    strvec_push(&pc, what);
+    strvec_push(&pc, "libcjson");
+    strvec_push(&pc, "zlib");
     for (size_t i = 0; i < npkgs; i++)
-        args_add(&pc, pkgs[i]);
+        strvec_push(&pc, pkgs[i]);
     rc = proc_run(pc.v, &out, err);
     if (rc != 0) {
         if (rc > 0)
             err_set(err, EINVAL, "pkg-config %s failed: %s", what,
                     out.buf ? out.buf : "");
-        args_release(&pc);
+        strvec_release(&pc);
         strbuf_release(&out);
         return -1;
     }
     args_add_words(a, out.buf ? out.buf : "");
-    args_release(&pc);
+    strvec_release(&pc);
     strbuf_release(&out);
     return 0;
 }
 
 static int
 compile_args(const struct planbuild_spec *s, const struct sdk_paths *sdk,
-             struct args *a, struct err *err)
+             struct strvec *a, struct err *err)
 {
     const char *cc = getenv("CC");
 
-    args_add(a, cc && *cc ? cc : "cc");
+    strvec_push(a, cc && *cc ? cc : "cc");
     args_add_words(a, "-std=gnu11 -O2 -g -fno-omit-frame-pointer -pthread");
 #ifdef TY_SANITIZE
     args_add_words(a, "-fsanitize=address,undefined");
 #endif
-    args_add(a, "-I");
-    args_add(a, sdk->include);
+    strvec_push(a, "-I");
+    strvec_push(a, sdk->include);
     for (size_t i = 0; i < s->ncflags; i++)
-        args_add(a, s->cflags[i]);
+        strvec_push(a, s->cflags[i]);
     if (pkg_config("--cflags", s->pkg_config, s->npkg_config, a, err) < 0)
         return -1;
     for (size_t i = 0; i < s->nsources; i++) {
         cleanup_free char *src = path_join(s->dir, s->sources[i]);
 
-        args_add(a, src);
+        strvec_push(a, src);
     }
-    args_add(a, "-rdynamic");
-    args_add(a, sdk->lib);
+    strvec_push(a, "-rdynamic");
+    strvec_push(a, sdk->lib);
     if (pkg_config("--libs", s->pkg_config, s->npkg_config, a, err) < 0)
         return -1;
     for (size_t i = 0; i < s->nldlibs; i++)
-        args_add(a, s->ldlibs[i]);
+        strvec_push(a, s->ldlibs[i]);
     args_add_words(a, "-lm -ldl -pthread");
     return 0;
 }
@@ -220,7 +198,7 @@ hash_headers(struct sha256 *h, const char *dir, struct err *err)
 
 static int
 build_hash(const struct planbuild_spec *s, const struct sdk_paths *sdk,
-           const struct args *a, char hex[17], struct err *err)
+           const struct strvec *a, char hex[17], struct err *err)
 {
     cleanup_free char *hdr = path_join(sdk->include, "testyard.h");
     struct sha256 h;
@@ -245,7 +223,8 @@ build_hash(const struct planbuild_spec *s, const struct sdk_paths *sdk,
 }
 
 static int
-write_log(const char *log_path, const struct args *a, const struct strbuf *out)
+write_log(const char *log_path, const struct strvec *a,
+          const struct strbuf *out)
 {
     struct strbuf sb;
     int rc;
@@ -278,7 +257,7 @@ first_error(const char *out, char *buf, size_t size)
 }
 
 static int
-compile(const struct planbuild_spec *s, struct args *a, const char *bin,
+compile(const struct planbuild_spec *s, struct strvec *a, const char *bin,
         const char *log_path, struct err *err)
 {
     cleanup_free char *tmp = xasprintf("%s.tmp.%d", bin, (int)getpid());
@@ -286,8 +265,8 @@ compile(const struct planbuild_spec *s, struct args *a, const char *bin,
     char first[512];
     int rc;
 
-    args_add(a, "-o");
-    args_add(a, tmp);
+    strvec_push(a, "-o");
+    strvec_push(a, tmp);
     strbuf_init(&out);
     rc = proc_run(a->v, &out, err);
     write_log(log_path, a, &out);
@@ -315,7 +294,7 @@ char *
 planbuild(const struct planbuild_spec *spec, int *cached, struct err *err)
 {
     struct sdk_paths sdk = {0};
-    struct args a = {0};
+    struct strvec a = {0};
     char hex[17];
     cleanup_free char *cache = planbuild_cache_dir();
     cleanup_free char *dir = NULL;
@@ -340,7 +319,7 @@ planbuild(const struct planbuild_spec *spec, int *cached, struct err *err)
         bin = NULL;
     }
 out:
-    args_release(&a);
+    strvec_release(&a);
     sdk_release(&sdk);
     return bin;
 }

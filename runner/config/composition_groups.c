@@ -11,6 +11,7 @@
  */
 #include "config/composition_int.h"
 
+#include "base/strbuf.h"
 #include "config/suggest_int.h"
 #include "base/util.h"
 

@@ -7,6 +7,8 @@
  * composition's case, groups, instance count and parameters against it.
  * The builder later compiles build.sources from the same struct.
  */
+#include "base/strbuf.h"
+#include "base/strvec.h"
 #include "config/config.h"
 #include "config/params_int.h"
 
@@ -325,15 +327,15 @@ manifest_destroy(struct manifest **mp)
     for (size_t i = 0; i < m->ncases; i++) {
         free(m->cases[i].name);
         free(m->cases[i].description);
-        yamltree_strings_free(&m->cases[i].groups);
+        strv_free(m->cases[i].groups);
         params_release(&m->cases[i].params);
     }
     free(m->cases);
     params_release(&m->params);
-    yamltree_strings_free(&m->sources);
-    yamltree_strings_free(&m->cflags);
-    yamltree_strings_free(&m->pkg_config);
-    yamltree_strings_free(&m->ldlibs);
+    strv_free(m->sources);
+    strv_free(m->cflags);
+    strv_free(m->pkg_config);
+    strv_free(m->ldlibs);
     free(m->path);
     free(m->dir);
     free(m->name);

@@ -9,6 +9,8 @@
  */
 #include "config/params_int.h"
 
+#include "base/strbuf.h"
+#include "base/strvec.h"
 #include "config/suggest_int.h"
 #include "base/util.h"
 
@@ -56,7 +58,7 @@ params_release(struct params *ps)
         struct param *p = &ps->v[i];
 
         free(p->name);
-        yamltree_strings_free(&p->values);
+        strv_free(p->values);
         cJSON_Delete(p->def);
         free(p->unit);
         free(p->description);

@@ -138,11 +138,10 @@ int yamltree_string(const struct ynode *n, const char *path, char **out,
  * *out is left as it is. *out is the caller's. */
 int yamltree_opt_string(const struct ynode *map, const char *path,
                         const char *key, char **out, struct err *err);
-/* A list of scalars as text; *out (NULL-terminated) is the caller's. */
+/* A list of scalars as text; *out (NULL-terminated) is the caller's, to
+ * free with strv_free (base/strvec.h). */
 int yamltree_strings(const struct ynode *n, const char *path, char ***out,
                      size_t *count, struct err *err);
-/* Free a NULL-terminated list from yamltree_strings and set *v to NULL. */
-void yamltree_strings_free(char ***v);
 int yamltree_int(const struct ynode *n, const char *path, int64_t min,
                  int64_t max, int64_t *out, struct err *err);
 int yamltree_float(const struct ynode *n, const char *path, double *out,

@@ -10,6 +10,8 @@
  */
 #include "config/yamltree_int.h"
 
+#include "base/strbuf.h"
+#include "base/strvec.h"
 #include "config/suggest_int.h"
 #include "ty_units.h"
 #include "base/util.h"
@@ -318,19 +320,6 @@ yamltree_opt_string(const struct ynode *map, const char *path, const char *key,
     return yamltree_string(v, yamltree_path_key(kpath, path, key), out, err);
 }
 
-void
-yamltree_strings_free(char ***vp)
-{
-    char **v = *vp;
-
-    if (v == NULL)
-        return;
-    for (size_t i = 0; v[i] != NULL; i++)
-        free(v[i]);
-    free(v);
-    *vp = NULL;
-}
-
 int
 yamltree_strings(const struct ynode *n, const char *path, char ***out,
                  size_t *count, struct err *err)
@@ -345,7 +334,7 @@ yamltree_strings(const struct ynode *n, const char *path, char ***out,
     for (size_t i = 0; i < len; i++) {
         yamltree_path_index(ipath, path, i);
         if (yamltree_string(yamltree_val_at(n, i), ipath, &v[i], err) < 0) {
-            yamltree_strings_free(&v);
+            strv_free(v);
             return -1;
         }
     }

@@ -12,6 +12,7 @@
 #include "docker/docker_int.h"
 
 #include "base/log.h"
+#include "base/strbuf.h"
 #include "ty_units.h"
 
 #include <curl/curl.h>

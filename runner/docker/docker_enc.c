@@ -6,6 +6,8 @@
  */
 #include "docker/docker_int.h"
 
+#include "base/strbuf.h"
+
 #include <stdlib.h>
 #include <string.h>
 

@@ -9,6 +9,8 @@
  */
 #include "docker/docker_int.h"
 
+#include "base/strbuf.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

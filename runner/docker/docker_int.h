@@ -6,6 +6,7 @@
 #ifndef TY_DOCKER_INTERNAL_H
 #define TY_DOCKER_INTERNAL_H
 
+#include "base/strbuf.h"
 #include "docker/docker.h"
 #include "base/util.h"
 

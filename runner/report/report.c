@@ -9,6 +9,7 @@
 #include "report/report_int.h"
 
 #include "base/jsonpretty.h"
+#include "base/strbuf.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -20,15 +21,11 @@
 void
 report_note(struct report *r, const char *fmt, ...)
 {
-    struct strbuf sb;
     va_list ap;
 
-    strbuf_init(&sb);
     va_start(ap, fmt);
-    strbuf_vaddf(&sb, fmt, ap);
+    strvec_vpushf(&r->notes, fmt, ap);
     va_end(ap);
-    xgrow(&r->notes, &r->capnotes, r->nnotes + 1, sizeof(*r->notes));
-    r->notes[r->nnotes++] = strbuf_detach(&sb);
 }
 
 struct report_group *
@@ -188,13 +185,11 @@ report_destroy(struct report **rp)
         free(r->bars[i].result);
         free(r->bars[i].error);
     }
-    for (size_t i = 0; i < r->nnotes; i++)
-        free(r->notes[i]);
     free(r->insts);
     free(r->groups);
     free(r->bars);
     free(r->spans);
-    free(r->notes);
+    strvec_release(&r->notes);
     if (r->run_fd >= 0)
         close(r->run_fd);
     free(r->run_dir);

@@ -11,6 +11,7 @@
 #include "report/report_int.h"
 
 #include "base/jsonpretty.h"
+#include "base/strbuf.h"
 #include "ty_json.h"
 
 #include <math.h>

@@ -6,6 +6,7 @@
  */
 #include "report/report_int.h"
 
+#include "base/strbuf.h"
 #include "ty_units.h"
 
 #include <math.h>
@@ -44,19 +45,16 @@ report_fmt_rate(double rate, char *buf, size_t size)
     snprintf(buf, size, "%s%s/round", rate < 0 ? "-" : "+", b);
 }
 
-/* Milliseconds since the run started: "850 ms", "12.3 s", "4m05s". */
+/* Milliseconds since the run started, as every duration is printed
+ * (ty__format_duration): "850 ms", "12.3 s", "12m05s"; "-" below 0. */
 void
 report_fmt_ms(int64_t ms, char *buf, size_t size)
 {
-    if (ms < 0)
-        snprintf(buf, size, "-");
-    else if (ms < 1000)
-        snprintf(buf, size, "%lld ms", (long long)ms);
-    else if (ms < 600000)
-        snprintf(buf, size, "%.1f s", (double)ms / 1000.0);
-    else
-        snprintf(buf, size, "%lldm%02llds", (long long)(ms / 60000),
-                 (long long)(ms / 1000 % 60));
+    int64_t ns;
+
+    if (__builtin_mul_overflow(ms, 1000000, &ns))
+        ns = ms < 0 ? -1 : INT64_MAX;
+    ty__format_duration(ns, buf, size);
 }
 
 void

@@ -8,6 +8,8 @@
  */
 #include "report/report_int.h"
 
+#include "base/strbuf.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -613,13 +615,13 @@ insts_table(struct strbuf *sb, const struct report *r)
 static void
 notes(struct strbuf *sb, const struct report *r)
 {
-    if (r->nnotes == 0)
+    if (r->notes.n == 0)
         return;
     strbuf_adds(sb, "<section id=\"missing\">\n<h2>Missing or incomplete"
                     "</h2>\n<ul class=\"missing\">\n");
-    for (size_t i = 0; i < r->nnotes; i++) {
+    for (size_t i = 0; i < r->notes.n; i++) {
         strbuf_adds(sb, "<li>");
-        report_html_esc(sb, r->notes[i]);
+        report_html_esc(sb, r->notes.v[i]);
         strbuf_adds(sb, "</li>\n");
     }
     strbuf_adds(sb, "</ul>\n</section>\n");

@@ -23,6 +23,8 @@
 #ifndef TY_REPORT_INT_H
 #define TY_REPORT_INT_H
 
+#include "base/strbuf.h"
+#include "base/strvec.h"
 #include "report/report.h"
 #include "base/util.h"
 
@@ -181,8 +183,7 @@ struct report {
     size_t nbars, capbars;
     struct report_span *spans;
     size_t nspans, capspans;
-    char **notes;
-    size_t nnotes, capnotes;
+    struct strvec notes; /* what is missing, one sentence each */
 };
 
 /* report.c */

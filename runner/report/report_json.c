@@ -265,7 +265,7 @@ report_json(const struct report *r)
         cJSON_AddItemToArray(a, inst_json(&r->insts[i]));
     cJSON_AddItemToObject(o, "barriers", barriers_json(r));
     a = cJSON_AddArrayToObject(o, "missing");
-    for (size_t i = 0; i < r->nnotes; i++)
-        cJSON_AddItemToArray(a, cJSON_CreateString(r->notes[i]));
+    for (size_t i = 0; i < r->notes.n; i++)
+        cJSON_AddItemToArray(a, cJSON_CreateString(r->notes.v[i]));
     return o;
 }

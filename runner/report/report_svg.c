@@ -16,6 +16,8 @@
  */
 #include "report/report_int.h"
 
+#include "base/strbuf.h"
+
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -181,14 +183,17 @@ round_bands(struct strbuf *sb, const struct report *r, const struct plot *p)
         double a = s->start_ms >= 0 ? (double)s->start_ms : 0;
         double b = s->end_ms >= 0 ? (double)s->end_ms : p->xmax;
         double x = px(p, a), w = px(p, b) - x;
+        char from[32], to[32];
 
+        report_fmt_ms(report_i64(a), from, sizeof(from));
+        report_fmt_ms(report_i64(b), to, sizeof(to));
         strbuf_addf(sb,
-                    "<g class=\"round\"><title>round %d: %.1f s to %.1f "
-                    "s%s</title><rect class=\"band%zu\" x=\"%.1f\" "
+                    "<g class=\"round\"><title>round %d: %s to "
+                    "%s%s</title><rect class=\"band%zu\" x=\"%.1f\" "
                     "y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/><line "
                     "class=\"rline\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
                     "y2=\"%.1f\"/>",
-                    s->round, a / 1000, b / 1000,
+                    s->round, from, to,
                     s->failed ? " (its end barrier failed)" : "", i % 2, x,
                     p->y0, w > 0 ? w : 0, p->h, x, p->y0, x, p->y0 + p->h);
         if (s->failed)
@@ -218,13 +223,15 @@ barrier_ticks(struct strbuf *sb, const struct report *r, const struct plot *p)
         const struct report_barrier *b = &r->bars[i];
         bool failed = strcmp(b->result, "released") != 0;
         double x = px(p, (double)b->t_ms);
+        char at[32];
 
         if (b->kind != BAR_OTHER && !failed)
             continue;
         strbuf_addf(sb, "<g class=\"%s\"><title>barrier ",
                     failed ? "bfail" : "bmark");
         report_html_esc(sb, b->state);
-        strbuf_addf(sb, " %s at %.2f s", b->result, (double)b->t_ms / 1000);
+        report_fmt_ms(b->t_ms, at, sizeof(at));
+        strbuf_addf(sb, " %s at %s", b->result, at);
         if (b->error != NULL) {
             strbuf_adds(sb, ": ");
             report_html_esc(sb, b->error);

@@ -184,14 +184,14 @@ print_sites(const struct report *r, FILE *out)
 static void
 print_notes(const struct report *r, FILE *out)
 {
-    if (r->nnotes == 0)
+    if (r->notes.n == 0)
         return;
     fprintf(out, "\nmissing or incomplete:\n");
-    for (size_t i = 0; i < r->nnotes && i < TEXT_MAX_NOTES; i++)
-        fprintf(out, "  - %s\n", r->notes[i]);
-    if (r->nnotes > TEXT_MAX_NOTES)
+    for (size_t i = 0; i < r->notes.n && i < TEXT_MAX_NOTES; i++)
+        fprintf(out, "  - %s\n", r->notes.v[i]);
+    if (r->notes.n > TEXT_MAX_NOTES)
         fprintf(out, "  ... and %zu more in summary.json\n",
-                r->nnotes - TEXT_MAX_NOTES);
+                r->notes.n - TEXT_MAX_NOTES);
 }
 
 void

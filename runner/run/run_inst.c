@@ -10,6 +10,8 @@
  */
 #include "run/run_int.h"
 
+#include "base/strbuf.h"
+#include "base/strvec.h"
 #include "base/util.h"
 
 #include <signal.h>
@@ -76,23 +78,18 @@ run_insts_release(struct run *r)
         free(in->tempdir);
         free(in->error);
         free(in->mon_lost);
-        run_env_free(in->env);
+        strv_free(in->env);
     }
     free(r->insts);
     r->insts = NULL;
     r->n = 0;
 }
 
-struct envb {
-    char **v;
-    size_t n, cap;
-};
-
-static void env_add(struct envb *e, const char *key, const char *fmt, ...)
+static void env_add(struct strvec *e, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 static void
-env_add(struct envb *e, const char *key, const char *fmt, ...)
+env_add(struct strvec *e, const char *key, const char *fmt, ...)
 {
     struct strbuf sb;
     va_list ap;
@@ -102,9 +99,7 @@ env_add(struct envb *e, const char *key, const char *fmt, ...)
     va_start(ap, fmt);
     strbuf_vaddf(&sb, fmt, ap);
     va_end(ap);
-    xgrow(&e->v, &e->cap, e->n + 2, sizeof(char *));
-    e->v[e->n++] = strbuf_detach(&sb);
-    e->v[e->n] = NULL;
+    strvec_push_owned(e, strbuf_detach(&sb));
 }
 
 /* Testground's TEST_INSTANCE_PARAMS: "k=v|k=v", arrays as JSON. */
@@ -131,7 +126,7 @@ params_testground(const cJSON *params)
 }
 
 static void
-env_testground(struct envb *e, const struct run *r, const struct run_inst *in)
+env_testground(struct strvec *e, const struct run *r, const struct run_inst *in)
 {
     const struct composition *c = r->comp;
     const struct composition_group *g = &c->groups[in->group];
@@ -156,7 +151,7 @@ env_testground(struct envb *e, const struct run *r, const struct run_inst *in)
 }
 
 static void
-env_testyard(struct envb *e, const struct run *r, const struct run_inst *in)
+env_testyard(struct strvec *e, const struct run *r, const struct run_inst *in)
 {
     const struct composition *c = r->comp;
     cleanup_free char *params =
@@ -183,7 +178,7 @@ env_testyard(struct envb *e, const struct run *r, const struct run_inst *in)
 char **
 run_inst_env(const struct run *r, const struct run_inst *in)
 {
-    struct envb e = {0};
+    struct strvec e = {0};
 
     env_testground(&e, r, in);
     env_testyard(&e, r, in);
@@ -197,17 +192,7 @@ run_inst_env(const struct run *r, const struct run_inst *in)
         if (v != NULL)
             env_add(&e, passthrough[i], "%s", v);
     }
-    return e.v;
-}
-
-void
-run_env_free(char **env)
-{
-    if (env == NULL)
-        return;
-    for (char **p = env; *p != NULL; p++)
-        free(*p);
-    free(env);
+    return strvec_detach(&e);
 }
 
 /* Stopped by the runner (deadline or cancel) and did not finish cleanly

@@ -104,9 +104,9 @@ int run__make_dir(struct run *r, struct err *err);
 /* run_inst.c */
 void run_insts_init(struct run *r);
 void run_insts_release(struct run *r);
-/* The environment of instance i (as seen from the host). */
+/* The environment of instance i (as seen from the host); the caller frees
+ * it with strv_free. */
 char **run_inst_env(const struct run *r, const struct run_inst *in);
-void run_env_free(char **env);
 /* Decide and store the outcome of an instance that ended. */
 void run_inst_decide(struct run_inst *in);
 /* "exited with status 137 (oom)", for barrier errors. */

@@ -18,6 +18,7 @@
 #include "sync/syncsvc_int.h"
 
 #include "base/log.h"
+#include "base/strbuf.h"
 #include "base/util.h"
 
 #include <errno.h>

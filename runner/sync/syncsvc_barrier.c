@@ -16,6 +16,7 @@
  */
 #include "sync/syncsvc_int.h"
 
+#include "base/strbuf.h"
 #include "base/util.h"
 
 #include <stdio.h>

@@ -17,6 +17,7 @@
 #ifndef TY_SYNCSVC_INT_H
 #define TY_SYNCSVC_INT_H
 
+#include "base/strbuf.h"
 #include "sync/sync.h"
 #include "ty_board.h"
 #include "base/util.h"

@@ -21,6 +21,7 @@
  */
 #include "sync/syncsvc_int.h"
 
+#include "base/strbuf.h"
 #include "base/util.h"
 
 #include <stdio.h>

@@ -271,19 +271,24 @@ ty__format_bytes(uint64_t bytes, char *buf, size_t size)
         snprintf(buf, size, "%.1f %s", v, names[i]);
 }
 
+/* One form for every duration testyard prints (the run's summary line, the
+ * report, the engine watch), chosen for reading at a glance: whole units
+ * below a second, tenths of seconds below ten minutes, then minutes and
+ * seconds the way durations are written in compositions. */
 void
 ty__format_duration(int64_t ns, char *buf, size_t size)
 {
-    double v = (double)ns;
-
-    if (ns < 1000)
+    if (ns < 0)
+        snprintf(buf, size, "-");
+    else if (ns < 1000)
         snprintf(buf, size, "%lld ns", (long long)ns);
     else if (ns < 1000000)
-        snprintf(buf, size, "%.1f us", v / 1e3);
+        snprintf(buf, size, "%lld us", (long long)(ns / 1000));
     else if (ns < 1000000000)
-        snprintf(buf, size, "%.1f ms", v / 1e6);
-    else if (ns < 60000000000LL)
-        snprintf(buf, size, "%.2f s", v / 1e9);
+        snprintf(buf, size, "%lld ms", (long long)(ns / 1000000));
+    else if (ns < 600 * 1000000000LL)
+        snprintf(buf, size, "%.1f s", (double)ns / 1e9);
     else
-        snprintf(buf, size, "%.1f min", v / 6e10);
+        snprintf(buf, size, "%lldm%02llds", (long long)(ns / 60000000000LL),
+                 (long long)(ns / 1000000000 % 60));
 }

@@ -24,7 +24,9 @@ int ty__parse_cpu(const char *s, int64_t *millicpus, char *why, size_t whylen);
 
 /* "SI" or "IEC" or "bytes": what a valid size string's unit means. */
 const char *ty__size_system(const char *s);
-/* Human forms: "512.0 MiB", "1.50 s"; buf of at least 32 bytes. */
+/* Human forms, buf of at least 32 bytes: "512.0 MiB"; durations as
+ * "850 ns", "12 us", "850 ms", "12.3 s" (below ten minutes), "62m03s",
+ * and "-" for a negative one (unknown). */
 void ty__format_bytes(uint64_t bytes, char *buf, size_t size);
 void ty__format_duration(int64_t ns, char *buf, size_t size);
 

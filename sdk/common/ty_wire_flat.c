@@ -20,6 +20,8 @@
  */
 #include "ty_wire_int.h"
 
+#include "ty_json.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,57 +68,17 @@ out_int(struct out *o, int64_t v)
     out_mem(o, tmp + i, sizeof(tmp) - i);
 }
 
-/* The escape cJSON writes for byte c, or NULL when c is written as is. */
-static const char *
-escape_of(unsigned char c, char *tmp)
+static void
+out_put(void *o, const char *p, size_t len)
 {
-    static const char hex[] = "0123456789abcdef";
-
-    switch (c) {
-    case '"':
-        return "\\\"";
-    case '\\':
-        return "\\\\";
-    case '\b':
-        return "\\b";
-    case '\f':
-        return "\\f";
-    case '\n':
-        return "\\n";
-    case '\r':
-        return "\\r";
-    case '\t':
-        return "\\t";
-    default:
-        if (c >= 0x20)
-            return NULL;
-        memcpy(tmp, "\\u00", 4);
-        tmp[4] = hex[c >> 4];
-        tmp[5] = hex[c & 15];
-        tmp[6] = '\0';
-        return tmp;
-    }
+    out_mem(o, p, len);
 }
 
-/* A JSON string, escaped as cJSON escapes it. */
+/* A JSON string, escaped as cJSON escapes it (ty_json.c). */
 static void
 out_str(struct out *o, const char *s)
 {
-    const char *run = s;
-    char tmp[8];
-
-    out_mem(o, "\"", 1);
-    for (; *s != '\0'; s++) {
-        const char *esc = escape_of((unsigned char)*s, tmp);
-
-        if (esc == NULL)
-            continue;
-        out_mem(o, run, (size_t)(s - run));
-        out_lit(o, esc);
-        run = s + 1;
-    }
-    out_mem(o, run, (size_t)(s - run));
-    out_mem(o, "\"", 1);
+    ty__json_quote_to(s, out_put, o);
 }
 
 static size_t

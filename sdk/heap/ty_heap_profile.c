@@ -135,12 +135,12 @@ heap_mappings(struct ty__pprof *p, const struct ty__symbolizer *sym,
 static int
 heap_encode(struct ty__pprof *p, void **gz, size_t *len)
 {
-    struct ty__pb raw;
+    struct ty__buf raw;
     int r = ty__pprof_encode(p, &raw);
 
     if (r == 0)
         r = ty__gzip(raw.buf, raw.len, gz, len);
-    ty__pb_release(&raw);
+    ty__buf_release(&raw);
     return r;
 }
 

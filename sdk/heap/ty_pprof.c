@@ -20,55 +20,28 @@
  * Protocol buffer writer
  */
 
-static bool
-pb_reserve(struct ty__pb *b, size_t n)
-{
-    size_t cap;
-    uint8_t *p;
-
-    if (b->failed)
-        return false;
-    if (b->cap - b->len >= n)
-        return true;
-    for (cap = b->cap ? b->cap : 256; cap - b->len < n; cap *= 2)
-        ;
-    p = realloc(b->buf, cap);
-    if (p == NULL) {
-        b->failed = true;
-        return false;
-    }
-    b->buf = p;
-    b->cap = cap;
-    return true;
-}
-
 void
-ty__pb_release(struct ty__pb *b)
+ty__pb_varint(struct ty__buf *b, uint64_t v)
 {
-    free(b->buf);
-    *b = (struct ty__pb){0};
-}
+    uint8_t tmp[10];
+    size_t n = 0;
 
-void
-ty__pb_varint(struct ty__pb *b, uint64_t v)
-{
-    if (!pb_reserve(b, 10))
-        return;
     while (v >= 0x80) {
-        b->buf[b->len++] = (uint8_t)(v | 0x80);
+        tmp[n++] = (uint8_t)(v | 0x80);
         v >>= 7;
     }
-    b->buf[b->len++] = (uint8_t)v;
+    tmp[n++] = (uint8_t)v;
+    ty__buf_add(b, tmp, n);
 }
 
 static void
-pb_key(struct ty__pb *b, int field, int wire)
+pb_key(struct ty__buf *b, int field, int wire)
 {
     ty__pb_varint(b, (uint64_t)field << 3 | (uint64_t)wire);
 }
 
 void
-ty__pb_uint(struct ty__pb *b, int field, uint64_t v)
+ty__pb_uint(struct ty__buf *b, int field, uint64_t v)
 {
     if (v == 0)
         return;
@@ -77,26 +50,23 @@ ty__pb_uint(struct ty__pb *b, int field, uint64_t v)
 }
 
 void
-ty__pb_int(struct ty__pb *b, int field, int64_t v)
+ty__pb_int(struct ty__buf *b, int field, int64_t v)
 {
     ty__pb_uint(b, field, (uint64_t)v);
 }
 
 void
-ty__pb_bool(struct ty__pb *b, int field, bool v)
+ty__pb_bool(struct ty__buf *b, int field, bool v)
 {
     ty__pb_uint(b, field, v ? 1 : 0);
 }
 
 void
-ty__pb_bytes(struct ty__pb *b, int field, const void *data, size_t len)
+ty__pb_bytes(struct ty__buf *b, int field, const void *data, size_t len)
 {
     pb_key(b, field, WIRE_LEN);
     ty__pb_varint(b, len);
-    if (len == 0 || !pb_reserve(b, len))
-        return;
-    memcpy(b->buf + b->len, data, len);
-    b->len += len;
+    ty__buf_add(b, data, len);
 }
 
 static size_t
@@ -112,7 +82,7 @@ varint_len(uint64_t v)
 }
 
 void
-ty__pb_packed(struct ty__pb *b, int field, const uint64_t *v, size_t n)
+ty__pb_packed(struct ty__buf *b, int field, const uint64_t *v, size_t n)
 {
     size_t len = 0;
 
@@ -127,10 +97,10 @@ ty__pb_packed(struct ty__pb *b, int field, const uint64_t *v, size_t n)
 }
 
 void
-ty__pb_message(struct ty__pb *b, int field, const struct ty__pb *msg)
+ty__pb_message(struct ty__buf *b, int field, const struct ty__buf *msg)
 {
-    if (msg->failed)
-        b->failed = true;
+    if (msg->oom)
+        b->oom = true;
     ty__pb_bytes(b, field, msg->buf, msg->len);
 }
 
@@ -230,8 +200,8 @@ struct mapping {
 };
 
 struct ty__pprof {
-    struct ty__pb body;  /* samples, locations, functions */
-    struct ty__pb types; /* sample types */
+    struct ty__buf body;  /* samples, locations, functions */
+    struct ty__buf types; /* sample types */
     char **strs;
     size_t nstrs, strcap;
     struct idmap strmap; /* hash -> index + 1, chained by probing */
@@ -274,8 +244,8 @@ ty__pprof_destroy(struct ty__pprof **pp)
     idmap_release(&p->strmap);
     idmap_release(&p->locs);
     idmap_release(&p->funcs);
-    ty__pb_release(&p->body);
-    ty__pb_release(&p->types);
+    ty__buf_release(&p->body);
+    ty__buf_release(&p->types);
     free(p->maps);
     free(p);
     *pp = NULL;
@@ -320,15 +290,15 @@ ty__pprof_str(struct ty__pprof *p, const char *s)
 }
 
 static void
-value_type(struct ty__pprof *p, struct ty__pb *to, int field, const char *type,
+value_type(struct ty__pprof *p, struct ty__buf *to, int field, const char *type,
            const char *unit)
 {
-    struct ty__pb m = {0};
+    struct ty__buf m = {0};
 
     ty__pb_int(&m, VALUETYPE_TYPE, ty__pprof_str(p, type));
     ty__pb_int(&m, VALUETYPE_UNIT, ty__pprof_str(p, unit));
     ty__pb_message(to, field, &m);
-    ty__pb_release(&m);
+    ty__buf_release(&m);
 }
 
 void
@@ -390,7 +360,7 @@ ty__pprof_function(struct ty__pprof *p, const char *name,
 {
     int64_t n = ty__pprof_str(p, name), f = ty__pprof_str(p, file);
     uint64_t key = (uint64_t)n << 32 | (uint64_t)f, id;
-    struct ty__pb m = {0};
+    struct ty__buf m = {0};
 
     if ((id = idmap_get(&p->funcs, key)) != 0)
         return id;
@@ -403,7 +373,7 @@ ty__pprof_function(struct ty__pprof *p, const char *name,
                system_name ? ty__pprof_str(p, system_name) : n);
     ty__pb_int(&m, FUNCTION_FILENAME, f);
     ty__pb_message(&p->body, PROFILE_FUNCTION, &m);
-    ty__pb_release(&m);
+    ty__buf_release(&m);
     return id;
 }
 
@@ -417,7 +387,7 @@ uint64_t
 ty__pprof_location(struct ty__pprof *p, uint64_t address, uint64_t mapping_id,
                    uint64_t function_id)
 {
-    struct ty__pb m = {0}, line = {0};
+    struct ty__buf m = {0}, line = {0};
     uint64_t id = ++p->nlocs;
 
     if (idmap_put(&p->locs, address, id) < 0)
@@ -430,8 +400,8 @@ ty__pprof_location(struct ty__pprof *p, uint64_t address, uint64_t mapping_id,
         ty__pb_message(&m, LOCATION_LINE, &line);
     }
     ty__pb_message(&p->body, PROFILE_LOCATION, &m);
-    ty__pb_release(&line);
-    ty__pb_release(&m);
+    ty__buf_release(&line);
+    ty__buf_release(&m);
     return id;
 }
 
@@ -440,7 +410,7 @@ ty__pprof_sample(struct ty__pprof *p, const uint64_t *locs, size_t n,
                  const int64_t *values, size_t nvalues, const char *label_key,
                  int64_t label_num)
 {
-    struct ty__pb m = {0}, label = {0};
+    struct ty__buf m = {0}, label = {0};
     uint64_t v[16];
 
     for (size_t i = 0; i < nvalues && i < 16; i++)
@@ -453,14 +423,14 @@ ty__pprof_sample(struct ty__pprof *p, const uint64_t *locs, size_t n,
         ty__pb_message(&m, SAMPLE_LABEL, &label);
     }
     ty__pb_message(&p->body, PROFILE_SAMPLE, &m);
-    ty__pb_release(&label);
-    ty__pb_release(&m);
+    ty__buf_release(&label);
+    ty__buf_release(&m);
 }
 
 static void
-encode_mapping(struct ty__pb *out, uint64_t id, const struct mapping *mp)
+encode_mapping(struct ty__buf *out, uint64_t id, const struct mapping *mp)
 {
-    struct ty__pb m = {0};
+    struct ty__buf m = {0};
 
     ty__pb_uint(&m, MAPPING_ID, id);
     ty__pb_uint(&m, MAPPING_START, mp->start);
@@ -470,37 +440,31 @@ encode_mapping(struct ty__pb *out, uint64_t id, const struct mapping *mp)
     ty__pb_int(&m, MAPPING_BUILD_ID, mp->build_id);
     ty__pb_bool(&m, MAPPING_HAS_FUNCTIONS, mp->has_functions);
     ty__pb_message(out, PROFILE_MAPPING, &m);
-    ty__pb_release(&m);
+    ty__buf_release(&m);
 }
 
 int
-ty__pprof_encode(struct ty__pprof *p, struct ty__pb *out)
+ty__pprof_encode(struct ty__pprof *p, struct ty__buf *out)
 {
-    *out = (struct ty__pb){0};
+    *out = (struct ty__buf){0};
     if (p->has_period) {
-        struct ty__pb m = {0};
+        struct ty__buf m = {0};
 
         ty__pb_int(&m, VALUETYPE_TYPE, p->period_type);
         ty__pb_int(&m, VALUETYPE_UNIT, p->period_unit);
         ty__pb_message(out, PROFILE_PERIOD_TYPE, &m);
-        ty__pb_release(&m);
+        ty__buf_release(&m);
         ty__pb_int(out, PROFILE_PERIOD, p->period);
     }
     ty__pb_int(out, PROFILE_TIME_NANOS, p->time_ns);
-    if (p->types.len > 0 && pb_reserve(out, p->types.len)) {
-        memcpy(out->buf + out->len, p->types.buf, p->types.len);
-        out->len += p->types.len;
-    }
-    if (p->body.len > 0 && pb_reserve(out, p->body.len)) {
-        memcpy(out->buf + out->len, p->body.buf, p->body.len);
-        out->len += p->body.len;
-    }
+    ty__buf_add(out, p->types.buf, p->types.len);
+    ty__buf_add(out, p->body.buf, p->body.len);
     for (size_t i = 0; i < p->nmaps; i++)
         encode_mapping(out, i + 1, &p->maps[i]);
     for (size_t i = 0; i < p->nstrs; i++)
         ty__pb_bytes(out, PROFILE_STRING_TABLE, p->strs[i], strlen(p->strs[i]));
-    if (out->failed || p->failed || p->body.failed || p->types.failed) {
-        ty__pb_release(out);
+    if (out->oom || p->failed || p->body.oom || p->types.oom) {
+        ty__buf_release(out);
         return -ENOMEM;
     }
     return 0;

@@ -12,12 +12,13 @@
  *                 symbolized from this process's ELF files, gzipped
  *                 (ty_heap_profile.c).
  *
- * Ownership: buffers a function fills (struct ty__pb, *out) are the
+ * Ownership: buffers a function fills (struct ty__buf, *out) are the
  * caller's; strings passed in are copied.
  */
 #ifndef TY_PPROF_H
 #define TY_PPROF_H
 
+#include "ty_buf.h"
 #include "ty_heap.h"
 
 #include <stdbool.h>
@@ -25,26 +26,20 @@
 #include <stdint.h>
 
 /* ------------------------------------------------------------------------
- * Protocol buffer writer. A failed allocation sets `failed`; later calls
- * do nothing, and the caller checks once at the end.
+ * Protocol buffer writer into the shared buffer (ty_buf.h): a failed
+ * allocation sets `oom`; later calls do nothing, and the caller checks
+ * once at the end; ty__buf_release frees.
  */
 
-struct ty__pb {
-    uint8_t *buf;
-    size_t len, cap;
-    bool failed;
-};
-
-void ty__pb_release(struct ty__pb *b);
-void ty__pb_varint(struct ty__pb *b, uint64_t v);
+void ty__pb_varint(struct ty__buf *b, uint64_t v);
 /* Scalar fields; proto3 leaves out zero values, and so do these. */
-void ty__pb_uint(struct ty__pb *b, int field, uint64_t v);
-void ty__pb_int(struct ty__pb *b, int field, int64_t v);
-void ty__pb_bool(struct ty__pb *b, int field, bool v);
+void ty__pb_uint(struct ty__buf *b, int field, uint64_t v);
+void ty__pb_int(struct ty__buf *b, int field, int64_t v);
+void ty__pb_bool(struct ty__buf *b, int field, bool v);
 /* Length-delimited: always written (an element of a repeated field). */
-void ty__pb_bytes(struct ty__pb *b, int field, const void *data, size_t len);
-void ty__pb_packed(struct ty__pb *b, int field, const uint64_t *v, size_t n);
-void ty__pb_message(struct ty__pb *b, int field, const struct ty__pb *msg);
+void ty__pb_bytes(struct ty__buf *b, int field, const void *data, size_t len);
+void ty__pb_packed(struct ty__buf *b, int field, const uint64_t *v, size_t n);
+void ty__pb_message(struct ty__buf *b, int field, const struct ty__buf *msg);
 
 /* ------------------------------------------------------------------------
  * Profile builder
@@ -82,7 +77,7 @@ void ty__pprof_sample(struct ty__pprof *p, const uint64_t *locs, size_t n,
                       const int64_t *values, size_t nvalues,
                       const char *label_key, int64_t label_num);
 /* The encoded profile.proto. Returns 0 or -ENOMEM. */
-int ty__pprof_encode(struct ty__pprof *p, struct ty__pb *out);
+int ty__pprof_encode(struct ty__pprof *p, struct ty__buf *out);
 
 /* gzip (RFC 1952) of data. *out is the caller's (free). 0 or -errno. */
 int ty__gzip(const void *data, size_t len, void **out, size_t *outlen);

@@ -293,7 +293,7 @@ t_records(void)
     ty__record_counter(&b, 1690000000123456789, "requests,round=3", 42);
     ty__record_value(&b, 7, TY__M_GAUGE, "temp", 0.1);
     ty__record_value(&b, 8, TY__M_POINT, "rtt", 0.30000000000000004);
-    CHECK_EQ_STR(b.data,
+    CHECK_EQ_STR(b.buf,
                  "{\"ts\":1690000000123456789,\"type\":\"counter\","
                  "\"name\":\"requests,round=3\",\"measures\":{\"count\":42}}\n"
                  "{\"ts\":7,\"type\":\"gauge\",\"name\":\"temp\","
@@ -306,17 +306,17 @@ t_records(void)
         ty__hist_add(&h, i);
     ty__hist_summarize(&h, &s);
     ty__record_hist(&b, 9, "d", &s, NULL);
-    CHECK_EQ_STR(b.data,
+    CHECK_EQ_STR(b.buf,
                  "{\"ts\":9,\"type\":\"histogram\",\"name\":\"d\",\"measures\":"
                  "{\"count\":4,\"max\":4,\"mean\":2.5,\"min\":1,\"p50\":2.5,"
                  "\"p75\":3.75,\"p95\":4,\"p99\":4,\"p999\":4,\"p9999\":4,"
                  "\"stddev\":1.118033988749895,\"variance\":1.25}}\n");
     ty__buf_release(&b);
     ty__record_hist(&b, 9, "t", &s, rates);
-    CHECK_CONTAINS(b.data, "\"type\":\"timer\"");
-    CHECK_CONTAINS(b.data, "{\"count\":4,\"m1\":1.5,\"m15\":0.125,"
-                           "\"m5\":0.25,\"max\":4,\"mean\":2.5,"
-                           "\"meanrate\":2,\"min\":1,\"p50\":2.5,");
+    CHECK_CONTAINS(b.buf, "\"type\":\"timer\"");
+    CHECK_CONTAINS(b.buf, "{\"count\":4,\"m1\":1.5,\"m15\":0.125,"
+                          "\"m5\":0.25,\"max\":4,\"mean\":2.5,"
+                          "\"meanrate\":2,\"min\":1,\"p50\":2.5,");
     ty__buf_release(&b);
     ty__hist_release(&h);
 }
@@ -327,28 +327,28 @@ t_json_text(void)
     struct ty__buf b = {0};
     const double vals[] = {3, -0.5, 1e21, 1e-7, 123456789.125, 2.5e-310};
 
-    ty__buf_add_json_string(&b, "a\"b\\c\nd\te\x01 é");
-    CHECK_EQ_STR(b.data, "\"a\\\"b\\\\c\\nd\\u0009e\\u0001 é\"");
+    ty__json_quote(&b, "a\"b\\c\nd\te\x01 é");
+    CHECK_EQ_STR(b.buf, "\"a\\\"b\\\\c\\nd\\te\\u0001 é\"");
     ty__buf_release(&b);
     ty__buf_add_double(&b, NAN);
     ty__buf_addf(&b, " ");
     ty__buf_add_double(&b, -INFINITY);
-    CHECK_EQ_STR(b.data, "null null");
+    CHECK_EQ_STR(b.buf, "null null");
     ty__buf_release(&b);
     for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
         ty__buf_add_double(&b, vals[i]);
-        CHECK_MSG(strtod(b.data, NULL) == vals[i], "%s", b.data);
+        CHECK_MSG(strtod(b.buf, NULL) == vals[i], "%s", b.buf);
         ty__buf_release(&b);
     }
     for (int i = 0; i < 10000; i++) {
         double v = (uniform() - 0.5) * pow(10, (int)(uniform() * 40) - 20);
 
         ty__buf_add_double(&b, v);
-        CHECK_MSG(strtod(b.data, NULL) == v, "%s", b.data);
+        CHECK_MSG(strtod(b.buf, NULL) == v, "%s", b.buf);
         ty__buf_release(&b);
     }
     ty__buf_add_double(&b, 3);
-    CHECK_EQ_STR(b.data, "3");
+    CHECK_EQ_STR(b.buf, "3");
     ty__buf_release(&b);
 }
 
@@ -413,18 +413,18 @@ t_threads(void)
     for (int i = 0; i < NTHREADS; i++)
         pthread_join(th[i], NULL);
     CHECK_EQ_INT(ty_metrics_flush(ty), 0);
-    check_records(cap_results.data);
-    rec = last_record(cap_results.data, "counter", "ops,kind=put");
+    check_records(cap_results.buf);
+    rec = last_record(cap_results.buf, "counter", "ops,kind=put");
     CHECK(rec != NULL && measure(rec, "count") == NTHREADS * PER_THREAD);
     cJSON_Delete(rec);
-    rec = last_record(cap_results.data, "histogram", "size");
+    rec = last_record(cap_results.buf, "histogram", "size");
     CHECK(rec != NULL && measure(rec, "count") == NTHREADS * PER_THREAD);
     CHECK(rec != NULL && measure(rec, "max") == 99 &&
           fabs(measure(rec, "mean") - 49.5) < 1e-9);
     /* Order statistic of rank n/2 is 49; bucketed, within 1% of it. */
     CHECK(rec != NULL && fabs(measure(rec, "p50") / 49 - 1) <= 0.0101);
     cJSON_Delete(rec);
-    CHECK_EQ_INT(count_lines(cap_results.data, "\"name\":\"mark\""),
+    CHECK_EQ_INT(count_lines(cap_results.buf, "\"name\":\"mark\""),
                  NTHREADS * (PER_THREAD / 1000));
     handle_free(ty);
     cap_reset();
@@ -449,26 +449,26 @@ t_flush_rules(void)
     CHECK(secs >= 0.02 && secs < 5);
     /* Only what changed since the last render. */
     CHECK_EQ_INT(ty__metrics_flush_changed(ty), 0);
-    CHECK_EQ_INT(check_records(cap_results.data), 3);
+    CHECK_EQ_INT(check_records(cap_results.buf), 3);
     CHECK_EQ_INT(ty__metrics_flush_changed(ty), 0);
-    CHECK_EQ_INT(check_records(cap_results.data), 3);
+    CHECK_EQ_INT(check_records(cap_results.buf), 3);
     ty_counter_add(ty, "a", 1);
     CHECK_EQ_INT(ty__metrics_flush_changed(ty), 0);
-    CHECK_EQ_INT(check_records(cap_results.data), 4);
-    rec = last_record(cap_results.data, "counter", "a");
+    CHECK_EQ_INT(check_records(cap_results.buf), 4);
+    rec = last_record(cap_results.buf, "counter", "a");
     CHECK(rec != NULL && measure(rec, "count") == 3);
     cJSON_Delete(rec);
-    rec = last_record(cap_results.data, "timer", "phase");
+    rec = last_record(cap_results.buf, "timer", "phase");
     CHECK(rec != NULL && measure(rec, "count") == 1 &&
           fabs(measure(rec, "max") - secs) < 1e-9 &&
           measure(rec, "meanrate") > 0 && measure(rec, "m1") == 0);
     cJSON_Delete(rec);
     /* ty_metrics_flush writes all; so does the end of the case. */
     CHECK_EQ_INT(ty_metrics_flush(ty), 0);
-    CHECK_EQ_INT(check_records(cap_results.data), 7);
+    CHECK_EQ_INT(check_records(cap_results.buf), 7);
     handle_free(ty);
-    CHECK_EQ_INT(check_records(cap_results.data), 10);
-    rec = last_record(cap_results.data, "gauge", "g,unit=bytes");
+    CHECK_EQ_INT(check_records(cap_results.buf), 10);
+    rec = last_record(cap_results.buf, "gauge", "g,unit=bytes");
     CHECK(rec != NULL && measure(rec, "value") == 1.5);
     cJSON_Delete(rec);
     /* After fini (or outside ty_main) calls do nothing. */
@@ -487,9 +487,9 @@ t_results_every_second(void)
     ty_point(ty, "p", 1);
     usleep(1300000);
     pthread_mutex_lock(&cap_lock);
-    CHECK(cap_results.data != NULL &&
-          strstr(cap_results.data, "\"name\":\"early\"") != NULL &&
-          strstr(cap_results.data, "\"type\":\"point\",\"name\":\"p\""));
+    CHECK(cap_results.buf != NULL &&
+          strstr(cap_results.buf, "\"name\":\"early\"") != NULL &&
+          strstr(cap_results.buf, "\"type\":\"point\",\"name\":\"p\""));
     CHECK(cap_diag.len == 0);
     pthread_mutex_unlock(&cap_lock);
     handle_free(ty);
@@ -506,23 +506,23 @@ t_diagnostics(void)
     cap_reset();
     usleep(330000);
     handle_free(ty);
-    n = count_lines(cap_diag.data, "\"name\":\"process.rss_bytes\"");
+    n = count_lines(cap_diag.buf, "\"name\":\"process.rss_bytes\"");
     CHECK_MSG(n >= 3 && n <= 9, "%d samples", n);
-    check_records(cap_diag.data);
-    rec = last_record(cap_diag.data, "gauge", "process.rss_bytes");
+    check_records(cap_diag.buf);
+    rec = last_record(cap_diag.buf, "gauge", "process.rss_bytes");
     CHECK(rec != NULL && measure(rec, "value") > 1 << 20);
     cJSON_Delete(rec);
-    rec = last_record(cap_diag.data, "gauge", "process.threads");
+    rec = last_record(cap_diag.buf, "gauge", "process.threads");
     CHECK(rec != NULL && measure(rec, "value") >= 1);
     cJSON_Delete(rec);
-    rec = last_record(cap_diag.data, "gauge", "process.rss_hwm_bytes");
+    rec = last_record(cap_diag.buf, "gauge", "process.rss_hwm_bytes");
     CHECK(rec != NULL && measure(rec, "value") > 1 << 20);
     cJSON_Delete(rec);
-    rec = last_record(cap_diag.data, "gauge", "process.cpu_user_seconds");
+    rec = last_record(cap_diag.buf, "gauge", "process.cpu_user_seconds");
     CHECK(rec != NULL && measure(rec, "value") >= 0);
     cJSON_Delete(rec);
     if (access("/proc/self/cgroup", R_OK) == 0) {
-        rec = last_record(cap_diag.data, "gauge", "cgroup.memory.usage_bytes");
+        rec = last_record(cap_diag.buf, "gauge", "cgroup.memory.usage_bytes");
         CHECK(rec != NULL && measure(rec, "value") > 0);
         cJSON_Delete(rec);
     }
@@ -548,14 +548,14 @@ t_procstat_render(void)
     struct ty__buf b = {0};
 
     ty__procstat_render(&b, 5, &ps);
-    CHECK_EQ_INT(check_records(b.data), 7);
-    CHECK_CONTAINS(b.data, "{\"ts\":5,\"type\":\"gauge\",\"name\":"
-                           "\"process.rss_bytes\",\"measures\":"
-                           "{\"value\":1000}}\n");
-    CHECK(strstr(b.data, "rss_anon") == NULL);
-    CHECK(strstr(b.data, "limit_bytes") == NULL);
-    CHECK_CONTAINS(b.data, "\"cgroup.memory.oom_kills\",\"measures\":"
-                           "{\"value\":0}");
+    CHECK_EQ_INT(check_records(b.buf), 7);
+    CHECK_CONTAINS(b.buf, "{\"ts\":5,\"type\":\"gauge\",\"name\":"
+                          "\"process.rss_bytes\",\"measures\":"
+                          "{\"value\":1000}}\n");
+    CHECK(strstr(b.buf, "rss_anon") == NULL);
+    CHECK(strstr(b.buf, "limit_bytes") == NULL);
+    CHECK_CONTAINS(b.buf, "\"cgroup.memory.oom_kills\",\"measures\":"
+                          "{\"value\":0}");
     ty__buf_release(&b);
 }
 

@@ -16,9 +16,9 @@
 #include <unistd.h>
 
 static bool
-bytes_eq(const struct ty__pb *b, const uint8_t *want, size_t n)
+bytes_eq(const struct ty__buf *b, const uint8_t *want, size_t n)
 {
-    return !b->failed && b->len == n && memcmp(b->buf, want, n) == 0;
+    return !b->oom && b->len == n && memcmp(b->buf, want, n) == 0;
 }
 
 static void
@@ -40,12 +40,12 @@ t_varint(void)
     };
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        struct ty__pb b = {0};
+        struct ty__buf b = {0};
 
         ty__pb_varint(&b, cases[i].v);
         CHECK_MSG(bytes_eq(&b, cases[i].enc, cases[i].n), "varint %llu",
                   (unsigned long long)cases[i].v);
-        ty__pb_release(&b);
+        ty__buf_release(&b);
     }
 }
 
@@ -59,22 +59,22 @@ t_fields(void)
     static const uint8_t packed[] = {0x22, 0x06, 0x03, 0x8e,
                                      0x02, 0x9e, 0xa7, 0x05};
     static const uint64_t vals[] = {3, 270, 86942};
-    struct ty__pb b = {0};
+    struct ty__buf b = {0};
 
     ty__pb_uint(&b, 1, 150);
     ty__pb_uint(&b, 5, 0); /* proto3: zero is left out */
     ty__pb_bool(&b, 6, false);
     CHECK(bytes_eq(&b, f150, sizeof(f150)));
-    ty__pb_release(&b);
+    ty__buf_release(&b);
     ty__pb_bytes(&b, 2, "testing", 7);
     CHECK(bytes_eq(&b, str, sizeof(str)));
-    ty__pb_release(&b);
+    ty__buf_release(&b);
     ty__pb_packed(&b, 4, vals, 3);
     CHECK(bytes_eq(&b, packed, sizeof(packed)));
-    ty__pb_release(&b);
+    ty__buf_release(&b);
     ty__pb_int(&b, 1, -1); /* int64 -1: ten bytes */
     CHECK_EQ_INT(b.len, 11);
-    ty__pb_release(&b);
+    ty__buf_release(&b);
 }
 
 static void
@@ -108,7 +108,7 @@ static void
 t_roundtrip(void)
 {
     struct ty__pprof *p = ty__pprof_new();
-    struct ty__pb raw;
+    struct ty__buf raw;
     struct heap_pb d;
     char err[128];
     uint64_t m, f1, f2, l1, l2, locs[2];
@@ -131,7 +131,9 @@ t_roundtrip(void)
     ty__pprof_sample(p, locs, 2, v1, 2, "bytes", 100);
     ty__pprof_sample(p, &locs[1], 1, v2, 2, NULL, 0);
     CHECK_EQ_INT(ty__pprof_encode(p, &raw), 0);
-    CHECK_EQ_INT(heap_pb_decode(raw.buf, raw.len, &d, err, sizeof(err)), 0);
+    CHECK_EQ_INT(
+        heap_pb_decode((const uint8_t *)raw.buf, raw.len, &d, err, sizeof(err)),
+        0);
     CHECK_EQ_INT(d.ntypes, 2);
     CHECK_EQ_STR(heap_pb_str(&d, d.types[1][0]), "space");
     CHECK_EQ_STR(heap_pb_str(&d, d.period_type[1]), "bytes");
@@ -149,7 +151,7 @@ t_roundtrip(void)
           strcmp(heap_pb_str(&d, d.funcs[0].system_name), "leaf.isra.0") == 0);
     CHECK_EQ_INT(d.samples[0].label_num, 100);
     heap_pb_free(&d);
-    ty__pb_release(&raw);
+    ty__buf_release(&raw);
     ty__pprof_destroy(&p);
 }
 

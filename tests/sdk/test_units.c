@@ -141,8 +141,42 @@ t_format(void)
     CHECK_EQ_STR(buf, "512.0 MiB");
     ty__format_bytes(100, buf, sizeof(buf));
     CHECK_EQ_STR(buf, "100 B");
-    ty__format_duration(1500000000LL, buf, sizeof(buf));
-    CHECK_EQ_STR(buf, "1.50 s");
+}
+
+/* Every duration testyard prints, at each edge between two forms. */
+static void
+t_format_duration(void)
+{
+    static const struct {
+        int64_t ns;
+        const char *want;
+    } cases[] = {
+        {-1, "-"},
+        {0, "0 ns"},
+        {999, "999 ns"},
+        {1000, "1 us"},
+        {1999, "1 us"},
+        {999999, "999 us"},
+        {1000000, "1 ms"},
+        {850000000, "850 ms"},
+        {999999999, "999 ms"},
+        {1000000000, "1.0 s"},
+        {1500000000, "1.5 s"},
+        {12345000000, "12.3 s"},
+        {30410000000, "30.4 s"},
+        {599900000000, "599.9 s"},
+        {600000000000, "10m00s"},
+        {3723000000000, "62m03s"},
+        {INT64_MAX, "153722867m16s"},
+    };
+    char buf[32];
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        ty__format_duration(cases[i].ns, buf, sizeof(buf));
+        CHECK_MSG(strcmp(buf, cases[i].want) == 0,
+                  "%lld ns: \"%s\", want \"%s\"", (long long)cases[i].ns, buf,
+                  cases[i].want);
+    }
 }
 
 static const struct th_case cases[] = {
@@ -152,6 +186,7 @@ static const struct th_case cases[] = {
     {"durations", t_durations},
     {"cpu", t_cpu},
     {"format", t_format},
+    {"format_duration", t_format_duration},
     {NULL, NULL},
 };
 

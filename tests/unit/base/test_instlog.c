@@ -7,6 +7,7 @@
  */
 #include "base/fsat.h"
 #include "base/instlog.h"
+#include "base/strbuf.h"
 #include "th.h"
 #include "base/util.h"
 

@@ -41,6 +41,9 @@ t_escapes(void)
 {
     check_pretty("{\"q\\\"k\":\"a\\\\b\\n\\t\\u0001\\u00e9/\"}",
                  "{\n  \"q\\\"k\": \"a\\\\b\\n\\t\\u0001\xc3\xa9/\"\n}\n");
+    /* the escapes cJSON and every other JSON writer of testyard use */
+    check_pretty("[\"\\b\\f\\r\\u001f\\u007f\"]",
+                 "[\n  \"\\b\\f\\r\\u001f\x7f\"\n]\n");
 }
 
 static void

@@ -3,6 +3,7 @@
  * compared byte for byte, modes, mtimes, symlinks, long names (ustar
  * prefix split and pax), gzip, and a failing sink.
  */
+#include "base/strbuf.h"
 #include "base/tar.h"
 #include "th.h"
 #include "base/util.h"

@@ -5,6 +5,7 @@
  * it, the Dockerfile made from the template, and a tag that follows the
  * content and nothing else.
  */
+#include "base/strvec.h"
 #include "builder/builder.h"
 #include "th.h"
 #include "th_proc.h"
@@ -71,8 +72,7 @@ t_resolve_dynamic(void)
         if (libs[i + 1])
             CHECK(strcmp(libs[i], libs[i + 1]) < 0);
     }
-    imagebuild_strv_free(&libs);
-    CHECK(libs == NULL);
+    strv_free(libs);
     free(src);
     free(bin);
 }
@@ -88,7 +88,7 @@ t_resolve_static_and_errors(void)
     compile(src, bin, "-static", NULL);
     libs = imagebuild_resolve(bin, &err);
     CHECK_MSG(libs != NULL && libs[0] == NULL, "static: %s", err.msg);
-    imagebuild_strv_free(&libs);
+    strv_free(libs);
     CHECK(imagebuild_resolve(src, &err) == NULL);
     CHECK_CONTAINS(err.msg, "not an ELF file");
     CHECK(imagebuild_resolve("/nonexistent/plan", &err) == NULL);
@@ -126,7 +126,7 @@ t_resolve_missing_and_library_path(void)
     libs = imagebuild_resolve(bin, &err);
     CHECK_MSG(libs != NULL, "%s", err.msg);
     CHECK(has(libs, lib));
-    imagebuild_strv_free(&libs);
+    strv_free(libs);
     unsetenv("LD_LIBRARY_PATH");
     free(lsrc);
     free(psrc);

@@ -3,6 +3,7 @@
  * the loader enforces, and the typed readers' messages.
  */
 #include "base/err.h"
+#include "base/strbuf.h"
 #include "th.h"
 #include "base/util.h"
 #include "config/yamltree_int.h"

@@ -9,6 +9,7 @@
  * starts a second the engine manages with 8 concurrent callers. Those
  * figures are printed as TAP comments ("# measure: ...").
  */
+#include "base/strbuf.h"
 #include "cmd.h"
 #include "docker/docker.h"
 #include "builder/builder.h"

@@ -4,6 +4,7 @@
  * progress and errorDetail, the events stream stopped from another thread,
  * a wait canceled mid-call, and many threads sharing one client.
  */
+#include "base/strbuf.h"
 #include "docker/docker.h"
 #include "fakedocker.h"
 #include "fakedocker_client.h"

@@ -170,23 +170,23 @@ t_read_file(void)
 /* ---- profiles put together by hand ------------------------------------- */
 
 static void
-pb_msg(struct ty__pb *to, int field, struct ty__pb *m)
+pb_msg(struct ty__buf *to, int field, struct ty__buf *m)
 {
     ty__pb_message(to, field, m);
-    ty__pb_release(m);
+    ty__buf_release(m);
 }
 
 static void
-add_strings(struct ty__pb *b, const char *const *s, size_t n)
+add_strings(struct ty__buf *b, const char *const *s, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         ty__pb_bytes(b, 6, s[i], strlen(s[i]));
 }
 
 static void
-add_type(struct ty__pb *b, int64_t type, int64_t unit)
+add_type(struct ty__buf *b, int64_t type, int64_t unit)
 {
-    struct ty__pb m = {0};
+    struct ty__buf m = {0};
 
     ty__pb_int(&m, 1, type);
     ty__pb_int(&m, 2, unit);
@@ -194,9 +194,9 @@ add_type(struct ty__pb *b, int64_t type, int64_t unit)
 }
 
 static void
-add_function(struct ty__pb *b, uint64_t id, int64_t name)
+add_function(struct ty__buf *b, uint64_t id, int64_t name)
 {
-    struct ty__pb m = {0};
+    struct ty__buf m = {0};
 
     ty__pb_uint(&m, 1, id);
     ty__pb_int(&m, 2, name);
@@ -205,16 +205,16 @@ add_function(struct ty__pb *b, uint64_t id, int64_t name)
 
 /* A location with lines for fids (innermost first; 0 ends the list). */
 static void
-add_location(struct ty__pb *b, uint64_t id, uint64_t map, uint64_t addr,
+add_location(struct ty__buf *b, uint64_t id, uint64_t map, uint64_t addr,
              const uint64_t *fids)
 {
-    struct ty__pb m = {0};
+    struct ty__buf m = {0};
 
     ty__pb_uint(&m, 1, id);
     ty__pb_uint(&m, 2, map);
     ty__pb_uint(&m, 3, addr);
     for (; fids != NULL && *fids != 0; fids++) {
-        struct ty__pb line = {0};
+        struct ty__buf line = {0};
 
         ty__pb_uint(&line, 1, *fids);
         ty__pb_uint(&line, 2, 10);
@@ -225,10 +225,10 @@ add_location(struct ty__pb *b, uint64_t id, uint64_t map, uint64_t addr,
 
 /* A sample with its repeated fields one key per element (unpacked). */
 static void
-add_sample_unpacked(struct ty__pb *b, const uint64_t *locs, size_t n,
+add_sample_unpacked(struct ty__buf *b, const uint64_t *locs, size_t n,
                     int64_t value)
 {
-    struct ty__pb m = {0};
+    struct ty__buf m = {0};
 
     for (size_t i = 0; i < n; i++) {
         ty__pb_varint(&m, 1 << 3 | 0);
@@ -240,9 +240,9 @@ add_sample_unpacked(struct ty__pb *b, const uint64_t *locs, size_t n,
 }
 
 static void
-add_sample(struct ty__pb *b, const uint64_t *locs, size_t n, int64_t value)
+add_sample(struct ty__buf *b, const uint64_t *locs, size_t n, int64_t value)
 {
-    struct ty__pb m = {0};
+    struct ty__buf m = {0};
     uint64_t v = (uint64_t)value;
 
     ty__pb_packed(&m, 1, locs, n);
@@ -251,9 +251,9 @@ add_sample(struct ty__pb *b, const uint64_t *locs, size_t n, int64_t value)
 }
 
 static void
-add_mapping(struct ty__pb *b, uint64_t id, int64_t file)
+add_mapping(struct ty__buf *b, uint64_t id, int64_t file)
 {
-    struct ty__pb m = {0};
+    struct ty__buf m = {0};
 
     ty__pb_uint(&m, 1, id);
     ty__pb_int(&m, 5, file);
@@ -268,12 +268,12 @@ enum { S_INUSE = 1, S_BYTES, S_INNER, S_OUTER, S_ROOT, S_MALLOC, S_LIB };
 /* inner() inlined into outer(), both in location 1; root in location 2;
  * location 3 has no function; malloc in location 4. Samples: [malloc,
  * 1, 2] = 100 (unpacked), [3, 2] = 7, [1, 1, 2] = 5 (recursion). */
-static struct ty__pb
+static struct ty__buf
 hand_profile(void)
 {
     static const uint64_t l1[] = {1, 2, 0}, l2[] = {3, 0}, l4[] = {4, 0};
     static const uint64_t s1[] = {4, 1, 2}, s2[] = {3, 2}, s3[] = {1, 1, 2};
-    struct ty__pb b = {0};
+    struct ty__buf b = {0};
 
     add_type(&b, S_INUSE, S_BYTES);
     add_sample_unpacked(&b, s1, 3, 100);
@@ -296,7 +296,7 @@ hand_profile(void)
 static void
 t_hand_profile(void)
 {
-    struct ty__pb b = hand_profile();
+    struct ty__buf b = hand_profile();
     struct err err = {0};
     struct pprof_profile *p = pprof_parse(b.buf, b.len, "hand", &err);
     struct pprof_site *s = NULL;
@@ -305,7 +305,7 @@ t_hand_profile(void)
 
     CHECK_MSG(p != NULL, "%s", err.msg);
     if (p == NULL) {
-        ty__pb_release(&b);
+        ty__buf_release(&b);
         return;
     }
     CHECK_EQ_INT(pprof_time_ns(p), 1234);
@@ -323,7 +323,7 @@ t_hand_profile(void)
     CHECK(site_named(s, n, "malloc") == NULL);
     free(s);
     pprof_destroy(&p);
-    ty__pb_release(&b);
+    ty__buf_release(&b);
 }
 
 /* A stack of wrappers only is its own site (the innermost frame). */
@@ -333,7 +333,7 @@ t_only_wrappers(void)
     static const uint64_t l1[] = {1, 0};
     static const uint64_t s1[] = {1};
     static const char *const st[] = {"", "inuse_space", "bytes", "malloc"};
-    struct ty__pb b = {0};
+    struct ty__buf b = {0};
     struct err err = {0};
     struct pprof_profile *p;
     struct pprof_site *s = NULL;
@@ -351,14 +351,14 @@ t_only_wrappers(void)
         free(s);
     }
     pprof_destroy(&p);
-    ty__pb_release(&b);
+    ty__buf_release(&b);
 }
 
 static void
 t_empty(void)
 {
     static const char *const st[] = {"", "inuse_space", "bytes"};
-    struct ty__pb b = {0};
+    struct ty__buf b = {0};
     struct err err = {0};
     struct pprof_profile *p;
     struct pprof_site *s = (struct pprof_site *)&b;
@@ -374,7 +374,7 @@ t_empty(void)
     }
     pprof_destroy(&p);
     pprof_destroy(&p); /* NULL-safe */
-    ty__pb_release(&b);
+    ty__buf_release(&b);
 }
 
 static void
@@ -478,7 +478,7 @@ t_malformed_refs(void)
     };
 
     for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
-        struct ty__pb b = {0}, m = {0};
+        struct ty__buf b = {0}, m = {0};
         int k = cases[i].kind;
         uint64_t two[2] = {1, 2};
 
@@ -496,14 +496,14 @@ t_malformed_refs(void)
             add_sample(&b, k == 2 ? l5 : l1, 1, 8);
         }
         expect_error(b.buf, b.len, cases[i].what, cases[i].want);
-        ty__pb_release(&b);
+        ty__buf_release(&b);
     }
 }
 
 static void
 t_malformed_gzip(void)
 {
-    struct ty__pb b = hand_profile();
+    struct ty__buf b = hand_profile();
     void *gz = NULL;
     size_t len = 0;
 
@@ -513,7 +513,7 @@ t_malformed_gzip(void)
     ((uint8_t *)gz)[13] ^= 0xff;
     expect_error(gz, len, "corrupt gzip", "gzip");
     free(gz);
-    ty__pb_release(&b);
+    ty__buf_release(&b);
 }
 
 /* Every prefix of a valid profile, and thousands of corrupted copies,
@@ -521,7 +521,7 @@ t_malformed_gzip(void)
 static void
 t_fuzz(void)
 {
-    struct ty__pb b = hand_profile();
+    struct ty__buf b = hand_profile();
     cleanup_free uint8_t *copy = xmalloc(b.len);
     void *gz = NULL;
     size_t len = 0;
@@ -554,7 +554,7 @@ t_fuzz(void)
         pprof_destroy(&p);
     }
     free(gz);
-    ty__pb_release(&b);
+    ty__buf_release(&b);
 }
 
 static const struct th_case cases[] = {

@@ -6,6 +6,7 @@
  * rounds, and the thresholds' edges. Also the formatting helpers the
  * verdicts are written with.
  */
+#include "base/strbuf.h"
 #include "report/report_int.h"
 #include "th.h"
 

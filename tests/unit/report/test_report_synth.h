@@ -11,6 +11,7 @@
 #ifndef TY_TEST_REPORT_SYNTH_H
 #define TY_TEST_REPORT_SYNTH_H
 
+#include "base/strbuf.h"
 #include "report/report_int.h"
 #include "th.h"
 #include "ty_pprof.h"

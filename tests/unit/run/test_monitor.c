@@ -10,6 +10,7 @@
  */
 #include "backend/cgroup_int.h"
 #include "base/fsat.h"
+#include "base/strbuf.h"
 #include "run/monitor_int.h"
 #include "th.h"
 #include "th_files.h"
