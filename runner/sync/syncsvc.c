@@ -280,9 +280,10 @@ op_hello(struct syncsvc *svc, const struct svc_ctx *c,
     ty__wire_resp_init(&r, req->id);
     if (req->board == 1 && cn->board > 0)
         r.board = cn->board;
-    svc_reply(svc, &c->peer, &r);
+    /* The observer first: whoever reads the reply may count on it. */
     if (svc->obs.on_hello != NULL)
         svc->obs.on_hello(svc->obs_arg, gi);
+    svc_reply(svc, &c->peer, &r);
 }
 
 static void
