@@ -153,7 +153,8 @@ run_hostile() {
 }
 
 # stack_plan — tests/e2e/stack_plan.c as the plan "stacks" in $RUNS/plans
-# (a leak behind a helper, reached from main and from a test case).
+# (a leak behind a helper, reached from main and from a test case, and
+# one inside libc's strdup).
 stack_plan() {
     mkdir -p "$RUNS/plans/stacks"
     cp tests/e2e/stack_plan.c "$RUNS/plans/stacks/main.c"
@@ -173,7 +174,7 @@ heap_traces() {
 }
 
 # check_leak_stacks RUNNER — run the stacks plan on RUNNER and check that
-# its heap profile names every frame of both ways to the leak (TAP lines).
+# its heap profile names every frame of each way to a leak (TAP lines).
 check_leak_stacks() {
     local id=stacks-${1#local:} f rc prof traces
     stack_plan
@@ -195,10 +196,13 @@ EOF2
     fi
     traces=$(heap_traces "$prof")
     local want fails=$TAPFAIL
-    for want in "stk_plan_fill main" "stk_plan_fill stk_case ty_main"; do
-        check "$1: -traces shows stk_helper_alloc $want" \
-            grep -q "^stk_helper_alloc $want\\( \\|\$\\)" <<<"$traces"
+    for want in "stk_helper_alloc stk_plan_fill main" \
+        "stk_helper_alloc stk_plan_fill stk_case ty_main"; do
+        check "$1: -traces shows $want" \
+            grep -q "^$want\\( \\|\$\\)" <<<"$traces"
     done
+    check "$1: -traces shows strdup's caller: stk_dup_text stk_case ty_main" \
+        grep -q "^[^ ]* stk_dup_text stk_case ty_main\\( \\|\$\\)" <<<"$traces"
     [ "$TAPFAIL" = "$fails" ] ||
         while IFS= read -r t; do echo "#   trace: $t"; done <<<"$traces"
 }

@@ -7,7 +7,9 @@
  * through ty_main → stk_case → stk_plan_fill → stk_helper_alloc → malloc;
  * each function is noinline with a name of its own, so a whole stack names
  * every one of them. (main's own frame is not on the second stack: it
- * tail-calls ty_main.)
+ * tail-calls ty_main.) The case also copies a long text with strdup, in
+ * libc, which keeps no frame pointers: only backtrace() finds
+ * stk_dup_text above it.
  */
 #include "testyard.h"
 
@@ -16,11 +18,15 @@
 
 #define BLOCKS 64
 #define BLOCK (1 << 20)
+#define DUPS 16
 
 void *volatile stk_blocks[BLOCKS];
+char *volatile stk_dups[DUPS];
+static char stk_text[BLOCK];
 
 __attribute__((noinline)) void *stk_helper_alloc(size_t n);
 __attribute__((noinline)) void stk_plan_fill(int from, int to);
+__attribute__((noinline)) void stk_dup_text(void);
 
 void *
 stk_helper_alloc(size_t n)
@@ -39,10 +45,21 @@ stk_plan_fill(int from, int to)
         stk_blocks[i] = stk_helper_alloc(BLOCK);
 }
 
+/* 16 copies of 1 MiB: each is sampled with probability 1 - e^-2 at the
+ * default rate, so some are. */
+void
+stk_dup_text(void)
+{
+    memset(stk_text, 'x', sizeof(stk_text) - 1);
+    for (int i = 0; i < DUPS; i++)
+        stk_dups[i] = strdup(stk_text);
+}
+
 static int
 stk_case(struct ty *ty)
 {
     stk_plan_fill(BLOCKS / 2, BLOCKS);
+    stk_dup_text();
     if (ty_heap_snapshot(ty, "leak") < 0)
         return ty_fail(ty, "snapshot: %s", ty_errmsg(ty));
     return 0;
