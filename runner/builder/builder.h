@@ -2,7 +2,8 @@
  * builder/builder.h — a plan's Docker image without a registry or a base image.
  *
  * The plan is compiled on the host; its executable, the shared libraries
- * the dynamic loader resolves for it, the loader itself and three small
+ * the dynamic loader resolves for it, the loader itself, libgcc_s.so.1
+ * (which backtrace() loads at run time) and three small
  * generated files (/etc/nsswitch.conf, /etc/passwd, /etc/group) are packed
  * into a tar build context whose Dockerfile (from docker/Dockerfile.plan)
  * starts FROM scratch. The image is tagged

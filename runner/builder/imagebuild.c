@@ -12,6 +12,13 @@
  * runs the program. A static executable (no PT_INTERP) needs nothing and
  * is not given to the loader, which would crash on it.
  *
+ * One library is loaded without being named: glibc's backtrace() (which
+ * the heap profiler's unwinder falls back on) dlopens libgcc_s.so.1 at run
+ * time, and without it finds no frames. It is added, with what it
+ * resolves to, from where the loader would find it: the folder of the libc
+ * the binary resolves to, else the entry `ldconfig -p` gives for the
+ * binary's machine; a host without one builds the image without it.
+ *
  * The context is written once, through a tee that hashes it while it is
  * spooled to an unlinked temporary file; the hash names the tag, and the
  * file is uploaded to /build only when no image has that tag. Everything
@@ -76,6 +83,20 @@ elf_interp(const char *path, char *interp, size_t size, struct err *err)
         return 0;
     }
     return 0;
+}
+
+/* The e_machine of a 64-bit ELF file, or -1. */
+static int
+elf_machine(const char *path)
+{
+    cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC);
+    Elf64_Ehdr eh;
+
+    if (fd < 0 || pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
+        memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+        eh.e_ident[EI_CLASS] != ELFCLASS64)
+        return -1;
+    return eh.e_machine;
 }
 
 /* --- the loader in list mode ------------------------------------------ */
@@ -223,6 +244,76 @@ imagebuild_resolve(const char *path, struct err *err)
     }
     strvec_sort_uniq(&paths);
     return strvec_detach(&paths);
+}
+
+/* --- libgcc_s, which backtrace() loads --------------------------------- */
+
+#define LIBGCC_S "libgcc_s.so.1"
+
+/* libgcc_s.so.1 as `ldconfig -p` lists it for the machine of binary:
+ * "\tlibgcc_s.so.1 (libc6,x86-64) => /lib/x86_64-linux-gnu/libgcc_s.so.1". */
+static char *
+libgcc_s_from_cache(const char *binary)
+{
+    static const char *const ldconfig[] = {"/sbin/ldconfig",
+                                           "/usr/sbin/ldconfig"};
+    int machine = elf_machine(binary);
+    char *found = NULL;
+
+    for (size_t i = 0; i < ARRAY_LEN(ldconfig) && found == NULL; i++) {
+        char *argv[] = {(char *)ldconfig[i], "-p", NULL};
+        struct strbuf out;
+        char *save = NULL;
+
+        strbuf_init(&out);
+        strbuf_adds(&out, "");
+        if (proc_run(argv, &out, NULL) == 0)
+            for (char *l = strtok_r(out.buf, "\n", &save); l && !found;
+                 l = strtok_r(NULL, "\n", &save)) {
+                const char *to = strstr(l, " => ");
+
+                l += strspn(l, " \t");
+                if (to != NULL &&
+                    strncmp(l, LIBGCC_S " ", sizeof(LIBGCC_S)) == 0 &&
+                    elf_machine(to + 4) == machine)
+                    found = xstrdup(to + 4);
+            }
+        strbuf_release(&out);
+    }
+    return found;
+}
+
+/* Where the loader would find libgcc_s.so.1 for a binary that resolved to
+ * libs, or NULL (a static binary, or none on this host). */
+static char *
+libgcc_s_path(const char *binary, const struct strvec *libs)
+{
+    for (size_t i = 0; i < libs->n; i++) {
+        const char *slash = strrchr(libs->v[i], '/');
+        char *p;
+
+        if (slash == NULL || strcmp(slash + 1, "libc.so.6") != 0)
+            continue;
+        p = xasprintf("%.*s/" LIBGCC_S, (int)(slash - libs->v[i]), libs->v[i]);
+        if (path_exists(p))
+            return p;
+        free(p);
+        return libgcc_s_from_cache(binary);
+    }
+    return NULL;
+}
+
+/* Add libgcc_s.so.1 and what it resolves to (through loader). */
+static int
+add_libgcc_s(const char *binary, const char *loader, struct strvec *libs,
+             struct err *err)
+{
+    char *p = libgcc_s_path(binary, libs);
+
+    if (p == NULL)
+        return 0;
+    strvec_push_owned(libs, p);
+    return resolve_into(p, loader, libs, err);
 }
 
 /* --- names ------------------------------------------------------------ */
@@ -387,6 +478,8 @@ ctx_collect(struct context *c, const struct imagebuild_opts *o,
             rc = resolve_into(o->extra[i], interp[0] ? interp : NULL, &libs,
                               err);
     }
+    if (rc == 0 && interp[0] != '\0')
+        rc = add_libgcc_s(o->binary, interp, &libs, err);
     strvec_sort_uniq(&libs);
     for (size_t i = 0; rc == 0 && i < libs.n; i++) {
         ctx_add_rootfs(c, libs.v[i], xstrdup(libs.v[i]), NULL, 0);

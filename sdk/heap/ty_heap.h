@@ -206,15 +206,32 @@ enum ty__unwind_mode {
 
 /* Unwind as mode (TESTYARD_HEAP_UNWIND) says, find which loaded code keeps
  * frame pointers, and make backtrace() load its unwinder now rather than
- * inside malloc. */
+ * inside malloc (where it finds no frames, as without libgcc_s.so.1, it is
+ * not used). */
 void ty__unwind_init(enum ty__unwind_mode mode);
 enum ty__unwind_mode ty__unwind_mode(void);
+/* backtrace() found frames when it was probed (false with
+ * TESTYARD_HEAP_UNWIND=fp, where it is never called). */
+bool ty__unwind_backtrace_usable(void);
 /* Fill pcs with the stack from the allocating function up: pcs[0] is ra,
  * frame that function's frame pointer (see ty__heap_sample). Returns the
  * depth (at least 1). Must run with ty__heap_thr.busy set. */
 int ty__unwind(uintptr_t *pcs, int max, void *ra, void *frame);
-/* How many stacks were taken by frame pointers and by backtrace(). */
-void ty__unwind_stats(uint64_t *fp, uint64_t *bt);
+
+/* How the stacks so far were taken; each is counted once. */
+struct ty__unwind_stats {
+    uint64_t fp;        /* by frame pointers alone */
+    uint64_t bt;        /* by backtrace() */
+    uint64_t bt_failed; /* backtrace() was needed but unusable (none, fewer
+                           frames, or not the allocating one): the
+                           frame-pointer walk, or the allocating frame
+                           alone, was kept */
+};
+void ty__unwind_stats(struct ty__unwind_stats *st);
+
+/* For tests: use bt in place of glibc's backtrace() (NULL: glibc's again),
+ * probed as at start-up, with the learned stack bottoms forgotten. */
+void ty__unwind_set_backtrace(int (*bt)(void **, int));
 
 /* ------------------------------------------------------------------------
  * Settings (ty_heap_env.c): the TESTYARD_HEAP_* variables, read and checked

@@ -21,6 +21,20 @@
  * the bottom of the stack, and the return address is remembered as a
  * "bottom" where later walks may stop.
  *
+ * backtrace() is a fallback that is never taken when it is worse than what
+ * it replaces. glibc loads it from libgcc_s.so.1 at run time, which a
+ * program does not name as a library it needs; where that file is missing
+ * (a minimal container image), backtrace() finds no frames at all. So it
+ * is probed once at start-up and, when unusable, never called again; and
+ * whenever it finds fewer frames than the frame-pointer walk already has,
+ * or does not find the allocating function's frame, the frame-pointer
+ * walk is kept. A walk that must start in code without frame pointers (an
+ * allocation inside libc) is then the frame-pointer walk from the
+ * allocating frame's saved pointer: best effort, it may miss the frames
+ * between the allocation and the first code that keeps frame pointers, or
+ * be only the allocating frame. Such stacks are counted
+ * (ty__unwind_stats), and each snapshot's sidecar says so.
+ *
  * TESTYARD_HEAP_UNWIND=fp|backtrace|auto forces one or the other.
  */
 #include "ty_heap.h"
@@ -47,11 +61,13 @@ struct range {
 
 static struct {
     enum ty__unwind_mode mode;
+    bool bt_usable;          /* backtrace() found frames at start-up */
+    int (*bt)(void **, int); /* backtrace, unless a test says otherwise */
     size_t nranges;
     struct range ranges[MAX_RANGES];
     _Atomic uintptr_t bottoms[NBOTTOMS];
-    _Atomic uint64_t n_fp, n_bt;
-} U;
+    _Atomic uint64_t n_fp, n_bt, n_bt_failed;
+} U = {.bt = backtrace};
 
 enum walk_end {
     WALK_DONE,    /* a zero frame pointer or return address, or max depth */
@@ -164,19 +180,35 @@ find_fp_code(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
+/* The first backtrace() loads libgcc_s and allocates: do it now, not
+ * inside some malloc while the loader's lock may be held. Where it finds
+ * nothing it would retry the load on every call: it is not called again. */
+static void
+probe_backtrace(void)
+{
+    void *warm[4];
+
+    U.bt_usable = U.mode != TY_UNWIND_FP && U.bt(warm, 4) > 0;
+}
+
 void
 ty__unwind_init(enum ty__unwind_mode mode)
 {
     struct find_ctx c = {(uintptr_t)&ty__unwind_init, 0};
-    void *warm[4];
 
     U.mode = mode;
     if (U.mode == TY_UNWIND_AUTO)
         dl_iterate_phdr(find_fp_code, &c);
-    /* The first backtrace() loads libgcc_s and allocates: do it now, not
-     * inside some malloc while the loader's lock may be held. */
-    if (U.mode != TY_UNWIND_FP)
-        backtrace(warm, 4);
+    probe_backtrace();
+}
+
+void
+ty__unwind_set_backtrace(int (*bt)(void **, int))
+{
+    U.bt = bt != NULL ? bt : backtrace;
+    for (int i = 0; i < NBOTTOMS; i++)
+        atomic_store(&U.bottoms[i], 0);
+    probe_backtrace();
 }
 
 enum ty__unwind_mode
@@ -185,34 +217,70 @@ ty__unwind_mode(void)
     return U.mode;
 }
 
-void
-ty__unwind_stats(uint64_t *fp, uint64_t *bt)
+bool
+ty__unwind_backtrace_usable(void)
 {
-    *fp = atomic_load(&U.n_fp);
-    *bt = atomic_load(&U.n_bt);
+    return U.bt_usable;
+}
+
+void
+ty__unwind_stats(struct ty__unwind_stats *st)
+{
+    st->fp = atomic_load(&U.n_fp);
+    st->bt = atomic_load(&U.n_bt);
+    st->bt_failed = atomic_load(&U.n_bt_failed);
+}
+
+static int
+counted(_Atomic uint64_t *counter, int depth)
+{
+    atomic_fetch_add_explicit(counter, 1, memory_order_relaxed);
+    return depth;
 }
 
 /* ------------------------------------------------------------------------
  * The two walks
  */
 
+/* backtrace()'s stack from the allocating function up; 0 when it cannot
+ * be used or does not find that function's return address. */
 static int
 walk_backtrace(uintptr_t *pcs, int max, uintptr_t ra)
 {
     void *buf[TY_HEAP_MAX_DEPTH + OWN_FRAMES];
-    int n = backtrace(buf, max + OWN_FRAMES), i0, depth = 0;
+    int n, i0, depth = 0;
 
-    atomic_fetch_add_explicit(&U.n_bt, 1, memory_order_relaxed);
+    if (!U.bt_usable)
+        return 0;
+    n = U.bt(buf, max + OWN_FRAMES);
     for (i0 = 0; i0 < n && i0 < OWN_FRAMES; i0++)
         if ((uintptr_t)buf[i0] == ra)
             break;
-    if (i0 == n || i0 == OWN_FRAMES) {
-        pcs[0] = ra; /* lost: all we know is who called malloc */
-        return 1;
-    }
+    if (i0 == n || i0 == OWN_FRAMES)
+        return 0;
     for (int i = i0; i < n && depth < max; i++)
         pcs[depth++] = (uintptr_t)buf[i];
     return depth;
+}
+
+/* alt, backtrace()'s m frames, in place of the n frames pcs holds (a
+ * frame-pointer walk, or only the allocating frame when there is none to
+ * take), unless it is worse: fewer frames, none among them. */
+static int
+choose(uintptr_t *pcs, int n, const uintptr_t *alt, int m)
+{
+    if (m < n)
+        return counted(&U.n_bt_failed, n);
+    memcpy(pcs, alt, (size_t)m * sizeof(*pcs));
+    return counted(&U.n_bt, m);
+}
+
+static int
+prefer_backtrace(uintptr_t *pcs, int n, int max)
+{
+    uintptr_t alt[TY_HEAP_MAX_DEPTH];
+
+    return choose(pcs, n, alt, walk_backtrace(alt, max, pcs[0]));
 }
 
 /* The calling thread's stack bounds, once (pthread_getattr_np allocates,
@@ -283,24 +351,34 @@ walk_fp(uintptr_t *pcs, int max, uintptr_t ra, const uintptr_t *frame,
 /* A frame-pointer walk stopped in foreign code. If that is where stacks
  * start, remember it and keep the walk; otherwise use backtrace(). */
 static int
-settle_foreign(uintptr_t *pcs, int n, int max, uintptr_t ra)
+settle_foreign(uintptr_t *pcs, int n, int max)
 {
     uintptr_t alt[TY_HEAP_MAX_DEPTH];
     int m;
 
-    if (is_bottom(pcs[n - 1])) {
-        atomic_fetch_add_explicit(&U.n_fp, 1, memory_order_relaxed);
-        return n;
-    }
-    m = walk_backtrace(alt, max, ra);
+    if (is_bottom(pcs[n - 1]))
+        return counted(&U.n_fp, n);
+    m = walk_backtrace(alt, max, pcs[0]);
     if (m >= n && m - n <= BOTTOM_SLACK &&
         memcmp(alt, pcs, (size_t)n * sizeof(*pcs)) == 0) {
         add_bottom(pcs[n - 1]);
-        atomic_fetch_add_explicit(&U.n_fp, 1, memory_order_relaxed);
-        return n;
+        return counted(&U.n_fp, n);
     }
-    memcpy(pcs, alt, (size_t)m * sizeof(*pcs));
-    return m;
+    return choose(pcs, n, alt, m);
+}
+
+/* The allocating function does not keep frame pointers: backtrace(), or,
+ * when it cannot be used, the best a frame-pointer walk from its saved
+ * pointer can do. */
+static int
+from_foreign(uintptr_t *pcs, int max, uintptr_t ra, const uintptr_t *frame)
+{
+    enum walk_end end;
+    int n = walk_backtrace(pcs, max, ra);
+
+    if (n > 0)
+        return counted(&U.n_bt, n);
+    return counted(&U.n_bt_failed, walk_fp(pcs, max, ra, frame, true, &end));
 }
 
 int
@@ -311,18 +389,17 @@ ty__unwind(uintptr_t *pcs, int max, void *ra, void *frame)
     enum walk_end end;
     int n;
 
-    if (U.mode == TY_UNWIND_BACKTRACE || frame == NULL ||
-        (check && !keeps_fp((uintptr_t)ra)))
-        return walk_backtrace(pcs, max, (uintptr_t)ra);
+    pcs[0] = (uintptr_t)ra;
+    if (U.mode == TY_UNWIND_BACKTRACE || frame == NULL)
+        return prefer_backtrace(pcs, 1, max);
     if (!on_own_stack(t))
-        return check ? walk_backtrace(pcs, max, (uintptr_t)ra)
-                     : (pcs[0] = (uintptr_t)ra, 1);
+        return check ? prefer_backtrace(pcs, 1, max) : counted(&U.n_fp, 1);
+    if (check && !keeps_fp((uintptr_t)ra))
+        return from_foreign(pcs, max, (uintptr_t)ra, frame);
     n = walk_fp(pcs, max, (uintptr_t)ra, frame, check, &end);
-    if (!check || end == WALK_DONE) {
-        atomic_fetch_add_explicit(&U.n_fp, 1, memory_order_relaxed);
-        return n;
-    }
+    if (!check || end == WALK_DONE)
+        return counted(&U.n_fp, n);
     if (end == WALK_BROKEN)
-        return walk_backtrace(pcs, max, (uintptr_t)ra);
-    return settle_foreign(pcs, n, max, (uintptr_t)ra);
+        return prefer_backtrace(pcs, n, max);
+    return settle_foreign(pcs, n, max);
 }

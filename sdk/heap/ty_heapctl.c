@@ -4,7 +4,8 @@
  * A snapshot is two files: heap-<label>.pb.gz, the gzipped pprof profile
  * of the sampled heap (ty_pprof.c), and heap-<label>.json, a sidecar with
  * what the profile cannot show — RSS, its high-water mark, anonymous RSS,
- * glibc's allocator totals and the cgroup's usage — because live heap bytes
+ * glibc's allocator totals, how the stacks were taken and the cgroup's
+ * usage — because live heap bytes
  * and resident memory are different things. The profile goes first, so a
  * sidecar never describes a missing profile. Both are sent with
  * ty__output_file (to the coordinator, or under TEST_OUTPUTS_PATH); the
@@ -100,6 +101,31 @@ add_profile(cJSON *o, const struct ty__heap_totals *t)
     ty__json_count(p, "profiler_bytes", (int64_t)ty__heap_own_bytes());
 }
 
+/* How the stacks were taken: a user whose stacks are short can see that
+ * backtrace() was unusable (docs/heap-profiling.md, "Call stacks"). */
+static void
+add_unwind(cJSON *o)
+{
+    static const char *const modes[] = {
+        [TY_UNWIND_AUTO] = "auto",
+        [TY_UNWIND_FP] = "fp",
+        [TY_UNWIND_BACKTRACE] = "backtrace",
+    };
+    cJSON *u = cJSON_AddObjectToObject(o, "unwind");
+    enum ty__unwind_mode mode = ty__unwind_mode();
+    struct ty__unwind_stats st;
+
+    ty__unwind_stats(&st);
+    cJSON_AddStringToObject(u, "mode", modes[mode]);
+    cJSON_AddStringToObject(u, "backtrace",
+                            mode == TY_UNWIND_FP            ? "unused"
+                            : ty__unwind_backtrace_usable() ? "usable"
+                                                            : "unusable");
+    ty__json_count(u, "stacks_fp", (int64_t)st.fp);
+    ty__json_count(u, "stacks_backtrace", (int64_t)st.bt);
+    ty__json_count(u, "stacks_backtrace_failed", (int64_t)st.bt_failed);
+}
+
 static void
 add_cgroup(cJSON *o)
 {
@@ -140,6 +166,7 @@ sidecar(const char *label, int round, const struct ty__heap_snap *s,
     add_status(o);
     add_mallinfo(o);
     add_profile(o, t);
+    add_unwind(o);
     add_cgroup(o);
     out = cJSON_Print(o);
     cJSON_Delete(o);

@@ -5,8 +5,8 @@
 # of the same shape ("testyard CMD: ...") followed by the usage on stderr
 # and exit 64; a bad option value is one line ("testyard: --opt: ...").
 cd "$(dirname "$0")/../.." || exit 1
-# shellcheck source=tests/e2e/lib.sh
-. tests/e2e/lib.sh
+# shellcheck source=tests/helpers/lib.sh
+. tests/helpers/lib.sh
 
 # try ARGS... — run testyard; stdout to $RUNS/out, stderr to $RUNS/err;
 # prints the exit status.

@@ -7,8 +7,8 @@
 # the exec's own errno (EACCES for a file without the x bit, ENOENT for a
 # missing one).
 cd "$(dirname "$0")/../.." || exit 1
-# shellcheck source=tests/e2e/lib.sh
-. tests/e2e/lib.sh
+# shellcheck source=tests/helpers/lib.sh
+. tests/helpers/lib.sh
 
 lib=$RUNS/fault_poll.so
 if ! cc -shared -fPIC -o "$lib" tests/e2e/fault_poll.c -ldl \

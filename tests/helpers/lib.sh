@@ -278,3 +278,58 @@ groups:
     instances: {count: 1}
 EOF2
 }
+
+# stack_plan — tests/e2e/stack_plan.c as the plan "stacks" in $RUNS/plans
+# (a leak behind a helper, reached from main and from a test case, and
+# one inside libc's strdup).
+stack_plan() {
+    mkdir -p "$RUNS/plans/stacks"
+    cp tests/e2e/stack_plan.c "$RUNS/plans/stacks/main.c"
+    cp tests/e2e/stack_manifest.yaml "$RUNS/plans/stacks/manifest.yaml"
+}
+
+# heap_traces FILE — the stacks of the heap profile FILE as `go tool pprof
+# -traces` prints them, one a line: its functions, innermost first,
+# separated by spaces.
+heap_traces() {
+    go tool pprof -symbolize=none -traces -sample_index=inuse_space "$1" \
+        2>/dev/null | awk '
+        /^-+\+/ { if (t != "") print t; t = ""; next }
+        /:/ { next }
+        { sub(/^ *[0-9.]+[kKMGTP]?B +/, ""); sub(/^ +/, "");
+          if ($0 != "") t = t == "" ? $0 : t " " $0 }'
+}
+
+# check_leak_stacks RUNNER — run the stacks plan on RUNNER and check that
+# its heap profile names every frame of each way to a leak (TAP lines).
+check_leak_stacks() {
+    local id=stacks-${1#local:} f rc prof traces
+    stack_plan
+    f=$(composition "$id" <<EOF2
+global: {plan: stacks, case: leak, runner: $1}
+groups: [{id: g, instances: {count: 1}}]
+EOF2
+)
+    rc=$(run_hostile "$id" "$f")
+    check_eq "$1: the stacks plan succeeds" "$rc" 0
+    [ "$rc" = 0 ] || show_log "$id"
+    prof=$RUNS/$id/g/0/heap-leak.pb.gz
+    check "$1: heap-leak.pb.gz is in the run folder" [ -s "$prof" ]
+    check_eq "$1: the sidecar counts no stack backtrace() failed on" \
+        "$(jq '.unwind.stacks_backtrace_failed' "${prof%.pb.gz}.json")" 0
+    if ! command -v go >/dev/null; then
+        skip "$1: whole stacks in go tool pprof -traces" "go missing"
+        return
+    fi
+    traces=$(heap_traces "$prof")
+    local want fails=$TAPFAIL
+    for want in "stk_helper_alloc stk_plan_fill main" \
+        "stk_helper_alloc stk_plan_fill stk_case ty_main"; do
+        check "$1: -traces shows $want" \
+            grep -q "^$want\\( \\|\$\\)" <<<"$traces"
+    done
+    check "$1: -traces shows strdup's caller: stk_dup_text stk_case ty_main" \
+        grep -q "^[^ ]* stk_dup_text stk_case ty_main\\( \\|\$\\)" <<<"$traces"
+    [ "$TAPFAIL" = "$fails" ] ||
+        while IFS= read -r t; do echo "#   trace: $t"; done <<<"$traces"
+}

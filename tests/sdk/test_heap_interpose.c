@@ -15,6 +15,7 @@
 #include "ty_heap.h"
 
 #include <errno.h>
+#include <execinfo.h>
 #include <malloc.h>
 #include <math.h>
 #include <pthread.h>
@@ -268,22 +269,102 @@ static void
 t_through_libc(void)
 {
     struct heap_pb p;
-    uint64_t fp0, bt0, fp1, bt1;
+    struct ty__unwind_stats s0, s1;
 
     need_interposer();
     ty__heap_set_rate(1);
-    ty__unwind_stats(&fp0, &bt0);
+    ty__unwind_stats(&s0);
     heap_slots[0] = heap_via_libc();
     heap_alloc_small(1, 1, 100);
-    ty__unwind_stats(&fp1, &bt1);
-    CHECK(bt1 > bt0);
+    ty__unwind_stats(&s1);
+    CHECK(s1.bt > s0.bt);
+    CHECK_EQ_INT(s1.bt_failed, s0.bt_failed);
     if (ty__unwind_mode() == TY_UNWIND_AUTO)
-        CHECK(fp1 > fp0);
+        CHECK(s1.fp > s0.fp);
     CHECK_EQ_INT(heap_snap_now(&p), 0);
     CHECK_EQ_INT(site(&p, "heap_via_libc", HEAP_INUSE_SPACE), 10);
     CHECK_EQ_INT(site(&p, "t_through_libc", HEAP_INUSE_SPACE) >= 110, 1);
     heap_pb_free(&p);
     free_range(0, 2, 1);
+}
+
+/* backtrace() stand-ins, each unusable in its own way. */
+static int
+bt_none(void **buf, int size)
+{
+    (void)buf;
+    (void)size;
+    return 0; /* as glibc's without libgcc_s.so.1 */
+}
+
+static int
+bt_lost(void **buf, int size)
+{
+    for (int i = 0; i < size && i < 3; i++)
+        buf[i] = (void *)(uintptr_t)(0x1000 + i);
+    return size < 3 ? size : 3; /* frames, but not the allocating one */
+}
+
+static int
+bt_short(void **buf, int size)
+{
+    int n = backtrace(buf, size);
+
+    return n > 8 ? n - 5 : n; /* right, but shorter than the stack */
+}
+
+static const struct {
+    const char *name;
+    int (*bt)(void **, int);
+    bool usable, libc_failed;
+} unusable[] = {
+    {"none", bt_none, false, true},
+    {"lost", bt_lost, true, true},
+    {"short", bt_short, true, false}, /* shorter than one frame: no */
+};
+
+/* A frame-pointer walk that ends in libc's call of main needs backtrace()
+ * to vouch for it (the learned bottoms are forgotten each time). When
+ * backtrace() is unusable, the frame-pointer stack is kept whole — this
+ * function and the harness's th_main are in it — and counted as such; an
+ * allocation inside libc, where there is no frame-pointer walk to keep,
+ * is counted as failed unless backtrace() found anything. */
+static void
+t_backtrace_unusable(void)
+{
+    need_interposer();
+    ty__heap_set_rate(1);
+    for (size_t k = 0; k < sizeof(unusable) / sizeof(unusable[0]); k++) {
+        struct ty__unwind_stats s0, s1;
+        struct heap_pb p;
+
+        ty__unwind_set_backtrace(unusable[k].bt);
+        CHECK_EQ_INT(ty__unwind_backtrace_usable(), unusable[k].usable);
+        ty__unwind_stats(&s0);
+        heap_alloc_small(0, 10, 1000);
+        ty__unwind_stats(&s1);
+        CHECK_EQ_INT(heap_snap_now(&p), 0);
+        CHECK_MSG(site(&p, "heap_alloc_small", HEAP_INUSE_SPACE) == 10000,
+                  "%s: heap_alloc_small under t_backtrace_unusable: %lld",
+                  unusable[k].name,
+                  (long long)site(&p, "heap_alloc_small", HEAP_INUSE_SPACE));
+        CHECK_MSG(heap_pb_has_func(&p, "th_main"), "%s: no th_main",
+                  unusable[k].name);
+        CHECK_MSG(s1.bt_failed - s0.bt_failed >= 10 && s1.bt == s0.bt,
+                  "%s: %llu failed, %llu by backtrace", unusable[k].name,
+                  (unsigned long long)(s1.bt_failed - s0.bt_failed),
+                  (unsigned long long)(s1.bt - s0.bt));
+        heap_pb_free(&p);
+        free_range(0, 10, 1);
+        heap_slots[0] = heap_via_libc();
+        ty__unwind_stats(&s0);
+        CHECK_MSG((s0.bt_failed > s1.bt_failed) == unusable[k].libc_failed,
+                  "%s: libc", unusable[k].name);
+        free_range(0, 1, 1);
+    }
+    ty__unwind_set_backtrace(NULL);
+    CHECK(ty__unwind_backtrace_usable());
+    ty__heap_set_rate(TY_HEAP_DEFAULT_RATE);
 }
 
 /* Eight threads: malloc, free and realloc of mixed sizes, while the main
@@ -407,20 +488,20 @@ static int
 unwind_child(void)
 {
     struct heap_pb p;
-    uint64_t fp, bt;
+    struct ty__unwind_stats st;
     int ok;
 
     ty__heap_set_rate(1);
     heap_alloc_small(0, 10, 1000);
     if (heap_snap_now(&p) < 0)
         return 2;
-    ty__unwind_stats(&fp, &bt);
+    ty__unwind_stats(&st);
     ok = site(&p, "heap_alloc_small", HEAP_INUSE_SPACE) == 10000 &&
-         heap_pb_has_func(&p, "unwind_child");
+         heap_pb_has_func(&p, "unwind_child") && st.bt_failed == 0;
     if (ty__unwind_mode() == TY_UNWIND_BACKTRACE)
-        ok = ok && fp == 0 && bt > 0;
+        ok = ok && st.fp == 0 && st.bt > 0;
     if (ty__unwind_mode() == TY_UNWIND_FP)
-        ok = ok && fp > 0 && bt == 0;
+        ok = ok && st.fp > 0 && st.bt == 0;
     heap_pb_free(&p);
     return ok ? 0 : 3;
 }
@@ -466,6 +547,7 @@ static const struct th_case cases[] = {
     {"default_rate", t_default_rate},
     {"entry_points", t_entry_points},
     {"through_libc", t_through_libc},
+    {"backtrace_unusable", t_backtrace_unusable},
     {"threads", t_threads},
     {"fork", t_fork},
     {"unwind_backtrace", t_unwind_backtrace},

@@ -312,6 +312,15 @@ t_files(void)
     CHECK(num(j, "mallinfo.keepcost") >= 0);
     CHECK(num(j, "profile.inuse_bytes") >= 3.0 * MiB);
     CHECK(num(j, "profile.alloc_objects") >= 3);
+    CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetObjectItem(
+                     cJSON_GetObjectItem(j, "unwind"), "mode")),
+                 "auto");
+    CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetObjectItem(
+                     cJSON_GetObjectItem(j, "unwind"), "backtrace")),
+                 "usable");
+    CHECK(num(j, "unwind.stacks_fp") + num(j, "unwind.stacks_backtrace") +
+              num(j, "unwind.stacks_backtrace_failed") >=
+          3);
     cg = cJSON_GetObjectItemCaseSensitive(j, "cgroup");
     CHECK(cJSON_IsNull(cg) || num(j, "cgroup.current_bytes") > 0);
     cJSON_Delete(j);

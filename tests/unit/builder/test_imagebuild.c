@@ -2,8 +2,9 @@
  * test_imagebuild.c — the image builder without an engine: libraries
  * resolved by the loader (dynamic, static, missing, from
  * LD_LIBRARY_PATH), repository names, the build context as GNU tar lists
- * it, the Dockerfile made from the template, and a tag that follows the
- * content and nothing else.
+ * it (with libgcc_s.so.1, which backtrace() loads, from next to libc or
+ * from ld.so.cache), the Dockerfile made from the template, and a tag that
+ * follows the content and nothing else.
  */
 #include "base/strvec.h"
 #include "builder/builder.h"
@@ -196,6 +197,9 @@ t_context_layout_and_tag(void)
     CHECK_CONTAINS(out, " rootfs/plan/ping\n");
     CHECK_CONTAINS(out, " rootfs/lib64/ld-linux-x86-64.so.2\n");
     CHECK_CONTAINS(out, " rootfs/lib/x86_64-linux-gnu/libc.so.6\n");
+    /* not needed by hello, but loaded by backtrace() at run time */
+    if (path_exists("/lib/x86_64-linux-gnu/libgcc_s.so.1"))
+        CHECK_CONTAINS(out, " rootfs/lib/x86_64-linux-gnu/libgcc_s.so.1\n");
     CHECK_CONTAINS(out, "drwxrwxrwt 0/0               0 1970-01-01 00:00 "
                         "rootfs/tmp/\n");
     CHECK_CONTAINS(out, " rootfs/etc/nsswitch.conf\n");
@@ -230,6 +234,44 @@ t_context_layout_and_tag(void)
     free(tag1);
     free(tag2);
     free(tag3);
+    free(src);
+    free(bin);
+    free(ctx);
+}
+
+/* A libc in a folder without libgcc_s.so.1 (a copy, found first through
+ * LD_LIBRARY_PATH): libgcc_s comes from where ld.so.cache says. */
+static void
+t_context_libgcc_s_from_cache(void)
+{
+    const char *tmp = th_tmpdir();
+    const char *host = "/lib/x86_64-linux-gnu/libgcc_s.so.1";
+    char *src = write_src("g.c", "int main(void) { return 0; }\n");
+    char *bin = path_join(tmp, "g");
+    char *ctx = path_join(tmp, "ctx.tar");
+    char *cmd, *out;
+    struct err err = {0};
+    char *tag;
+
+    if (!path_exists(host))
+        th_skip("no /lib/x86_64-linux-gnu/libgcc_s.so.1 on this host");
+    compile(src, bin, NULL, NULL);
+    cmd = xasprintf("cp /lib/x86_64-linux-gnu/libc.so.6 %s/", tmp);
+    CHECK_EQ_INT(th_run((char *[]){"sh", "-c", cmd, NULL}), 0);
+    free(cmd);
+    setenv("LD_LIBRARY_PATH", tmp, 1);
+    tag = context_of(bin, ctx, "docker/Dockerfile.plan", &err);
+    unsetenv("LD_LIBRARY_PATH");
+    CHECK_MSG(tag != NULL, "%s", err.msg);
+    cmd = xasprintf("tar -tf %s", ctx);
+    out = th_sh(cmd);
+    CHECK_CONTAINS(out, "rootfs/lib/x86_64-linux-gnu/libgcc_s.so.1\n");
+    free(cmd);
+    cmd = xasprintf("rootfs%s/libc.so.6\n", tmp);
+    CHECK_CONTAINS(out, cmd);
+    free(cmd);
+    free(out);
+    free(tag);
     free(src);
     free(bin);
     free(ctx);
@@ -279,6 +321,7 @@ static const struct th_case cases[] = {
     {"resolve_missing_and_library_path", t_resolve_missing_and_library_path},
     {"repo_names", t_repo_names},
     {"context_layout_and_tag", t_context_layout_and_tag},
+    {"context_libgcc_s_from_cache", t_context_libgcc_s_from_cache},
     {"template_errors", t_template_errors},
     {"template_found_from_build_tree", t_template_found_from_build_tree},
     {NULL, NULL},
