@@ -231,7 +231,7 @@ report(const struct clean_opts *o, const struct item *items, size_t n,
         const struct item *it = &items[i];
 
         if (it->skip) {
-            clean_skip(o, it->run, it->why, t);
+            clean__skip(o, it->run, it->why, t);
             continue;
         }
         if (it->rc < 0) {
@@ -319,8 +319,8 @@ parse_args(int argc, char **argv, struct clean_opts *o, struct err *err)
 }
 
 void
-clean_skip(const struct clean_opts *o, const char *id, const char *why,
-           struct clean_tally *t)
+clean__skip(const struct clean_opts *o, const char *id, const char *why,
+            struct clean_tally *t)
 {
     for (size_t i = 0; i < t->nseen; i++)
         if (strcmp(t->seen[i], id) == 0)
@@ -398,7 +398,7 @@ cmd_clean(int argc, char **argv)
     /* Containers first, so that none still writes in a run folder whose
      * scratch goes next. */
     rc = clean_docker(&o, &t);
-    clean_runs(&o, &t);
+    clean__runs(&o, &t);
     if (t.removed + t.skipped + t.refused + t.failed == 0)
         printf("nothing to clean\n");
     else if (t.removed == 0 && t.skipped > 0)

@@ -26,10 +26,10 @@ struct clean_tally {
 
 /* Remove the leftovers of dead runs found in o->runs and under the
  * cgroup base, printing a line for each run removed or skipped. */
-void clean_runs(const struct clean_opts *o, struct clean_tally *t);
+void clean__runs(const struct clean_opts *o, struct clean_tally *t);
 
 /* One line "skipped run ID: <why>" (or the refusal, for --run ID). */
-void clean_skip(const struct clean_opts *o, const char *id, const char *why,
-                struct clean_tally *t);
+void clean__skip(const struct clean_opts *o, const char *id, const char *why,
+                 struct clean_tally *t);
 
 #endif

@@ -157,7 +157,7 @@ clean_one(const struct clean_opts *o, const struct cgroup_sys *sys,
         fprintf(stderr, "testyard clean: %s\n", why);
         t->failed++;
     } else if ((v == V_ALIVE || v == V_UNKNOWN) && !forced) {
-        clean_skip(o, id, why, t);
+        clean__skip(o, id, why, t);
     } else {
         /* A live coordinator here ends its run itself once its
          * instances are gone: its folder is left to it. */
@@ -188,7 +188,7 @@ clean_cgroups_alone(const struct clean_opts *o, const struct cgroup_sys *sys,
             if (o->run != NULL && o->force)
                 remove_run(o, sys, ids[i], "forced", false, false, t);
             else
-                clean_skip(o, ids[i], why, t);
+                clean__skip(o, ids[i], why, t);
         }
     }
     strv_free(ids);
@@ -223,7 +223,7 @@ clean_folders(const struct clean_opts *o, const struct cgroup_sys *sys,
 }
 
 void
-clean_runs(const struct clean_opts *o, struct clean_tally *t)
+clean__runs(const struct clean_opts *o, struct clean_tally *t)
 {
     struct cgroup_sys *sys = cgroup_sys_new();
 

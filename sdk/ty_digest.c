@@ -9,5 +9,5 @@
 void
 ty_sha256(const void *data, size_t len, uint8_t out[32])
 {
-    sha256_buf(data, len, out);
+    ty__sha256_buf(data, len, out);
 }

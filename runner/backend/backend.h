@@ -152,7 +152,7 @@ const char *backend_names(char *buf, size_t size);
 #define CGROUP_BASE "testyard"
 struct cgroup_sys;
 /* Detect from /proc/self/mountinfo what this machine allows. Never fails:
- * see cgroup_sys_usable() and cgroup_sys_warning(). */
+ * see cgroup_sys_usable() and cgroup__sys_warning(). */
 struct cgroup_sys *cgroup_sys_new(void);
 void cgroup_sys_destroy(struct cgroup_sys **sys);
 /* True when cgroups with a memory controller can be created. */

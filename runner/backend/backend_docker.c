@@ -57,7 +57,7 @@ push_event(struct dk_backend *k, const struct backend_event *ev)
 {
     char one = 1;
 
-    backend_queue_push(&k->queue, ev);
+    backend__queue_push(&k->queue, ev);
     if (write(k->notify[1], &one, 1) < 0 && errno != EAGAIN)
         log_warn("docker backend: notify");
 }
@@ -68,7 +68,7 @@ push_simple(struct dk_backend *k, enum backend_event_type type, int index,
 {
     struct backend_event ev;
 
-    backend_event_init(&ev, type, index, msg);
+    backend__event_init(&ev, type, index, msg);
     push_event(k, &ev);
 }
 
@@ -135,11 +135,11 @@ fill_exit(struct backend_event *ev, const struct docker_state *st, bool oom)
     ev->wall_ns = st->finished_ns > 0 ? st->finished_ns : now_wall_ns();
 }
 
-/* Without a follower, the logs the engine kept (dklog_exited). */
+/* Without a follower, the logs the engine kept (dklog__exited). */
 static void
 copy_logs(struct dk_backend *k, struct dk_inst *di)
 {
-    dklog_exited(di->log, di->id);
+    dklog__exited(di->log, di->id);
     pthread_mutex_lock(&k->lock);
     di->logs_done = true;
     k->logs_pending--;
@@ -185,7 +185,7 @@ on_die(struct dk_backend *k, int index)
     pthread_mutex_unlock(&k->lock);
     read_peak(di);
     peak = di->peak;
-    backend_event_init(&ev, BACKEND_EXITED, index, NULL);
+    backend__event_init(&ev, BACKEND_EXITED, index, NULL);
     if (docker_container_state(k->d, di->id, &st, &e) < 0) {
         log_warnx("%s: %s", di->name, e.msg);
         memset(&st, 0, sizeof(st));
@@ -315,17 +315,17 @@ make_outputs(struct dk_backend *k, struct dk_inst *di, struct err *err)
     char user[32];
     int uid, rc, d;
 
-    backend_ids_user(&k->base, k->cfg.comp, in, &uid, user, sizeof(user));
+    backend__ids_user(&k->base, k->cfg.comp, in, &uid, user, sizeof(user));
     if ((d = fsat_dir(k->cfg.run_fd, rel, true, 0700, err)) < 0)
         return -1;
-    rc = backend_ids_give(d, in->outdir, uid, k->base.instance_gid, err);
+    rc = backend__ids_give(d, in->outdir, uid, k->base.instance_gid, err);
     close(d);
     if (rc < 0 ||
-        backend_ids_make_dir(in->tempdir, uid, k->base.instance_gid, err) < 0)
+        backend__ids_make_dir(in->tempdir, uid, k->base.instance_gid, err) < 0)
         return -1;
     di->dirs_made = uid >= 0;
-    di->log = dklog_new(k->d, k->cfg.run_fd, in->group, in->group_index,
-                        in->log_limit, di->name, err);
+    di->log = dklog__new(k->d, k->cfg.run_fd, in->group, in->group_index,
+                         in->log_limit, di->name, err);
     return di->log ? 0 : -1;
 }
 
@@ -345,10 +345,10 @@ create_and_start(struct dk_backend *k, struct dk_inst *di, struct err *err)
         pthread_mutex_lock(&k->lock);
         di->id = id;
         pthread_mutex_unlock(&k->lock);
-        (void)dklog_attach(di->log, id);
+        (void)dklog__attach(di->log, id);
         rc = docker_container_start(k->d, id, err);
         if (rc < 0)
-            dklog_cut(di->log);
+            dklog__cut(di->log);
     }
     cJSON_Delete(cfg);
     strv_free(env);
@@ -559,7 +559,7 @@ dk_prepare(struct backend *b, struct err *err)
         return err_prefix(err, "local:docker needs a Docker engine "
                                "(testyard doctor says how to get one)");
     }
-    if (start_watch(k, err) < 0 || backend_ids_for_run(&k->base, c, err) < 0)
+    if (start_watch(k, err) < 0 || backend__ids_for_run(&k->base, c, err) < 0)
         return -1;
     if ((needs_image(c) && build_image(k, err) < 0) ||
         (c->network != NULL && strcmp(c->network, "bridge") == 0 &&
@@ -585,7 +585,7 @@ dk_next_event(struct backend *b, struct backend_event *ev)
 
     while (read(k->notify[0], buf, sizeof(buf)) > 0)
         ;
-    return backend_queue_pop(&k->queue, ev) ? 1 : 0;
+    return backend__queue_pop(&k->queue, ev) ? 1 : 0;
 }
 
 static void
@@ -640,11 +640,11 @@ dk_destroy(struct backend *b)
     dk__shutdown(b);
     for (size_t i = 0; i < k->n; i++) {
         if (k->insts[i].dirs_made)
-            backend_ids_give_back(k->insts[i].in->outdir);
+            backend__ids_give_back(k->insts[i].in->outdir);
         free(k->insts[i].id);
         free(k->insts[i].name);
         free(k->insts[i].cgdir);
-        dklog_destroy(&k->insts[i].log);
+        dklog__destroy(&k->insts[i].log);
     }
     docker_cancel_destroy(&k->events_cancel);
     docker_destroy(&k->d);
@@ -654,7 +654,7 @@ dk_destroy(struct backend *b)
     pthread_cond_destroy(&k->cond);
     free(k->insts);
     free(k->bis);
-    backend_queue_release(&k->queue);
+    backend__queue_release(&k->queue);
     free(k->image);
     free(k->network);
     free(k->network_id);
@@ -690,6 +690,6 @@ backend_docker_new(const struct backend_config *cfg, struct err *err)
     k->cfg = *cfg;
     pthread_mutex_init(&k->lock, NULL);
     pthread_cond_init(&k->cond, NULL);
-    backend_queue_init(&k->queue);
+    backend__queue_init(&k->queue);
     return &k->base;
 }

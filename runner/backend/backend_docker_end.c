@@ -60,7 +60,7 @@ finish_container(struct dk_backend *k, struct dk_inst *di, bool keep)
     running = !di->dead;
     pthread_mutex_unlock(&k->lock);
     if (di->id == NULL) {
-        dklog_finish(di->log, NULL, 0);
+        dklog__finish(di->log, NULL, 0);
         return;
     }
     /* The logs are put in place on the first call, also with the engine
@@ -68,7 +68,7 @@ finish_container(struct dk_backend *k, struct dk_inst *di, bool keep)
      * engine came back only removes. */
     if (running && !dk__is_gone(k) && !di->removed)
         docker_container_kill(k->d, di->id, "SIGKILL", NULL);
-    dklog_finish(di->log, dk__is_gone(k) ? NULL : di->id, k->logs_deadline);
+    dklog__finish(di->log, dk__is_gone(k) ? NULL : di->id, k->logs_deadline);
     if (keep || di->removed || dk__is_gone(k))
         return;
     if (docker_container_remove(k->d, di->id, true, &e) == 0 ||

@@ -114,7 +114,7 @@ dk__container_config(const struct dk_backend *k,
         .no_new_privileges = true,
         .cap_drop_all = true,
         .init = true,
-        .user = backend_ids_user(&k->base, c, in, &uid, user, sizeof(user)),
+        .user = backend__ids_user(&k->base, c, in, &uid, user, sizeof(user)),
         .readonly_rootfs = true,
         .tmpfs = (const char *const[]){DK_TMPFS, NULL},
     };

@@ -70,8 +70,8 @@ push_simple(struct exec_backend *x, enum backend_event_type type, int index,
 {
     struct backend_event ev;
 
-    backend_event_init(&ev, type, index, msg);
-    backend_queue_push(&x->queue, &ev);
+    backend__event_init(&ev, type, index, msg);
+    backend__queue_push(&x->queue, &ev);
 }
 
 static int
@@ -82,14 +82,14 @@ exec_prepare(struct backend *b, struct err *err)
 
     (void)err;
     x->cgs = cgroup_sys_new();
-    if (!cgroup_sys_usable(x->cgs) || cgroup_sys_warning(x->cgs) != NULL)
-        b->warning = cgroup_sys_warning(x->cgs);
+    if (!cgroup_sys_usable(x->cgs) || cgroup__sys_warning(x->cgs) != NULL)
+        b->warning = cgroup__sys_warning(x->cgs);
     sigemptyset(&set);
     sigaddset(&set, SIGCHLD);
     x->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
     if (x->sigfd < 0)
         return err_sys(err, errno, "signalfd");
-    x->pump = logpump_new(err);
+    x->pump = logpump__new(err);
     return x->pump ? 0 : -1;
 }
 
@@ -119,7 +119,7 @@ open_outputs(struct exec_backend *x, const struct backend_instance *in,
         instlog_destroy(&log);
         return err_sys(err, errno, "pipe");
     }
-    if (logpump_add(x->pump, out[0], errp[0], log, rel, err) < 0) {
+    if (logpump__add(x->pump, out[0], errp[0], log, rel, err) < 0) {
         close(out[0]);
         close(out[1]);
         close(errp[0]);
@@ -148,7 +148,7 @@ child(const struct exec_backend *x, const struct backend_instance *in,
     setpgid(0, 0);
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
         _exit(126);
-    if (cg != NULL && cgroup_attach_self_prepared(cg) < 0)
+    if (cg != NULL && cgroup__attach_self_prepared(cg) < 0)
         _exit(126);
     if (devnull >= 0)
         dup2(devnull, 0);
@@ -172,8 +172,8 @@ make_cgroup(struct exec_backend *x, const struct backend_instance *in,
     if (!cgroup_sys_usable(x->cgs))
         return NULL;
     rel = xasprintf("%s/%s-%d", x->cfg.run_id, in->group, in->group_index);
-    return cgroup_create(x->cgs, rel, in->memory, in->millicpu, EXEC_PIDS_MAX,
-                         err);
+    return cgroup__create(x->cgs, rel, in->memory, in->millicpu, EXEC_PIDS_MAX,
+                          err);
 }
 
 static int
@@ -191,7 +191,7 @@ start_one(struct exec_backend *x, const struct backend_instance *in,
     ei->cg = make_cgroup(x, in, err);
     if (ei->cg == NULL && cgroup_sys_usable(x->cgs))
         return -1;
-    ei->oom_before = ei->cg ? cgroup_oom_kills(ei->cg) : -1;
+    ei->oom_before = ei->cg ? cgroup__oom_kills(ei->cg) : -1;
     if (open_outputs(x, in, out, errp, err) < 0)
         return -1;
     if (proc_exec_pipe(ex, err) < 0) {
@@ -219,7 +219,7 @@ start_one(struct exec_backend *x, const struct backend_instance *in,
         return err_sys(err, e, "%s: could not be run", bin);
     }
     ei->pid = pid;
-    exec_guard_set(x->guard, (size_t)in->index, pid);
+    exec_guard__set(x->guard, (size_t)in->index, pid);
     return 0;
 }
 
@@ -232,7 +232,7 @@ exec_start_all(struct backend *b, const struct backend_instance *insts,
 
     x->insts = xcalloc(n, sizeof(*x->insts));
     x->n = n;
-    x->guard = exec_guard_new(n, &ge);
+    x->guard = exec_guard__new(n, &ge);
     if (x->guard == NULL)
         log_warnx("instances may outlive a killed coordinator: %s", ge.msg);
     for (size_t i = 0; i < n; i++) {
@@ -268,14 +268,14 @@ reaped(struct exec_backend *x, int index, int status)
     struct exec_inst *ei = &x->insts[index];
     struct backend_event ev;
 
-    backend_event_init(&ev, BACKEND_EXITED, index, NULL);
+    backend__event_init(&ev, BACKEND_EXITED, index, NULL);
     ev.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     ev.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
     if (ei->cg != NULL && ev.signal == SIGKILL)
-        ev.oom = cgroup_oom_kills(ei->cg) > ei->oom_before;
+        ev.oom = cgroup__oom_kills(ei->cg) > ei->oom_before;
     ei->pid = -1;
-    exec_guard_set(x->guard, (size_t)index, 0);
-    backend_queue_push(&x->queue, &ev);
+    exec_guard__set(x->guard, (size_t)index, 0);
+    backend__queue_push(&x->queue, &ev);
 }
 
 static void
@@ -300,9 +300,9 @@ exec_next_event(struct backend *b, struct backend_event *ev)
 {
     struct exec_backend *x = (struct exec_backend *)b;
 
-    if (backend_queue_empty(&x->queue))
+    if (backend__queue_empty(&x->queue))
         reap_children(x);
-    return backend_queue_pop(&x->queue, ev) ? 1 : 0;
+    return backend__queue_pop(&x->queue, ev) ? 1 : 0;
 }
 
 static void
@@ -318,7 +318,7 @@ exec_stop(struct backend *b, int index, bool force)
         return;
     kill(-ei->pid, force ? SIGKILL : SIGTERM);
     if (force && ei->cg != NULL)
-        cgroup_kill_all(ei->cg, NULL);
+        cgroup__kill_all(ei->cg, NULL);
 }
 
 static char *
@@ -328,8 +328,8 @@ exec_memory_cgroup(struct backend *b, int index, enum ty__cgver *ver)
 
     if (index < 0 || (size_t)index >= x->n || x->insts[index].cg == NULL)
         return NULL;
-    *ver = cgroup_version(x->insts[index].cg);
-    return xstrdup(cgroup_memory_dir(x->insts[index].cg));
+    *ver = cgroup__version(x->insts[index].cg);
+    return xstrdup(cgroup__memory_dir(x->insts[index].cg));
 }
 
 static pid_t
@@ -357,15 +357,15 @@ exec_destroy(struct backend *b)
                 ;
         }
     }
-    logpump_destroy(&x->pump, EXEC_LOG_DRAIN_MS);
+    logpump__destroy(&x->pump, EXEC_LOG_DRAIN_MS);
     for (size_t i = 0; i < x->n; i++)
-        cgroup_destroy(&x->insts[i].cg);
-    exec_guard_destroy(&x->guard);
+        cgroup__destroy(&x->insts[i].cg);
+    exec_guard__destroy(&x->guard);
     cgroup_sys_destroy(&x->cgs);
     if (x->sigfd >= 0)
         close(x->sigfd);
     free(x->insts);
-    backend_queue_release(&x->queue);
+    backend__queue_release(&x->queue);
     free(x);
 }
 
@@ -392,6 +392,6 @@ backend_exec_new(const struct backend_config *cfg, struct err *err)
     snprintf(x->base.sync_host, sizeof(x->base.sync_host), "127.0.0.1");
     x->cfg = *cfg;
     x->sigfd = -1;
-    backend_queue_init(&x->queue);
+    backend__queue_init(&x->queue);
     return &x->base;
 }

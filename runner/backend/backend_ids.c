@@ -52,7 +52,7 @@ ids_taken(uint32_t lo, uint32_t hi)
 }
 
 int
-backend_ids_pick(size_t n, int *base, struct err *err)
+backend__ids_pick(size_t n, int *base, struct err *err)
 {
     uint32_t span = BACKEND_IDS_HIGH - BACKEND_IDS_LOW;
 
@@ -79,8 +79,8 @@ backend_ids_pick(size_t n, int *base, struct err *err)
 }
 
 int
-backend_ids_for_run(struct backend *b, const struct composition *c,
-                    struct err *err)
+backend__ids_for_run(struct backend *b, const struct composition *c,
+                     struct err *err)
 {
     int base;
 
@@ -96,7 +96,7 @@ backend_ids_for_run(struct backend *b, const struct composition *c,
         }
         return 0;
     }
-    if (backend_ids_pick((size_t)c->total_instances, &base, err) < 0)
+    if (backend__ids_pick((size_t)c->total_instances, &base, err) < 0)
         return -1;
     b->instance_uid = base;
     b->instance_gid = base;
@@ -113,9 +113,9 @@ group_root(const struct composition *c, const char *group)
 }
 
 const char *
-backend_ids_user(const struct backend *b, const struct composition *c,
-                 const struct backend_instance *in, int *uid, char *buf,
-                 size_t size)
+backend__ids_user(const struct backend *b, const struct composition *c,
+                  const struct backend_instance *in, int *uid, char *buf,
+                  size_t size)
 {
     bool own = b->instance_uid >= 0;
     int u = own ? b->instance_uid + in->index : (int)geteuid();
@@ -140,7 +140,7 @@ open_dir(const char *dir, struct err *err)
 }
 
 int
-backend_ids_make_dir(const char *dir, int uid, int gid, struct err *err)
+backend__ids_make_dir(const char *dir, int uid, int gid, struct err *err)
 {
     cleanup_free char *parent = path_dirname(dir);
     cleanup_close int fd = -1;
@@ -156,11 +156,11 @@ backend_ids_make_dir(const char *dir, int uid, int gid, struct err *err)
         return fd < 0 ? -1 : err_sys(err, errno, "%s", dir);
     if (!made && st.st_uid != geteuid())
         return err_set(err, EEXIST, "%s: exists and is not testyard's", dir);
-    return backend_ids_give(fd, dir, uid, gid, err);
+    return backend__ids_give(fd, dir, uid, gid, err);
 }
 
 int
-backend_ids_give(int fd, const char *dir, int uid, int gid, struct err *err)
+backend__ids_give(int fd, const char *dir, int uid, int gid, struct err *err)
 {
     if (uid >= 0 && fchown(fd, (uid_t)uid, (gid_t)gid) < 0)
         return err_sys(err, errno, "%s: giving it to %d:%d", dir, uid, gid);
@@ -170,7 +170,7 @@ backend_ids_give(int fd, const char *dir, int uid, int gid, struct err *err)
 }
 
 void
-backend_ids_give_back(const char *dir)
+backend__ids_give_back(const char *dir)
 {
     struct err e = {0};
     cleanup_close int fd = open_dir(dir, &e);

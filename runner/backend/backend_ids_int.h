@@ -24,34 +24,34 @@ struct composition;
 /* A block of n + 1 ids no account or group of this host has: instance i
  * runs as uid *base + i, and every instance of the run has the gid *base
  * as its only group. Fails when no free block is found in a few draws. */
-int backend_ids_pick(size_t n, int *base, struct err *err);
+int backend__ids_pick(size_t n, int *base, struct err *err);
 
 /* For a run of c by this process: b->instance_uid and instance_gid set to
  * a fresh block when it runs as root; left -1 (the coordinator's own)
  * otherwise, when no group may ask for root. */
-int backend_ids_for_run(struct backend *b, const struct composition *c,
-                        struct err *err);
+int backend__ids_for_run(struct backend *b, const struct composition *c,
+                         struct err *err);
 /* "uid:gid" of instance in, into buf: its own uid in the run's block, 0
  * when its group asks for root, the coordinator's when b has no block.
  * *uid gets the uid its folders are given to (-1: leave them as made). */
-const char *backend_ids_user(const struct backend *b,
-                             const struct composition *c,
-                             const struct backend_instance *in, int *uid,
-                             char *buf, size_t size);
+const char *backend__ids_user(const struct backend *b,
+                              const struct composition *c,
+                              const struct backend_instance *in, int *uid,
+                              char *buf, size_t size);
 
 /* Make dir (its parents as they come, 0755) as a folder of uid:gid, mode
  * 0700; uid -1 leaves the owner alone. A dir that exists already is taken
  * only when it is a folder (not a link) of the coordinator's. */
-int backend_ids_make_dir(const char *dir, int uid, int gid, struct err *err);
+int backend__ids_make_dir(const char *dir, int uid, int gid, struct err *err);
 
 /* Give the folder open at fd (named dir in errors) to uid:gid, mode 0700;
  * uid -1 leaves the owner alone. */
-int backend_ids_give(int fd, const char *dir, int uid, int gid,
-                     struct err *err);
+int backend__ids_give(int fd, const char *dir, int uid, int gid,
+                      struct err *err);
 
-/* Give dir, made by backend_ids_make_dir(), back to the coordinator's
+/* Give dir, made by backend__ids_make_dir(), back to the coordinator's
  * user with mode 0755 once no container can write it any more; what is in
  * it keeps its owner. Errors are logged. */
-void backend_ids_give_back(const char *dir);
+void backend__ids_give_back(const char *dir);
 
 #endif

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 
 void
-backend_queue_init(struct backend_queue *q)
+backend__queue_init(struct backend_queue *q)
 {
     pthread_mutex_init(&q->lock, NULL);
     q->v = NULL;
@@ -20,7 +20,7 @@ backend_queue_init(struct backend_queue *q)
 }
 
 void
-backend_queue_release(struct backend_queue *q)
+backend__queue_release(struct backend_queue *q)
 {
     pthread_mutex_destroy(&q->lock);
     free(q->v);
@@ -29,7 +29,7 @@ backend_queue_release(struct backend_queue *q)
 }
 
 void
-backend_queue_push(struct backend_queue *q, const struct backend_event *ev)
+backend__queue_push(struct backend_queue *q, const struct backend_event *ev)
 {
     pthread_mutex_lock(&q->lock);
     if (q->head > 0 && q->head == q->len)
@@ -40,7 +40,7 @@ backend_queue_push(struct backend_queue *q, const struct backend_event *ev)
 }
 
 bool
-backend_queue_pop(struct backend_queue *q, struct backend_event *ev)
+backend__queue_pop(struct backend_queue *q, struct backend_event *ev)
 {
     bool got = false;
 
@@ -54,7 +54,7 @@ backend_queue_pop(struct backend_queue *q, struct backend_event *ev)
 }
 
 bool
-backend_queue_empty(struct backend_queue *q)
+backend__queue_empty(struct backend_queue *q)
 {
     bool empty;
 
@@ -65,8 +65,8 @@ backend_queue_empty(struct backend_queue *q)
 }
 
 void
-backend_event_init(struct backend_event *ev, enum backend_event_type type,
-                   int index, const char *msg)
+backend__event_init(struct backend_event *ev, enum backend_event_type type,
+                    int index, const char *msg)
 {
     *ev = (struct backend_event){
         .type = type, .index = index, .status = -1, .peak_bytes = -1};

@@ -53,7 +53,7 @@ sleep_ms(long ms)
 }
 
 /* Write s to path with one write(2); returns 0 or -errno. Only
- * async-signal-safe calls, for cgroup_attach_self_prepared. */
+ * async-signal-safe calls, for cgroup__attach_self_prepared. */
 static int
 write_raw(const char *path, const char *s, size_t len)
 {
@@ -288,9 +288,9 @@ apply_limits(const struct cgroup_sys *sys, const struct cgroup *cg,
 }
 
 struct cgroup *
-cgroup_create(const struct cgroup_sys *sys, const char *relpath,
-              uint64_t mem_limit, int64_t millicpu, int64_t pids_max,
-              struct err *err)
+cgroup__create(const struct cgroup_sys *sys, const char *relpath,
+               uint64_t mem_limit, int64_t millicpu, int64_t pids_max,
+               struct err *err)
 {
     unsigned want = CGROUP_MEMORY;
     struct cgroup *cg;
@@ -308,12 +308,12 @@ cgroup_create(const struct cgroup_sys *sys, const char *relpath,
     cg->owned = true;
     if (make_dirs(sys, cg, relpath, want, err) < 0 ||
         apply_limits(sys, cg, mem_limit, millicpu, pids_max, err) < 0)
-        cgroup_destroy(&cg);
+        cgroup__destroy(&cg);
     return cg;
 }
 
 struct cgroup *
-cgroup_open(const char *memory_dir, enum ty__cgver ver, struct err *err)
+cgroup__open(const char *memory_dir, enum ty__cgver ver, struct err *err)
 {
     struct cgroup *cg;
 
@@ -329,7 +329,8 @@ cgroup_open(const char *memory_dir, enum ty__cgver ver, struct err *err)
 }
 
 struct cgroup *
-cgroup_adopt(const struct cgroup_sys *sys, const char *relpath, struct err *err)
+cgroup__adopt(const struct cgroup_sys *sys, const char *relpath,
+              struct err *err)
 {
     cleanup_free char *full = NULL;
     struct cgroup *cg;
@@ -352,7 +353,7 @@ cgroup_adopt(const struct cgroup_sys *sys, const char *relpath, struct err *err)
     }
     if (cg->nslot == 0) {
         cg->removed = true;
-        cgroup_destroy(&cg);
+        cgroup__destroy(&cg);
         return err_set(err, ENOENT, "no cgroup %s", full), NULL;
     }
     return cg;
@@ -373,15 +374,15 @@ cgroup_list(const struct cgroup_sys *sys, const char *relpath)
 }
 
 void
-cgroup_destroy(struct cgroup **cgp)
+cgroup__destroy(struct cgroup **cgp)
 {
     struct cgroup *cg = cgp ? *cgp : NULL;
 
     if (cg == NULL)
         return;
     if (cg->owned && !cg->removed) {
-        (void)cgroup_kill_all(cg, NULL);
-        (void)cgroup_remove(cg, NULL);
+        (void)cgroup__kill_all(cg, NULL);
+        (void)cgroup__remove(cg, NULL);
     }
     for (int i = 0; i < cg->nslot; i++) {
         free(cg->dir[i]);
@@ -395,7 +396,7 @@ cgroup_destroy(struct cgroup **cgp)
 /* ---- using ------------------------------------------------------------- */
 
 int
-cgroup_attach_self_prepared(const struct cgroup *cg)
+cgroup__attach_self_prepared(const struct cgroup *cg)
 {
     for (int i = 0; i < cg->nslot; i++) {
         int rc = write_raw(cg->procs[i], "0", 1);
@@ -407,7 +408,7 @@ cgroup_attach_self_prepared(const struct cgroup *cg)
 }
 
 int
-cgroup_attach(const struct cgroup *cg, pid_t pid, struct err *err)
+cgroup__attach(const struct cgroup *cg, pid_t pid, struct err *err)
 {
     char v[32];
 
@@ -423,13 +424,13 @@ cgroup_attach(const struct cgroup *cg, pid_t pid, struct err *err)
 }
 
 const char *
-cgroup_memory_dir(const struct cgroup *cg)
+cgroup__memory_dir(const struct cgroup *cg)
 {
     return cg->dir[0];
 }
 
 const char *
-cgroup_controller_dir(const struct cgroup *cg, unsigned ctl)
+cgroup__controller_dir(const struct cgroup *cg, unsigned ctl)
 {
     for (int i = 0; i < NCTL; i++)
         if (ctl == 1u << i)
@@ -438,13 +439,13 @@ cgroup_controller_dir(const struct cgroup *cg, unsigned ctl)
 }
 
 enum ty__cgver
-cgroup_version(const struct cgroup *cg)
+cgroup__version(const struct cgroup *cg)
 {
     return cg->ver;
 }
 
 int
-cgroup_read(const struct cgroup *cg, struct ty__cgmem *out, struct err *err)
+cgroup__read(const struct cgroup *cg, struct ty__cgmem *out, struct err *err)
 {
     int rc = ty__cgroup_read_memory(cg->dir[0], cg->ver, out);
 
@@ -454,7 +455,7 @@ cgroup_read(const struct cgroup *cg, struct ty__cgmem *out, struct err *err)
 }
 
 int64_t
-cgroup_oom_kills(const struct cgroup *cg)
+cgroup__oom_kills(const struct cgroup *cg)
 {
     return ty__cgroup_read_keyed(
         cg->dir[0], ty__cgroup_file(cg->ver, TY_CGF_EVENTS), "oom_kill");
@@ -487,7 +488,7 @@ kill_listed(const char *procs)
 }
 
 int
-cgroup_nprocs(const struct cgroup *cg)
+cgroup__nprocs(const struct cgroup *cg)
 {
     cleanup_free char *buf = file_read(cg->procs[0], 64 << 20, NULL, NULL);
     int n = 0;
@@ -500,7 +501,7 @@ cgroup_nprocs(const struct cgroup *cg)
 }
 
 int
-cgroup_kill_all(const struct cgroup *cg, struct err *err)
+cgroup__kill_all(const struct cgroup *cg, struct err *err)
 {
     int n = 0;
 
@@ -549,7 +550,7 @@ remove_parents(const char *root, const char *dir)
 }
 
 int
-cgroup_remove(struct cgroup *cg, struct err *err)
+cgroup__remove(struct cgroup *cg, struct err *err)
 {
     if (!cg->owned || cg->removed)
         return 0;

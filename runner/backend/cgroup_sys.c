@@ -220,7 +220,7 @@ cgroup_sys_new(void)
 }
 
 struct cgroup_sys *
-cgroup_sys_new_at(enum ty__cgver ver, const char *root)
+cgroup__sys_new_at(enum ty__cgver ver, const char *root)
 {
     struct cgroup_sys *sys = xcalloc(1, sizeof(*sys));
 
@@ -265,19 +265,19 @@ cgroup_sys_usable(const struct cgroup_sys *sys)
 }
 
 enum ty__cgver
-cgroup_sys_version(const struct cgroup_sys *sys)
+cgroup__sys_version(const struct cgroup_sys *sys)
 {
     return cgroup_sys_usable(sys) ? sys->ver : TY_CG_NONE;
 }
 
 unsigned
-cgroup_sys_controllers(const struct cgroup_sys *sys)
+cgroup__sys_controllers(const struct cgroup_sys *sys)
 {
     return cgroup_sys_usable(sys) ? sys->ctl : 0;
 }
 
 const char *
-cgroup_sys_warning(const struct cgroup_sys *sys)
+cgroup__sys_warning(const struct cgroup_sys *sys)
 {
     return sys->warning[0] ? sys->warning : NULL;
 }

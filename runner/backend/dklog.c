@@ -105,8 +105,8 @@ follow_main(void *arg)
 }
 
 struct dklog *
-dklog_new(struct docker *d, int run_fd, const char *group, int index,
-          uint64_t limit, const char *label, struct err *err)
+dklog__new(struct docker *d, int run_fd, const char *group, int index,
+           uint64_t limit, const char *label, struct err *err)
 {
     struct instlog *log = instlog_open(run_fd, group, index, limit, err);
     struct dklog *l;
@@ -154,7 +154,7 @@ join_follower(struct dklog *l)
 }
 
 bool
-dklog_attach(struct dklog *l, const char *id)
+dklog__attach(struct dklog *l, const char *id)
 {
     pthread_attr_t attr;
     int rc;
@@ -180,7 +180,7 @@ dklog_attach(struct dklog *l, const char *id)
 }
 
 void
-dklog_cut(struct dklog *l)
+dklog__cut(struct dklog *l)
 {
     if (l != NULL && l->following)
         join_follower(l);
@@ -212,14 +212,14 @@ copy(struct dklog *l, const char *id)
 }
 
 void
-dklog_exited(struct dklog *l, const char *id)
+dklog__exited(struct dklog *l, const char *id)
 {
     if (l != NULL && claim(l))
         copy(l, id);
 }
 
 void
-dklog_finish(struct dklog *l, const char *id, int64_t deadline_ns)
+dklog__finish(struct dklog *l, const char *id, int64_t deadline_ns)
 {
     if (l == NULL)
         return;
@@ -242,7 +242,7 @@ dklog_finish(struct dklog *l, const char *id, int64_t deadline_ns)
 }
 
 void
-dklog_destroy(struct dklog **lp)
+dklog__destroy(struct dklog **lp)
 {
     struct dklog *l = lp ? *lp : NULL;
 

@@ -11,7 +11,7 @@
  * Calls may come from different threads (a start worker attaches, the
  * events thread hears of the end, a remover finishes); the first that
  * needs the copy makes it. Every call is NULL-safe. Ownership: the caller
- * owns the dklog (dklog_destroy); d and run_fd are borrowed and must
+ * owns the dklog (dklog__destroy); d and run_fd are borrowed and must
  * outlive it.
  */
 #ifndef TY_DKLOG_H
@@ -27,22 +27,22 @@ struct dklog;
 
 /* The capped logs of <group>/<index> (instlog_open), nothing attached
  * yet; label names the container in warnings. */
-struct dklog *dklog_new(struct docker *d, int run_fd, const char *group,
-                        int index, uint64_t limit, const char *label,
-                        struct err *err);
+struct dklog *dklog__new(struct docker *d, int run_fd, const char *group,
+                         int index, uint64_t limit, const char *label,
+                         struct err *err);
 /* Attach a follower to the created container id; true once it is
  * attached (start the container then), false when it could not be (the
  * logs are copied once it ended). */
-bool dklog_attach(struct dklog *l, const char *id);
+bool dklog__attach(struct dklog *l, const char *id);
 /* The container did not start after all: end the follower. */
-void dklog_cut(struct dklog *l);
+void dklog__cut(struct dklog *l);
 /* The container id ended: without a follower, copy what the engine kept
  * and put the files in place. */
-void dklog_exited(struct dklog *l, const char *id);
+void dklog__exited(struct dklog *l, const char *id);
 /* The container id is dead or was killed (id NULL: it was never created):
  * wait for the follower until deadline_ns (monotonic) and then cut it, or
  * copy; the files are in place afterwards. */
-void dklog_finish(struct dklog *l, const char *id, int64_t deadline_ns);
-void dklog_destroy(struct dklog **l);
+void dklog__finish(struct dklog *l, const char *id, int64_t deadline_ns);
+void dklog__destroy(struct dklog **l);
 
 #endif

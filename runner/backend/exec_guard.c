@@ -87,7 +87,7 @@ guard_main(const struct exec_guard *g, int rd)
 }
 
 struct exec_guard *
-exec_guard_new(size_t n, struct err *err)
+exec_guard__new(size_t n, struct err *err)
 {
     struct exec_guard *g = xcalloc(1, sizeof(*g));
     int p[2];
@@ -97,7 +97,7 @@ exec_guard_new(size_t n, struct err *err)
     g->pgids = xcalloc(n ? n : 1, sizeof(*g->pgids));
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p) < 0) {
         err_sys(err, errno, "socketpair");
-        exec_guard_destroy(&g);
+        exec_guard__destroy(&g);
         return NULL;
     }
     g->pid = fork();
@@ -107,7 +107,7 @@ exec_guard_new(size_t n, struct err *err)
     g->fd = p[1];
     if (g->pid < 0) {
         err_sys(err, errno, "fork");
-        exec_guard_destroy(&g);
+        exec_guard__destroy(&g);
     }
     return g;
 }
@@ -127,19 +127,19 @@ send_msg(struct exec_guard *g, int32_t index, int32_t pgid)
 }
 
 void
-exec_guard_set(struct exec_guard *g, size_t index, pid_t pgid)
+exec_guard__set(struct exec_guard *g, size_t index, pid_t pgid)
 {
     send_msg(g, (int32_t)index, (int32_t)pgid);
 }
 
 pid_t
-exec_guard_pid(const struct exec_guard *g)
+exec_guard__pid(const struct exec_guard *g)
 {
     return g != NULL ? g->pid : 0;
 }
 
 void
-exec_guard_destroy(struct exec_guard **gp)
+exec_guard__destroy(struct exec_guard **gp)
 {
     struct exec_guard *g = gp ? *gp : NULL;
 

@@ -11,7 +11,7 @@
  * first — the coordinator died — the guard SIGKILLs every group still
  * listed and exits.
  *
- * Ownership: exec_guard_new returns the caller's; exec_guard_destroy
+ * Ownership: exec_guard__new returns the caller's; exec_guard__destroy
  * frees it and sets the pointer to NULL (NULL-safe).
  */
 #ifndef TY_RUNNER_EXEC_GUARD_H
@@ -25,12 +25,12 @@
 struct exec_guard;
 
 /* Fork the guard for up to n instances. */
-struct exec_guard *exec_guard_new(size_t n, struct err *err);
+struct exec_guard *exec_guard__new(size_t n, struct err *err);
 /* Instance index now runs as process group pgid (0: it was reaped). */
-void exec_guard_set(struct exec_guard *g, size_t index, pid_t pgid);
+void exec_guard__set(struct exec_guard *g, size_t index, pid_t pgid);
 /* The guard's pid, for the parent's reaper to recognise. */
-pid_t exec_guard_pid(const struct exec_guard *g);
+pid_t exec_guard__pid(const struct exec_guard *g);
 /* Tell the guard all is done, wait for it and free (NULL-safe). */
-void exec_guard_destroy(struct exec_guard **g);
+void exec_guard__destroy(struct exec_guard **g);
 
 #endif

@@ -33,7 +33,7 @@
 static int
 remove_cgroup(const struct cgroup_sys *sys, const char *rel, struct err *err)
 {
-    struct cgroup *cg = cgroup_adopt(sys, rel, err);
+    struct cgroup *cg = cgroup__adopt(sys, rel, err);
     int rc;
 
     if (cg == NULL && err->code == ENOENT) {
@@ -42,8 +42,8 @@ remove_cgroup(const struct cgroup_sys *sys, const char *rel, struct err *err)
     }
     if (cg == NULL)
         return -1;
-    rc = cgroup_kill_all(cg, err) < 0 || cgroup_remove(cg, err) < 0 ? -1 : 0;
-    cgroup_destroy(&cg);
+    rc = cgroup__kill_all(cg, err) < 0 || cgroup__remove(cg, err) < 0 ? -1 : 0;
+    cgroup__destroy(&cg);
     return rc;
 }
 

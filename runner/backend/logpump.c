@@ -1,7 +1,7 @@
 /*
  * logpump.c — the local:exec log thread (see backend/logpump_int.h).
  *
- * The set of pipes only grows while instances start (logpump_add, under
+ * The set of pipes only grows while instances start (logpump__add, under
  * the lock, then a byte on the wake pipe); the thread rebuilds its poll
  * set each turn, reads what is ready in pieces of PUMP_CHUNK and hands
  * them to the instance's instlog, which keeps the head and the tail. It
@@ -149,7 +149,7 @@ pump_main(void *arg)
 }
 
 struct logpump *
-logpump_new(struct err *err)
+logpump__new(struct err *err)
 {
     struct logpump *p = xcalloc(1, sizeof(*p));
     int rc;
@@ -173,8 +173,8 @@ logpump_new(struct err *err)
 }
 
 int
-logpump_add(struct logpump *p, int out_fd, int err_fd, struct instlog *log,
-            const char *label, struct err *err)
+logpump__add(struct logpump *p, int out_fd, int err_fd, struct instlog *log,
+             const char *label, struct err *err)
 {
     char one = 1;
     int fds[2] = {out_fd, err_fd};
@@ -195,7 +195,7 @@ logpump_add(struct logpump *p, int out_fd, int err_fd, struct instlog *log,
 }
 
 void
-logpump_destroy(struct logpump **pp, int drain_ms)
+logpump__destroy(struct logpump **pp, int drain_ms)
 {
     struct logpump *p = pp ? *pp : NULL;
     char one = 1;

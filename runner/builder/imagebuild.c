@@ -576,7 +576,7 @@ tee_write(void *arg, const void *data, size_t len, struct err *err)
 {
     struct tee *t = arg;
 
-    sha256_update(&t->h, data, len);
+    ty__sha256_update(&t->h, data, len);
     if (fd_write_all(t->fd, data, len) < 0)
         return err_sys(err, errno, "writing the build context");
     return 0;
@@ -623,8 +623,8 @@ make_tag(const char *plan, struct sha256 *h)
     char hex[SHA256_HEX_LEN];
     cleanup_free char *repo = imagebuild_repo(plan);
 
-    sha256_final(h, dig);
-    sha256_hex(dig, hex);
+    ty__sha256_final(h, dig);
+    ty__sha256_hex(dig, hex);
     return xasprintf("%s:%.16s", repo, hex);
 }
 
@@ -649,7 +649,7 @@ imagebuild_context(const struct imagebuild_opts *o, int fd, char **tag_out,
     int rc = -1;
 
     plan_path = plan_file(o->plan);
-    sha256_init(&tee.h);
+    ty__sha256_init(&tee.h);
     if (ctx_collect(&c, o, plan_path, err) < 0)
         goto out;
     ctx_add_etc(&c);

@@ -167,8 +167,8 @@ hash_file(struct sha256 *h, const char *path, struct err *err)
 
     if (data == NULL)
         return -1;
-    sha256_update(h, path, strlen(path) + 1);
-    sha256_update(h, data, len);
+    ty__sha256_update(h, path, strlen(path) + 1);
+    ty__sha256_update(h, data, len);
     return 0;
 }
 
@@ -204,9 +204,9 @@ build_hash(const struct planbuild_spec *s, const struct sdk_paths *sdk,
     struct sha256 h;
     uint8_t digest[32];
 
-    sha256_init(&h);
+    ty__sha256_init(&h);
     for (size_t i = 0; i < a->n; i++)
-        sha256_update(&h, a->v[i], strlen(a->v[i]) + 1);
+        ty__sha256_update(&h, a->v[i], strlen(a->v[i]) + 1);
     for (size_t i = 0; i < s->nsources; i++) {
         cleanup_free char *src = path_join(s->dir, s->sources[i]);
 
@@ -216,7 +216,7 @@ build_hash(const struct planbuild_spec *s, const struct sdk_paths *sdk,
     if (hash_headers(&h, s->dir, err) < 0 || hash_file(&h, hdr, err) < 0 ||
         hash_file(&h, sdk->lib, err) < 0)
         return -1;
-    sha256_final(&h, digest);
+    ty__sha256_final(&h, digest);
     for (int i = 0; i < 8; i++)
         snprintf(hex + 2 * i, 3, "%02x", digest[i]);
     return 0;

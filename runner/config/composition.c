@@ -63,16 +63,16 @@ composition__check_keys(const struct ynode *map, const char *path,
 {
     char kpath[YAMLTREE_PATH_MAX];
 
-    for (size_t i = 0; i < yamltree_len(map); i++) {
-        const struct ynode *key = yamltree_key_at(map, i);
+    for (size_t i = 0; i < yamltree__len(map); i++) {
+        const struct ynode *key = yamltree__key_at(map, i);
 
         for (size_t k = 0; k < ARRAY_LEN(testground_keys); k++)
             if (strcmp(key->str, testground_keys[k].key) == 0)
-                return yamltree_fail(
-                    key, yamltree_path_key(kpath, path, key->str), err,
+                return yamltree__fail(
+                    key, yamltree__path_key(kpath, path, key->str), err,
                     "unknown key; %s", testground_keys[k].hint);
     }
-    return yamltree_check_keys(map, path, allowed, err);
+    return yamltree__check_keys(map, path, allowed, err);
 }
 
 /* A section that must be a mapping with known keys, or absent. */
@@ -80,10 +80,10 @@ static const struct ynode *
 section(const struct ynode *map, const char *path, const char *key,
         const char *const *allowed, char *kpath, struct err *err, bool *bad)
 {
-    const struct ynode *s = yamltree_get(map, key);
+    const struct ynode *s = yamltree__get(map, key);
 
-    yamltree_path_key(kpath, path, key);
-    *bad = s != NULL && (yamltree_want_map(s, kpath, err) < 0 ||
+    yamltree__path_key(kpath, path, key);
+    *bad = s != NULL && (yamltree__want_map(s, kpath, err) < 0 ||
                          composition__check_keys(s, kpath, allowed, err) < 0);
     return s;
 }
@@ -109,9 +109,9 @@ parse_metadata(struct comp_load *l, struct err *err)
     const struct ynode *md =
         section(l->root, "", "metadata", metadata_keys, path, err, &bad);
 
-    if (bad || yamltree_opt_string(md, path, "name", &c->name, err) < 0 ||
-        yamltree_opt_string(md, path, "author", &c->author, err) < 0 ||
-        yamltree_opt_string(md, path, "description", &c->description, err) < 0)
+    if (bad || yamltree__opt_string(md, path, "name", &c->name, err) < 0 ||
+        yamltree__opt_string(md, path, "author", &c->author, err) < 0 ||
+        yamltree__opt_string(md, path, "description", &c->description, err) < 0)
         return -1;
     if (c->name == NULL)
         c->name = name_from_path(c->path);
@@ -124,18 +124,18 @@ read_interval(const struct ynode *map, const char *path, const char *key,
               bool zero_ok, int64_t *out, struct err *err)
 {
     char kpath[YAMLTREE_PATH_MAX];
-    const struct ynode *v = yamltree_get(map, key);
+    const struct ynode *v = yamltree__get(map, key);
 
     if (v == NULL)
         return 0;
-    yamltree_path_key(kpath, path, key);
-    if (yamltree_duration(v, kpath, out, err) < 0)
+    yamltree__path_key(kpath, path, key);
+    if (yamltree__duration(v, kpath, out, err) < 0)
         return -1;
     if (*out >= MIN_INTERVAL_NS || (zero_ok && *out == 0))
         return 0;
-    return yamltree_fail(v, kpath, err,
-                         "expected a duration of at least 10ms%s, got %s",
-                         zero_ok ? " (or 0 for off)" : "", v->str);
+    return yamltree__fail(v, kpath, err,
+                          "expected a duration of at least 10ms%s, got %s",
+                          zero_ok ? " (or 0 for off)" : "", v->str);
 }
 
 static int
@@ -151,20 +151,20 @@ parse_run_config(struct comp_load *l, struct err *err)
 
     if (bad)
         return -1;
-    if ((v = yamltree_get(rc, "timeout")) != NULL &&
-        (yamltree_duration(v, yamltree_path_key(kpath, path, "timeout"),
-                           &c->timeout_ns, err) < 0 ||
+    if ((v = yamltree__get(rc, "timeout")) != NULL &&
+        (yamltree__duration(v, yamltree__path_key(kpath, path, "timeout"),
+                            &c->timeout_ns, err) < 0 ||
          (c->timeout_ns == 0 &&
-          yamltree_fail(v, kpath, err, "expected a duration above 0, got %s",
-                        v->str) < 0)))
+          yamltree__fail(v, kpath, err, "expected a duration above 0, got %s",
+                         v->str) < 0)))
         return -1;
-    if ((v = yamltree_get(rc, "keep_containers")) != NULL &&
-        yamltree_bool(v, yamltree_path_key(kpath, path, "keep_containers"),
-                      &c->keep_containers, err) < 0)
+    if ((v = yamltree__get(rc, "keep_containers")) != NULL &&
+        yamltree__bool(v, yamltree__path_key(kpath, path, "keep_containers"),
+                       &c->keep_containers, err) < 0)
         return -1;
-    if ((v = yamltree_get(rc, "network")) != NULL) {
-        i = yamltree_enum(v, yamltree_path_key(kpath, path, "network"),
-                          networks, err);
+    if ((v = yamltree__get(rc, "network")) != NULL) {
+        i = yamltree__enum(v, yamltree__path_key(kpath, path, "network"),
+                           networks, err);
         if (i < 0)
             return -1;
         free(c->network);
@@ -191,15 +191,15 @@ parse_profiles(struct comp_load *l, const struct ynode *run,
     if (bad ||
         read_interval(p, path, "heap", true, &c->heap_profile_ns, err) < 0)
         return -1;
-    if ((v = yamltree_get(p, "heap_rate")) == NULL)
+    if ((v = yamltree__get(p, "heap_rate")) == NULL)
         return 0;
-    yamltree_path_key(kpath, path, "heap_rate");
-    if (yamltree_size(v, kpath, &c->heap_rate, err) < 0)
+    yamltree__path_key(kpath, path, "heap_rate");
+    if (yamltree__size(v, kpath, &c->heap_rate, err) < 0)
         return -1;
     if (c->heap_rate == 0)
-        return yamltree_fail(v, kpath, err,
-                             "expected a size of at least 1 byte, got %s",
-                             v->str);
+        return yamltree__fail(v, kpath, err,
+                              "expected a size of at least 1 byte, got %s",
+                              v->str);
     return 0;
 }
 
@@ -212,24 +212,24 @@ parse_global_run(struct comp_load *l, struct err *err)
     const struct ynode *run =
         section(l->global, "global", "run", run_keys, path, err, &bad);
 
-    if (bad || composition__read_root(yamltree_get(run, "root"), path,
+    if (bad || composition__read_root(yamltree__get(run, "root"), path,
                                       &l->root_default, err) < 0)
         return -1;
-    l->global_root = yamltree_get(run, "root");
-    l->global_params = yamltree_get(run, "test_params");
+    l->global_root = yamltree__get(run, "root");
+    l->global_params = yamltree__get(run, "test_params");
     if (l->global_params != NULL &&
-        yamltree_want_map(l->global_params,
-                          yamltree_path_key(kpath, path, "test_params"),
-                          err) < 0)
+        yamltree__want_map(l->global_params,
+                           yamltree__path_key(kpath, path, "test_params"),
+                           err) < 0)
         return -1;
-    if ((art = yamltree_get(run, "artifact")) != NULL) {
+    if ((art = yamltree__get(run, "artifact")) != NULL) {
         char got[128];
 
-        yamltree_got(art, got, sizeof(got));
+        yamltree__got(art, got, sizeof(got));
         if (art->kind != YNODE_SCALAR || art->len == 0 ||
-            yamltree_scalar_type(art) == YSCALAR_NULL)
-            return yamltree_fail(
-                art, yamltree_path_key(kpath, path, "artifact"), err,
+            yamltree__scalar_type(art) == YSCALAR_NULL)
+            return yamltree__fail(
+                art, yamltree__path_key(kpath, path, "artifact"), err,
                 "expected an image name or a path, got %s", got);
         l->global_artifact = art->str;
     }
@@ -247,20 +247,21 @@ parse_plan_case(struct comp_load *l, struct err *err)
     struct composition *c = l->c;
     char got[128];
 
-    if ((l->plan = yamltree_require(l->global, "global", "plan", err)) ==
+    if ((l->plan = yamltree__require(l->global, "global", "plan", err)) ==
             NULL ||
-        (l->tcase = yamltree_require(l->global, "global", "case", err)) == NULL)
+        (l->tcase = yamltree__require(l->global, "global", "case", err)) ==
+            NULL)
         return -1;
-    if (yamltree_string(l->plan, "global.plan", &c->plan, err) < 0)
+    if (yamltree__string(l->plan, "global.plan", &c->plan, err) < 0)
         return -1;
     if (!manifest_valid_id(c->plan, true)) {
-        yamltree_got(l->plan, got, sizeof(got));
-        return yamltree_fail(l->plan, "global.plan", err,
-                             "expected a plan name (lowercase letters, "
-                             "digits, '_', '-', '.'), got %s",
-                             got);
+        yamltree__got(l->plan, got, sizeof(got));
+        return yamltree__fail(l->plan, "global.plan", err,
+                              "expected a plan name (lowercase letters, "
+                              "digits, '_', '-', '.'), got %s",
+                              got);
     }
-    return yamltree_string(l->tcase, "global.case", &c->case_name, err);
+    return yamltree__string(l->tcase, "global.case", &c->case_name, err);
 }
 
 /* global.runner, checked against the runners there are, or the runner
@@ -278,8 +279,8 @@ parse_runner(struct comp_load *l, struct err *err)
     for (; n < MAX_RUNNERS && rs[n] != NULL; n++)
         names[n] = rs[n]->name;
     names[n] = NULL;
-    if ((v = yamltree_require(l->global, "global", "runner", err)) == NULL ||
-        (i = yamltree_enum(v, "global.runner", names, err)) < 0)
+    if ((v = yamltree__require(l->global, "global", "runner", err)) == NULL ||
+        (i = yamltree__enum(v, "global.runner", names, err)) < 0)
         return -1;
     want = l->opts->runner ? l->opts->runner : names[i];
     for (i = 0; names[i] != NULL && strcmp(names[i], want) != 0; i++)
@@ -298,15 +299,15 @@ parse_global(struct comp_load *l, struct err *err)
 {
     struct composition *c = l->c;
 
-    l->global = yamltree_require(l->root, "", "global", err);
-    if (l->global == NULL || yamltree_want_map(l->global, "global", err) < 0 ||
+    l->global = yamltree__require(l->root, "", "global", err);
+    if (l->global == NULL || yamltree__want_map(l->global, "global", err) < 0 ||
         composition__check_keys(l->global, "global", global_keys, err) < 0 ||
         parse_plan_case(l, err) < 0 || parse_runner(l, err) < 0)
         return -1;
-    l->total = yamltree_get(l->global, "total_instances");
+    l->total = yamltree__get(l->global, "total_instances");
     if (l->total != NULL &&
-        yamltree_int(l->total, "global.total_instances", 1, MAX_TOTAL_INSTANCES,
-                     &c->total_instances, err) < 0)
+        yamltree__int(l->total, "global.total_instances", 1,
+                      MAX_TOTAL_INSTANCES, &c->total_instances, err) < 0)
         return -1;
     if (parse_global_run(l, err) < 0 || parse_run_config(l, err) < 0)
         return -1;
@@ -315,8 +316,8 @@ parse_global(struct comp_load *l, struct err *err)
     if (c->network == NULL)
         c->network = xstrdup(l->runner->no_bridge ? "host" : "bridge");
     if (l->runner->no_bridge && strcmp(c->network, "bridge") == 0)
-        return yamltree_fail(
-            yamltree_get(yamltree_get(l->global, "run_config"), "network"),
+        return yamltree__fail(
+            yamltree__get(yamltree__get(l->global, "run_config"), "network"),
             "global.run_config.network", err,
             "expected host with runner %s (%s), got \"bridge\"", c->runner,
             l->runner->no_bridge);
@@ -331,8 +332,8 @@ composition__read_root(const struct ynode *v, const char *run_path, bool *out,
 
     if (v == NULL)
         return 0;
-    return yamltree_bool(v, yamltree_path_key(kpath, run_path, "root"), out,
-                         err);
+    return yamltree__bool(v, yamltree__path_key(kpath, run_path, "root"), out,
+                          err);
 }
 
 /* run.root asks the runner for uid 0 in the container; some runners
@@ -353,11 +354,11 @@ check_root(const struct comp_load *l, struct err *err)
         if (v == l->global_root)
             snprintf(path, sizeof(path), "global.run.root");
         else
-            yamltree_path_key(path, yamltree_path_index(gpath, "groups", i),
-                              "run.root");
-        return yamltree_fail(v, path, err,
-                             "expected false with runner %s (%s), got true",
-                             l->c->runner, l->runner->no_root);
+            yamltree__path_key(path, yamltree__path_index(gpath, "groups", i),
+                               "run.root");
+        return yamltree__fail(v, path, err,
+                              "expected false with runner %s (%s), got true",
+                              l->c->runner, l->runner->no_root);
     }
     return 0;
 }
@@ -374,7 +375,7 @@ load_plan(struct comp_load *l, struct err *err)
     c->plan_dir = manifest_locate(c->plan, l->opts->plans_dir, from, err);
     if (c->plan_dir == NULL) {
         snprintf(msg, sizeof(msg), "%s", err->msg);
-        return yamltree_fail(l->plan, "global.plan", err, "%s", msg);
+        return yamltree__fail(l->plan, "global.plan", err, "%s", msg);
     }
     mf = path_join(c->plan_dir, MANIFEST_FILE);
     c->manifest = manifest_load(mf, c->plan, err);
@@ -402,12 +403,12 @@ find_case(struct comp_load *l, struct err *err)
         if (n < ARRAY_LEN(names))
             names[n++] = m->cases[i].name;
     }
-    hint = suggest_closest(l->c->case_name, names, n);
-    rc = yamltree_fail(l->tcase, "global.case", err,
-                       "expected a case of plan \"%s\" (%s), got \"%s\"%s%s%s",
-                       m->name, sb.buf, l->c->case_name,
-                       hint ? "; did you mean \"" : "", hint ? hint : "",
-                       hint ? "\"?" : "");
+    hint = suggest__closest(l->c->case_name, names, n);
+    rc = yamltree__fail(l->tcase, "global.case", err,
+                        "expected a case of plan \"%s\" (%s), got \"%s\"%s%s%s",
+                        m->name, sb.buf, l->c->case_name,
+                        hint ? "; did you mean \"" : "", hint ? hint : "",
+                        hint ? "\"?" : "");
     strbuf_release(&sb);
     return rc;
 }
@@ -428,7 +429,7 @@ load(const struct yamltree *t, void *arg, struct err *err)
     struct comp_load *l = arg;
 
     l->root = t->root;
-    if (yamltree_want_root_map(t, "a composition (global and groups)", err) <
+    if (yamltree__want_root_map(t, "a composition (global and groups)", err) <
             0 ||
         composition__check_keys(l->root, "", top_keys, err) < 0 ||
         parse_metadata(l, err) < 0 || parse_global(l, err) < 0 ||
@@ -449,7 +450,7 @@ composition_load(const char *path, const struct composition_opts *opts,
 
     assert(opts != NULL && opts->runners != NULL);
     set_defaults(c, path);
-    rc = yamltree_load_with(path, load, &l, err);
+    rc = yamltree__load_with(path, load, &l, err);
     free(l.src);
     if (rc < 0)
         composition_destroy(&c);

@@ -38,25 +38,25 @@ parse_id(struct comp_load *l, size_t i, const char *path, struct err *err)
     struct comp_group_src *s = &l->src[i];
     struct composition_group *g = &l->c->groups[i];
 
-    s->id = yamltree_require(s->node, path, "id", err);
+    s->id = yamltree__require(s->node, path, "id", err);
     if (s->id == NULL)
         return -1;
-    yamltree_path_key(ipath, path, "id");
+    yamltree__path_key(ipath, path, "id");
     if (s->id->kind != YNODE_SCALAR || !manifest_valid_id(s->id->str, false)) {
-        yamltree_got(s->id, got, sizeof(got));
-        return yamltree_fail(s->id, ipath, err,
-                             "expected a group id of lowercase letters, "
-                             "digits, '_' and '-' (starting with a letter "
-                             "or digit, at most 64), got %s",
-                             got);
+        yamltree__got(s->id, got, sizeof(got));
+        return yamltree__fail(s->id, ipath, err,
+                              "expected a group id of lowercase letters, "
+                              "digits, '_' and '-' (starting with a letter "
+                              "or digit, at most 64), got %s",
+                              got);
     }
     g->id = xstrdup(s->id->str);
     for (size_t j = 0; j < i; j++)
         if (strcmp(l->c->groups[j].id, g->id) == 0)
-            return yamltree_fail(s->id, ipath, err,
-                                 "duplicate group id \"%s\" (first at line "
-                                 "%d)",
-                                 g->id, l->src[j].id->line);
+            return yamltree__fail(s->id, ipath, err,
+                                  "duplicate group id \"%s\" (first at line "
+                                  "%d)",
+                                  g->id, l->src[j].id->line);
     return 0;
 }
 
@@ -78,7 +78,7 @@ static int
 parse_percentage(const struct ynode *v, const char *path, double *f,
                  struct err *err)
 {
-    enum yscalar_type t = yamltree_scalar_type(v);
+    enum yscalar_type t = yamltree__scalar_type(v);
     char got[128];
     double pct;
 
@@ -91,16 +91,16 @@ parse_percentage(const struct ynode *v, const char *path, double *f,
         *f = pct / 100;
         return 0;
     }
-    yamltree_got(v, got, sizeof(got));
-    return yamltree_fail(v, path, err,
-                         "expected a fraction 0 < p <= 1 such as 0.25, or a "
-                         "percentage such as \"25%%\", got %s%s",
-                         got,
-                         v->kind == YNODE_SCALAR && !v->plain &&
-                                 strtod(v->str, NULL) > 0 &&
-                                 !strchr(v->str, '%')
-                             ? "; remove the quotes"
-                             : "");
+    yamltree__got(v, got, sizeof(got));
+    return yamltree__fail(v, path, err,
+                          "expected a fraction 0 < p <= 1 such as 0.25, or a "
+                          "percentage such as \"25%%\", got %s%s",
+                          got,
+                          v->kind == YNODE_SCALAR && !v->plain &&
+                                  strtod(v->str, NULL) > 0 &&
+                                  !strchr(v->str, '%')
+                              ? "; remove the quotes"
+                              : "");
 }
 
 static int
@@ -109,24 +109,25 @@ parse_instances(struct comp_load *l, size_t i, const char *path,
 {
     char ipath[YAMLTREE_PATH_MAX], kpath[YAMLTREE_PATH_MAX];
     struct comp_group_src *s = &l->src[i];
-    const struct ynode *in = yamltree_require(s->node, path, "instances", err);
+    const struct ynode *in = yamltree__require(s->node, path, "instances", err);
 
-    yamltree_path_key(ipath, path, "instances");
-    if (in == NULL || yamltree_want_map(in, ipath, err) < 0 ||
+    yamltree__path_key(ipath, path, "instances");
+    if (in == NULL || yamltree__want_map(in, ipath, err) < 0 ||
         composition__check_keys(in, ipath, instance_keys, err) < 0)
         return -1;
-    s->count = yamltree_get(in, "count");
-    s->percentage = yamltree_get(in, "percentage");
+    s->count = yamltree__get(in, "count");
+    s->percentage = yamltree__get(in, "percentage");
     if ((s->count == NULL) == (s->percentage == NULL))
-        return yamltree_fail(in, ipath, err,
-                             "expected exactly one of count or percentage, "
-                             "got %s",
-                             s->count ? "both" : "neither");
+        return yamltree__fail(in, ipath, err,
+                              "expected exactly one of count or percentage, "
+                              "got %s",
+                              s->count ? "both" : "neither");
     if (s->count != NULL)
-        return yamltree_int(s->count, yamltree_path_key(kpath, ipath, "count"),
-                            1, MAX_COUNT, &l->c->groups[i].instances, err);
+        return yamltree__int(s->count,
+                             yamltree__path_key(kpath, ipath, "count"), 1,
+                             MAX_COUNT, &l->c->groups[i].instances, err);
     return parse_percentage(s->percentage,
-                            yamltree_path_key(kpath, ipath, "percentage"),
+                            yamltree__path_key(kpath, ipath, "percentage"),
                             &s->fraction, err);
 }
 
@@ -136,28 +137,28 @@ parse_resources(struct comp_load *l, size_t i, const char *path,
 {
     char rpath[YAMLTREE_PATH_MAX], kpath[YAMLTREE_PATH_MAX];
     struct composition_group *g = &l->c->groups[i];
-    const struct ynode *r = yamltree_get(l->src[i].node, "resources");
+    const struct ynode *r = yamltree__get(l->src[i].node, "resources");
     const struct ynode *mem, *cpu;
 
-    yamltree_path_key(rpath, path, "resources");
+    yamltree__path_key(rpath, path, "resources");
     if (r == NULL)
         return 0;
-    if (yamltree_want_map(r, rpath, err) < 0 ||
+    if (yamltree__want_map(r, rpath, err) < 0 ||
         composition__check_keys(r, rpath, resource_keys, err) < 0)
         return -1;
-    if ((mem = yamltree_get(r, "memory")) != NULL) {
-        yamltree_path_key(kpath, rpath, "memory");
-        if (yamltree_size(mem, kpath, &g->memory_bytes, err) < 0)
+    if ((mem = yamltree__get(r, "memory")) != NULL) {
+        yamltree__path_key(kpath, rpath, "memory");
+        if (yamltree__size(mem, kpath, &g->memory_bytes, err) < 0)
             return -1;
         if (g->memory_bytes < MIN_MEMORY)
-            return yamltree_fail(mem, kpath, err,
-                                 "expected at least 6Mi (the smallest "
-                                 "memory limit Docker takes), got %s",
-                                 mem->str);
+            return yamltree__fail(mem, kpath, err,
+                                  "expected at least 6Mi (the smallest "
+                                  "memory limit Docker takes), got %s",
+                                  mem->str);
     }
-    if ((cpu = yamltree_get(r, "cpu")) != NULL)
-        return yamltree_cpu(cpu, yamltree_path_key(kpath, rpath, "cpu"),
-                            &g->millicpu, err);
+    if ((cpu = yamltree__get(r, "cpu")) != NULL)
+        return yamltree__cpu(cpu, yamltree__path_key(kpath, rpath, "cpu"),
+                             &g->millicpu, err);
     return 0;
 }
 
@@ -167,19 +168,19 @@ read_size_min(const struct ynode *map, const char *path, const char *key,
               uint64_t min, const char *what, uint64_t *out, struct err *err)
 {
     char kpath[YAMLTREE_PATH_MAX];
-    const struct ynode *v = yamltree_get(map, key);
+    const struct ynode *v = yamltree__get(map, key);
     uint64_t n;
 
     if (v == NULL)
         return 0;
-    yamltree_path_key(kpath, path, key);
-    if (yamltree_size(v, kpath, &n, err) < 0)
+    yamltree__path_key(kpath, path, key);
+    if (yamltree__size(v, kpath, &n, err) < 0)
         return -1;
     if (n < min)
-        return yamltree_fail(v, kpath, err,
-                             "expected a size of at least %s, "
-                             "got %s",
-                             what, v->str);
+        return yamltree__fail(v, kpath, err,
+                              "expected a size of at least %s, "
+                              "got %s",
+                              what, v->str);
     *out = n;
     return 0;
 }
@@ -200,36 +201,36 @@ parse_run(struct comp_load *l, size_t i, const char *path, struct err *err)
 {
     char rpath[YAMLTREE_PATH_MAX], kpath[YAMLTREE_PATH_MAX], got[128];
     struct comp_group_src *s = &l->src[i];
-    const struct ynode *run = yamltree_get(s->node, "run");
+    const struct ynode *run = yamltree__get(s->node, "run");
     const struct ynode *art;
 
-    yamltree_path_key(rpath, path, "run");
+    yamltree__path_key(rpath, path, "run");
     l->c->groups[i].log_limit = l->global_log_limit;
     l->c->groups[i].output_quota = l->global_output_quota;
     if (run == NULL)
         return 0;
-    if (yamltree_want_map(run, rpath, err) < 0 ||
+    if (yamltree__want_map(run, rpath, err) < 0 ||
         composition__check_keys(run, rpath, group_run_keys, err) < 0 ||
         composition__run_outputs(run, rpath, &l->c->groups[i].log_limit,
                                  &l->c->groups[i].output_quota, err) < 0)
         return -1;
-    s->root = yamltree_get(run, "root");
+    s->root = yamltree__get(run, "root");
     if (composition__read_root(s->root, rpath, &l->c->groups[i].root, err) < 0)
         return -1;
-    s->test_params = yamltree_get(run, "test_params");
+    s->test_params = yamltree__get(run, "test_params");
     if (s->test_params != NULL &&
-        yamltree_want_map(s->test_params,
-                          yamltree_path_key(kpath, rpath, "test_params"),
-                          err) < 0)
+        yamltree__want_map(s->test_params,
+                           yamltree__path_key(kpath, rpath, "test_params"),
+                           err) < 0)
         return -1;
-    if ((art = yamltree_get(run, "artifact")) == NULL)
+    if ((art = yamltree__get(run, "artifact")) == NULL)
         return 0;
     if (art->kind != YNODE_SCALAR || art->len == 0 ||
-        yamltree_scalar_type(art) == YSCALAR_NULL) {
-        yamltree_got(art, got, sizeof(got));
-        return yamltree_fail(art, yamltree_path_key(kpath, rpath, "artifact"),
-                             err, "expected an image name or a path, got %s",
-                             got);
+        yamltree__scalar_type(art) == YSCALAR_NULL) {
+        yamltree__got(art, got, sizeof(got));
+        return yamltree__fail(art, yamltree__path_key(kpath, rpath, "artifact"),
+                              err, "expected an image name or a path, got %s",
+                              got);
     }
     l->c->groups[i].artifact = xstrdup(art->str);
     return 0;
@@ -240,9 +241,9 @@ parse_group(struct comp_load *l, size_t i, struct err *err)
 {
     char path[YAMLTREE_PATH_MAX];
 
-    yamltree_path_index(path, "groups", i);
-    l->src[i].node = yamltree_val_at(l->groups, i);
-    if (yamltree_want_map(l->src[i].node, path, err) < 0 ||
+    yamltree__path_index(path, "groups", i);
+    l->src[i].node = yamltree__val_at(l->groups, i);
+    if (yamltree__want_map(l->src[i].node, path, err) < 0 ||
         composition__check_keys(l->src[i].node, path, group_keys, err) < 0)
         return -1;
     if (parse_id(l, i, path, err) < 0 || parse_instances(l, i, path, err) < 0 ||
@@ -260,14 +261,14 @@ composition__parse_groups(struct comp_load *l, struct err *err)
 {
     size_t n;
 
-    l->groups = yamltree_require(l->root, "", "groups", err);
-    if (l->groups == NULL || yamltree_want_seq(l->groups, "groups", err) < 0)
+    l->groups = yamltree__require(l->root, "", "groups", err);
+    if (l->groups == NULL || yamltree__want_seq(l->groups, "groups", err) < 0)
         return -1;
-    n = yamltree_len(l->groups);
+    n = yamltree__len(l->groups);
     if (n == 0)
-        return yamltree_fail(l->groups, "groups", err,
-                             "expected at least one group, got an empty "
-                             "list");
+        return yamltree__fail(l->groups, "groups", err,
+                              "expected at least one group, got an empty "
+                              "list");
     l->c->groups = xcalloc(n, sizeof(*l->c->groups));
     l->src = xcalloc(n, sizeof(*l->src));
     for (size_t i = 0; i < n; i++) {
@@ -305,19 +306,19 @@ resolve_percentage(struct comp_load *l, size_t i, struct err *err)
     const struct comp_group_src *s = &l->src[i];
     int64_t total = l->c->total_instances;
 
-    yamltree_path_key(path, yamltree_path_index(gpath, "groups", i),
-                      "instances.percentage");
+    yamltree__path_key(path, yamltree__path_index(gpath, "groups", i),
+                       "instances.percentage");
     if (l->total == NULL)
-        return yamltree_fail(s->percentage, path, err,
-                             "a percentage needs global.total_instances, "
-                             "which is not set");
+        return yamltree__fail(s->percentage, path, err,
+                              "a percentage needs global.total_instances, "
+                              "which is not set");
     l->c->groups[i].instances = llround(s->fraction * (double)total);
     if (l->c->groups[i].instances >= 1)
         return 0;
-    return yamltree_fail(s->percentage, path, err,
-                         "%s of %lld instances rounds to 0; a group needs at "
-                         "least 1 instance",
-                         s->percentage->str, (long long)total);
+    return yamltree__fail(s->percentage, path, err,
+                          "%s of %lld instances rounds to 0; a group needs at "
+                          "least 1 instance",
+                          s->percentage->str, (long long)total);
 }
 
 int
@@ -339,10 +340,10 @@ composition__resolve_instances(struct comp_load *l, struct err *err)
     }
     strbuf_init(&sb);
     describe_sum(l, sum, &sb);
-    rc = yamltree_fail(l->total, "global.total_instances", err,
-                       "expected the sum of the groups' instances (%s), got "
-                       "%lld",
-                       sb.buf, (long long)c->total_instances);
+    rc = yamltree__fail(l->total, "global.total_instances", err,
+                        "expected the sum of the groups' instances (%s), got "
+                        "%lld",
+                        sb.buf, (long long)c->total_instances);
     strbuf_release(&sb);
     return rc;
 }
@@ -356,13 +357,13 @@ check_bounds(const struct comp_load *l, struct err *err)
     if (c->total_instances >= mc->min_instances &&
         c->total_instances <= mc->max_instances)
         return 0;
-    return yamltree_fail(l->total ? l->total : l->groups,
-                         l->total ? "global.total_instances" : "groups", err,
-                         "expected %lld to %lld instances in all for case "
-                         "\"%s\" of plan \"%s\", got %lld",
-                         (long long)mc->min_instances,
-                         (long long)mc->max_instances, mc->name,
-                         c->manifest->name, (long long)c->total_instances);
+    return yamltree__fail(l->total ? l->total : l->groups,
+                          l->total ? "global.total_instances" : "groups", err,
+                          "expected %lld to %lld instances in all for case "
+                          "\"%s\" of plan \"%s\", got %lld",
+                          (long long)mc->min_instances,
+                          (long long)mc->max_instances, mc->name,
+                          c->manifest->name, (long long)c->total_instances);
 }
 
 static int
@@ -380,13 +381,13 @@ check_group_allowed(const struct comp_load *l, size_t i, struct err *err)
     strbuf_init(&sb);
     for (size_t g = 0; g < mc->ngroups; g++)
         strbuf_addf(&sb, "%s%s", g ? ", " : "", mc->groups[g]);
-    hint = suggest_closest(id, (const char *const *)mc->groups, mc->ngroups);
-    yamltree_path_key(path, yamltree_path_index(gpath, "groups", i), "id");
-    rc = yamltree_fail(l->src[i].id, path, err,
-                       "expected one of the groups case \"%s\" accepts (%s), "
-                       "got \"%s\"%s%s%s",
-                       mc->name, sb.buf, id, hint ? "; did you mean \"" : "",
-                       hint ? hint : "", hint ? "\"?" : "");
+    hint = suggest__closest(id, (const char *const *)mc->groups, mc->ngroups);
+    yamltree__path_key(path, yamltree__path_index(gpath, "groups", i), "id");
+    rc = yamltree__fail(l->src[i].id, path, err,
+                        "expected one of the groups case \"%s\" accepts (%s), "
+                        "got \"%s\"%s%s%s",
+                        mc->name, sb.buf, id, hint ? "; did you mean \"" : "",
+                        hint ? hint : "", hint ? "\"?" : "");
     strbuf_release(&sb);
     return rc;
 }
@@ -412,9 +413,9 @@ resolve_params(struct comp_load *l, size_t i, struct err *err)
 
     snprintf(scope, sizeof(scope), "case \"%s\" of plan \"%s\"", c->tcase->name,
              c->manifest->name);
-    yamltree_path_index(gpath, "groups", i);
-    yamltree_path_key(tpath, gpath, "run.test_params");
-    l->c->groups[i].params = params_resolve(&layers, err);
+    yamltree__path_index(gpath, "groups", i);
+    yamltree__path_key(tpath, gpath, "run.test_params");
+    l->c->groups[i].params = params__resolve(&layers, err);
     return l->c->groups[i].params == NULL ? -1 : 0;
 }
 

@@ -52,13 +52,13 @@ read_name(const struct ynode *n, const char *path, char **out, struct err *err)
     char got[128];
 
     if (n->kind == YNODE_SCALAR && manifest_valid_id(n->str, true))
-        return yamltree_string(n, path, out, err);
-    yamltree_got(n, got, sizeof(got));
-    return yamltree_fail(n, path, err,
-                         "expected a name of lowercase letters, digits, "
-                         "'_', '-' and '.' (starting with a letter or "
-                         "digit), got %s",
-                         got);
+        return yamltree__string(n, path, out, err);
+    yamltree__got(n, got, sizeof(got));
+    return yamltree__fail(n, path, err,
+                          "expected a name of lowercase letters, digits, "
+                          "'_', '-' and '.' (starting with a letter or "
+                          "digit), got %s",
+                          got);
 }
 
 /* An optional list of strings; absent gives an empty list. */
@@ -67,15 +67,15 @@ read_list(const struct ynode *map, const char *path, const char *key,
           char ***out, size_t *count, struct err *err)
 {
     char kpath[YAMLTREE_PATH_MAX];
-    const struct ynode *v = yamltree_get(map, key);
+    const struct ynode *v = yamltree__get(map, key);
 
     if (v == NULL) {
         *out = xcalloc(1, sizeof(**out));
         *count = 0;
         return 0;
     }
-    return yamltree_strings(v, yamltree_path_key(kpath, path, key), out, count,
-                            err);
+    return yamltree__strings(v, yamltree__path_key(kpath, path, key), out,
+                             count, err);
 }
 
 /* Sources are files inside the plan folder. */
@@ -86,9 +86,9 @@ check_sources(const struct manifest *m, const struct ynode *list,
     char ipath[YAMLTREE_PATH_MAX];
 
     if (m->nsources == 0)
-        return yamltree_fail(list, "build.sources", err,
-                             "expected at least one source file, got an "
-                             "empty list");
+        return yamltree__fail(list, "build.sources", err,
+                              "expected at least one source file, got an "
+                              "empty list");
     for (size_t i = 0; i < m->nsources; i++) {
         const char *s = m->sources[i];
 
@@ -96,12 +96,12 @@ check_sources(const struct manifest *m, const struct ynode *list,
             !strstr(s, "/../") &&
             !(strlen(s) >= 3 && !strcmp(s + strlen(s) - 3, "/..")))
             continue;
-        return yamltree_fail(yamltree_val_at(list, i),
-                             yamltree_path_index(ipath, "build.sources", i),
-                             err,
-                             "expected a path inside the plan folder, got "
-                             "\"%s\"",
-                             s);
+        return yamltree__fail(yamltree__val_at(list, i),
+                              yamltree__path_index(ipath, "build.sources", i),
+                              err,
+                              "expected a path inside the plan folder, got "
+                              "\"%s\"",
+                              s);
     }
     return 0;
 }
@@ -109,16 +109,16 @@ check_sources(const struct manifest *m, const struct ynode *list,
 static int
 parse_build(struct manifest *m, const struct ynode *root, struct err *err)
 {
-    const struct ynode *b = yamltree_require(root, "", "build", err);
+    const struct ynode *b = yamltree__require(root, "", "build", err);
     const struct ynode *src;
 
-    if (b == NULL || yamltree_want_map(b, "build", err) < 0 ||
-        yamltree_check_keys(b, "build", build_keys, err) < 0)
+    if (b == NULL || yamltree__want_map(b, "build", err) < 0 ||
+        yamltree__check_keys(b, "build", build_keys, err) < 0)
         return -1;
-    src = yamltree_require(b, "build", "sources", err);
+    src = yamltree__require(b, "build", "sources", err);
     if (src == NULL ||
-        yamltree_strings(src, "build.sources", &m->sources, &m->nsources, err) <
-            0 ||
+        yamltree__strings(src, "build.sources", &m->sources, &m->nsources,
+                          err) < 0 ||
         check_sources(m, src, err) < 0)
         return -1;
     if (read_list(b, "build", "cflags", &m->cflags, &m->ncflags, err) < 0 ||
@@ -134,22 +134,22 @@ parse_bounds(struct manifest_case *c, const struct ynode *cn, const char *path,
              struct err *err)
 {
     char ipath[YAMLTREE_PATH_MAX], kpath[YAMLTREE_PATH_MAX];
-    const struct ynode *in = yamltree_require(cn, path, "instances", err);
+    const struct ynode *in = yamltree__require(cn, path, "instances", err);
     const struct ynode *min, *max;
 
-    yamltree_path_key(ipath, path, "instances");
-    if (in == NULL || yamltree_want_map(in, ipath, err) < 0 ||
-        yamltree_check_keys(in, ipath, bound_keys, err) < 0)
+    yamltree__path_key(ipath, path, "instances");
+    if (in == NULL || yamltree__want_map(in, ipath, err) < 0 ||
+        yamltree__check_keys(in, ipath, bound_keys, err) < 0)
         return -1;
-    if ((min = yamltree_require(in, ipath, "min", err)) == NULL ||
-        (max = yamltree_require(in, ipath, "max", err)) == NULL)
+    if ((min = yamltree__require(in, ipath, "min", err)) == NULL ||
+        (max = yamltree__require(in, ipath, "max", err)) == NULL)
         return -1;
-    if (yamltree_int(min, yamltree_path_key(kpath, ipath, "min"), 1,
-                     MANIFEST_MAX_INSTANCES, &c->min_instances, err) < 0)
+    if (yamltree__int(min, yamltree__path_key(kpath, ipath, "min"), 1,
+                      MANIFEST_MAX_INSTANCES, &c->min_instances, err) < 0)
         return -1;
-    return yamltree_int(max, yamltree_path_key(kpath, ipath, "max"),
-                        c->min_instances, MANIFEST_MAX_INSTANCES,
-                        &c->max_instances, err);
+    return yamltree__int(max, yamltree__path_key(kpath, ipath, "max"),
+                         c->min_instances, MANIFEST_MAX_INSTANCES,
+                         &c->max_instances, err);
 }
 
 static int
@@ -157,30 +157,31 @@ parse_groups(struct manifest_case *c, const struct ynode *cn, const char *path,
              struct err *err)
 {
     char gpath[YAMLTREE_PATH_MAX], ipath[YAMLTREE_PATH_MAX];
-    const struct ynode *g = yamltree_get(cn, "groups");
+    const struct ynode *g = yamltree__get(cn, "groups");
 
     if (g == NULL)
         return 0;
-    yamltree_path_key(gpath, path, "groups");
-    if (yamltree_strings(g, gpath, &c->groups, &c->ngroups, err) < 0)
+    yamltree__path_key(gpath, path, "groups");
+    if (yamltree__strings(g, gpath, &c->groups, &c->ngroups, err) < 0)
         return -1;
     if (c->ngroups == 0)
-        return yamltree_fail(g, gpath, err,
-                             "expected at least one group id (leave groups "
-                             "out to accept any), got an empty list");
+        return yamltree__fail(g, gpath, err,
+                              "expected at least one group id (leave groups "
+                              "out to accept any), got an empty list");
     for (size_t i = 0; i < c->ngroups; i++) {
-        const struct ynode *item = yamltree_val_at(g, i);
+        const struct ynode *item = yamltree__val_at(g, i);
 
-        yamltree_path_index(ipath, gpath, i);
+        yamltree__path_index(ipath, gpath, i);
         if (!manifest_valid_id(c->groups[i], false))
-            return yamltree_fail(item, ipath, err,
-                                 "expected a group id of lowercase letters, "
-                                 "digits, '_' and '-', got \"%s\"",
-                                 c->groups[i]);
+            return yamltree__fail(item, ipath, err,
+                                  "expected a group id of lowercase letters, "
+                                  "digits, '_' and '-', got \"%s\"",
+                                  c->groups[i]);
         for (size_t j = 0; j < i; j++)
             if (strcmp(c->groups[i], c->groups[j]) == 0)
-                return yamltree_fail(item, ipath, err,
-                                     "duplicate group id \"%s\"", c->groups[i]);
+                return yamltree__fail(item, ipath, err,
+                                      "duplicate group id \"%s\"",
+                                      c->groups[i]);
     }
     return 0;
 }
@@ -192,21 +193,21 @@ parse_case_params(const struct manifest *m, struct manifest_case *c,
                   const struct ynode *cn, const char *path, struct err *err)
 {
     char ppath[YAMLTREE_PATH_MAX], kpath[YAMLTREE_PATH_MAX];
-    const struct ynode *p = yamltree_get(cn, "params");
+    const struct ynode *p = yamltree__get(cn, "params");
 
     if (p == NULL)
         return 0;
-    yamltree_path_key(ppath, path, "params");
-    for (size_t i = 0; i < yamltree_len(p); i++) {
-        const struct ynode *key = yamltree_key_at(p, i);
+    yamltree__path_key(ppath, path, "params");
+    for (size_t i = 0; i < yamltree__len(p); i++) {
+        const struct ynode *key = yamltree__key_at(p, i);
 
-        if (params_find(&m->params, key->str) != NULL)
-            return yamltree_fail(key, yamltree_path_key(kpath, ppath, key->str),
-                                 err,
-                                 "parameter already declared in the plan's "
-                                 "params; a case cannot redeclare it");
+        if (params__find(&m->params, key->str) != NULL)
+            return yamltree__fail(
+                key, yamltree__path_key(kpath, ppath, key->str), err,
+                "parameter already declared in the plan's "
+                "params; a case cannot redeclare it");
     }
-    return params_parse(&c->params, p, ppath, err);
+    return params__parse(&c->params, p, ppath, err);
 }
 
 static int
@@ -216,18 +217,18 @@ parse_case(struct manifest *m, struct manifest_case *c, const struct ynode *cn,
     char npath[YAMLTREE_PATH_MAX];
     const struct ynode *name;
 
-    params_init(&c->params);
-    if (yamltree_want_map(cn, path, err) < 0 ||
-        yamltree_check_keys(cn, path, case_keys, err) < 0)
+    params__init(&c->params);
+    if (yamltree__want_map(cn, path, err) < 0 ||
+        yamltree__check_keys(cn, path, case_keys, err) < 0)
         return -1;
-    if ((name = yamltree_require(cn, path, "name", err)) == NULL ||
-        read_name(name, yamltree_path_key(npath, path, "name"), &c->name, err) <
-            0)
+    if ((name = yamltree__require(cn, path, "name", err)) == NULL ||
+        read_name(name, yamltree__path_key(npath, path, "name"), &c->name,
+                  err) < 0)
         return -1;
     if (manifest_case(m, c->name) != c)
-        return yamltree_fail(name, npath, err, "duplicate case name \"%s\"",
-                             c->name);
-    if (yamltree_opt_string(cn, path, "description", &c->description, err) <
+        return yamltree__fail(name, npath, err, "duplicate case name \"%s\"",
+                              c->name);
+    if (yamltree__opt_string(cn, path, "description", &c->description, err) <
             0 ||
         parse_bounds(c, cn, path, err) < 0 ||
         parse_groups(c, cn, path, err) < 0)
@@ -239,21 +240,21 @@ static int
 parse_cases(struct manifest *m, const struct ynode *root, struct err *err)
 {
     char cpath[YAMLTREE_PATH_MAX];
-    const struct ynode *cs = yamltree_require(root, "", "cases", err);
+    const struct ynode *cs = yamltree__require(root, "", "cases", err);
     size_t n;
 
-    if (cs == NULL || yamltree_want_seq(cs, "cases", err) < 0)
+    if (cs == NULL || yamltree__want_seq(cs, "cases", err) < 0)
         return -1;
-    n = yamltree_len(cs);
+    n = yamltree__len(cs);
     if (n == 0)
-        return yamltree_fail(cs, "cases", err,
-                             "expected at least one test case, got an "
-                             "empty list");
+        return yamltree__fail(cs, "cases", err,
+                              "expected at least one test case, got an "
+                              "empty list");
     m->cases = xcalloc(n, sizeof(*m->cases));
     for (size_t i = 0; i < n; i++) {
         m->ncases = i + 1;
-        if (parse_case(m, &m->cases[i], yamltree_val_at(cs, i),
-                       yamltree_path_index(cpath, "cases", i), err) < 0)
+        if (parse_case(m, &m->cases[i], yamltree__val_at(cs, i),
+                       yamltree__path_index(cpath, "cases", i), err) < 0)
             return -1;
     }
     return 0;
@@ -263,15 +264,15 @@ static int
 parse_plan_name(struct manifest *m, const struct ynode *root,
                 const char *expect, struct err *err)
 {
-    const struct ynode *n = yamltree_require(root, "", "name", err);
+    const struct ynode *n = yamltree__require(root, "", "name", err);
 
     if (n == NULL || read_name(n, "name", &m->name, err) < 0)
         return -1;
     if (expect != NULL && strcmp(m->name, expect) != 0)
-        return yamltree_fail(n, "name", err,
-                             "expected \"%s\" (the name of the plan's "
-                             "folder), got \"%s\"",
-                             expect, m->name);
+        return yamltree__fail(n, "name", err,
+                              "expected \"%s\" (the name of the plan's "
+                              "folder), got \"%s\"",
+                              expect, m->name);
     return 0;
 }
 
@@ -289,16 +290,16 @@ parse_root(const struct yamltree *t, void *arg, struct err *err)
     const struct ynode *root = t->root;
     const struct ynode *params;
 
-    if (yamltree_want_root_map(t, "a manifest (name, build, params, cases)",
-                               err) < 0 ||
-        yamltree_check_keys(root, "", top_keys, err) < 0 ||
+    if (yamltree__want_root_map(t, "a manifest (name, build, params, cases)",
+                                err) < 0 ||
+        yamltree__check_keys(root, "", top_keys, err) < 0 ||
         parse_plan_name(m, root, a->expect, err) < 0 ||
-        yamltree_opt_string(root, "", "description", &m->description, err) <
+        yamltree__opt_string(root, "", "description", &m->description, err) <
             0 ||
         parse_build(m, root, err) < 0)
         return -1;
-    params = yamltree_get(root, "params");
-    if (params != NULL && params_parse(&m->params, params, "params", err) < 0)
+    params = yamltree__get(root, "params");
+    if (params != NULL && params__parse(&m->params, params, "params", err) < 0)
         return -1;
     return parse_cases(m, root, err);
 }
@@ -311,8 +312,8 @@ manifest_load(const char *path, const char *expect_name, struct err *err)
 
     m->path = xstrdup(path);
     m->dir = path_dirname(path);
-    params_init(&m->params);
-    if (yamltree_load_with(path, parse_root, &a, err) < 0)
+    params__init(&m->params);
+    if (yamltree__load_with(path, parse_root, &a, err) < 0)
         manifest_destroy(&m);
     return m;
 }
@@ -328,10 +329,10 @@ manifest_destroy(struct manifest **mp)
         free(m->cases[i].name);
         free(m->cases[i].description);
         strv_free(m->cases[i].groups);
-        params_release(&m->cases[i].params);
+        params__release(&m->cases[i].params);
     }
     free(m->cases);
-    params_release(&m->params);
+    params__release(&m->params);
     strv_free(m->sources);
     strv_free(m->cflags);
     strv_free(m->pkg_config);

@@ -4,7 +4,7 @@
  *
  * The manifest declares each parameter's type once; every value written
  * anywhere — a default in the manifest, global.run.test_params, a group's
- * run.test_params — goes through params_convert(), so a value is checked
+ * run.test_params — goes through params__convert(), so a value is checked
  * the same way wherever it is written and its error points at it.
  */
 #include "config/params_int.h"
@@ -44,7 +44,7 @@ static const char *const decl_keys[] = {
 };
 
 void
-params_init(struct params *ps)
+params__init(struct params *ps)
 {
     ps->v = NULL;
     ps->n = 0;
@@ -52,7 +52,7 @@ params_init(struct params *ps)
 }
 
 void
-params_release(struct params *ps)
+params__release(struct params *ps)
 {
     for (size_t i = 0; i < ps->n; i++) {
         struct param *p = &ps->v[i];
@@ -64,7 +64,7 @@ params_release(struct params *ps)
         free(p->description);
     }
     free(ps->v);
-    params_init(ps);
+    params__init(ps);
 }
 
 void
@@ -77,7 +77,7 @@ params_type_name(const struct param *p, char *buf, size_t size)
 }
 
 const struct param *
-params_find(const struct params *ps, const char *name)
+params__find(const struct params *ps, const char *name)
 {
     for (size_t i = 0; i < ps->n; i++)
         if (strcmp(ps->v[i].name, name) == 0)
@@ -90,12 +90,12 @@ convert_int(const struct ynode *v, const char *path, struct err *err)
 {
     int64_t i;
 
-    if (yamltree_int(v, path, INT64_MIN, INT64_MAX, &i, err) < 0)
+    if (yamltree__int(v, path, INT64_MIN, INT64_MAX, &i, err) < 0)
         return NULL;
     if (i > PARAM_INT_LIMIT || i < -PARAM_INT_LIMIT) {
-        yamltree_fail(v, path, err,
-                      "expected an integer of at most 15 digits, got %s",
-                      v->str);
+        yamltree__fail(v, path, err,
+                       "expected an integer of at most 15 digits, got %s",
+                       v->str);
         return NULL;
     }
     return cJSON_CreateNumber((double)i);
@@ -115,32 +115,32 @@ convert_scalar(enum param_type t, char **values, const struct ynode *v,
     case PARAM_INT:
         return convert_int(v, path, err);
     case PARAM_FLOAT:
-        if (yamltree_float(v, path, &d, err) < 0)
+        if (yamltree__float(v, path, &d, err) < 0)
             return NULL;
         return cJSON_CreateNumber(d);
     case PARAM_BOOL:
-        if (yamltree_bool(v, path, &b, err) < 0)
+        if (yamltree__bool(v, path, &b, err) < 0)
             return NULL;
         return cJSON_CreateBool(b);
     case PARAM_STRING:
         if (v->kind != YNODE_SCALAR ||
-            yamltree_scalar_type(v) == YSCALAR_NULL) {
+            yamltree__scalar_type(v) == YSCALAR_NULL) {
             char got[128];
 
-            yamltree_got(v, got, sizeof(got));
-            yamltree_fail(v, path, err, "expected a string, got %s", got);
+            yamltree__got(v, got, sizeof(got));
+            yamltree__fail(v, path, err, "expected a string, got %s", got);
             return NULL;
         }
         return cJSON_CreateString(v->str);
     case PARAM_ENUM:
-        i = yamltree_enum(v, path, (const char *const *)values, err);
+        i = yamltree__enum(v, path, (const char *const *)values, err);
         return i < 0 ? NULL : cJSON_CreateString(values[i]);
     case PARAM_SIZE:
-        if (yamltree_size(v, path, &bytes, err) < 0)
+        if (yamltree__size(v, path, &bytes, err) < 0)
             return NULL;
         return cJSON_CreateString(v->str);
     case PARAM_DURATION:
-        if (yamltree_duration(v, path, &ns, err) < 0)
+        if (yamltree__duration(v, path, &ns, err) < 0)
             return NULL;
         return cJSON_CreateString(v->str);
     case PARAM_ARRAY:
@@ -159,18 +159,18 @@ convert_array(const struct param *p, const struct ynode *v, const char *path,
     if (v->kind != YNODE_SEQ) {
         char got[128];
 
-        yamltree_got(v, got, sizeof(got));
+        yamltree__got(v, got, sizeof(got));
         params_type_name(p, what, sizeof(what));
-        yamltree_fail(v, path, err, "expected a list (%s), got %s", what, got);
+        yamltree__fail(v, path, err, "expected a list (%s), got %s", what, got);
         return NULL;
     }
     arr = cJSON_CreateArray();
-    for (size_t i = 0; i < yamltree_len(v); i++) {
+    for (size_t i = 0; i < yamltree__len(v); i++) {
         cJSON *item;
 
-        yamltree_path_index(ipath, path, i);
-        item = convert_scalar(p->items, p->values, yamltree_val_at(v, i), ipath,
-                              err);
+        yamltree__path_index(ipath, path, i);
+        item = convert_scalar(p->items, p->values, yamltree__val_at(v, i),
+                              ipath, err);
         if (item == NULL) {
             cJSON_Delete(arr);
             return NULL;
@@ -181,8 +181,8 @@ convert_array(const struct param *p, const struct ynode *v, const char *path,
 }
 
 cJSON *
-params_convert(const struct param *p, const struct ynode *v, const char *path,
-               struct err *err)
+params__convert(const struct param *p, const struct ynode *v, const char *path,
+                struct err *err)
 {
     if (p->type == PARAM_ARRAY)
         return convert_array(p, v, path, err);
@@ -204,34 +204,35 @@ static int
 parse_values(struct param *p, const struct ynode *decl, const char *path,
              struct err *err)
 {
-    const struct ynode *v = yamltree_get(decl, "values");
+    const struct ynode *v = yamltree__get(decl, "values");
     bool wants = p->type == PARAM_ENUM ||
                  (p->type == PARAM_ARRAY && p->items == PARAM_ENUM);
     char vpath[YAMLTREE_PATH_MAX], ipath[YAMLTREE_PATH_MAX];
 
-    yamltree_path_key(vpath, path, "values");
+    yamltree__path_key(vpath, path, "values");
     if (v == NULL && !wants)
         return 0;
     if (v == NULL)
-        return yamltree_fail(decl, path, err,
-                             "missing required key \"values\" (the "
-                             "allowed values of an enum)");
+        return yamltree__fail(decl, path, err,
+                              "missing required key \"values\" (the "
+                              "allowed values of an enum)");
     if (!wants)
-        return yamltree_fail(v, vpath, err,
-                             "values are only for type enum (or an array "
-                             "of enum)");
-    if (yamltree_strings(v, vpath, &p->values, &p->nvalues, err) < 0)
+        return yamltree__fail(v, vpath, err,
+                              "values are only for type enum (or an array "
+                              "of enum)");
+    if (yamltree__strings(v, vpath, &p->values, &p->nvalues, err) < 0)
         return -1;
     if (p->nvalues == 0)
-        return yamltree_fail(v, vpath, err,
-                             "expected at least one value, got an empty "
-                             "list");
+        return yamltree__fail(v, vpath, err,
+                              "expected at least one value, got an empty "
+                              "list");
     for (size_t i = 1; i < p->nvalues; i++)
         for (size_t j = 0; j < i; j++)
             if (strcmp(p->values[i], p->values[j]) == 0)
-                return yamltree_fail(yamltree_val_at(v, i),
-                                     yamltree_path_index(ipath, vpath, i), err,
-                                     "duplicate value \"%s\"", p->values[i]);
+                return yamltree__fail(yamltree__val_at(v, i),
+                                      yamltree__path_index(ipath, vpath, i),
+                                      err, "duplicate value \"%s\"",
+                                      p->values[i]);
     return 0;
 }
 
@@ -240,27 +241,28 @@ parse_type(struct param *p, const struct ynode *decl, const char *path,
            struct err *err)
 {
     char tpath[YAMLTREE_PATH_MAX];
-    const struct ynode *t = yamltree_require(decl, path, "type", err);
-    const struct ynode *items = yamltree_get(decl, "items");
+    const struct ynode *t = yamltree__require(decl, path, "type", err);
+    const struct ynode *items = yamltree__get(decl, "items");
     int i;
 
     if (t == NULL)
         return -1;
-    i = yamltree_enum(t, yamltree_path_key(tpath, path, "type"), type_names,
-                      err);
+    i = yamltree__enum(t, yamltree__path_key(tpath, path, "type"), type_names,
+                       err);
     if (i < 0)
         return -1;
     p->type = (enum param_type)i;
-    yamltree_path_key(tpath, path, "items");
+    yamltree__path_key(tpath, path, "items");
     if (p->type != PARAM_ARRAY && items != NULL)
-        return yamltree_fail(items, tpath, err, "items is only for type array");
+        return yamltree__fail(items, tpath, err,
+                              "items is only for type array");
     if (p->type != PARAM_ARRAY)
         return 0;
     if (items == NULL)
-        return yamltree_fail(decl, path, err,
-                             "missing required key \"items\" (the type of "
-                             "an array's elements)");
-    i = yamltree_enum(items, tpath, item_names, err);
+        return yamltree__fail(decl, path, err,
+                              "missing required key \"items\" (the type of "
+                              "an array's elements)");
+    i = yamltree__enum(items, tpath, item_names, err);
     if (i < 0)
         return -1;
     p->items = (enum param_type)i;
@@ -272,49 +274,49 @@ parse_decl(struct param *p, const struct ynode *decl, const char *path,
            struct err *err)
 {
     char dpath[YAMLTREE_PATH_MAX];
-    const struct ynode *def = yamltree_get(decl, "default");
+    const struct ynode *def = yamltree__get(decl, "default");
 
-    if (yamltree_want_map(decl, path, err) < 0 ||
-        yamltree_check_keys(decl, path, decl_keys, err) < 0 ||
+    if (yamltree__want_map(decl, path, err) < 0 ||
+        yamltree__check_keys(decl, path, decl_keys, err) < 0 ||
         parse_type(p, decl, path, err) < 0 ||
         parse_values(p, decl, path, err) < 0 ||
-        yamltree_opt_string(decl, path, "unit", &p->unit, err) < 0 ||
-        yamltree_opt_string(decl, path, "description", &p->description, err) <
+        yamltree__opt_string(decl, path, "unit", &p->unit, err) < 0 ||
+        yamltree__opt_string(decl, path, "description", &p->description, err) <
             0)
         return -1;
     if (def == NULL)
         return 0;
-    p->def =
-        params_convert(p, def, yamltree_path_key(dpath, path, "default"), err);
+    p->def = params__convert(p, def, yamltree__path_key(dpath, path, "default"),
+                             err);
     return p->def == NULL ? -1 : 0;
 }
 
 int
-params_parse(struct params *ps, const struct ynode *map, const char *path,
-             struct err *err)
+params__parse(struct params *ps, const struct ynode *map, const char *path,
+              struct err *err)
 {
     char ppath[YAMLTREE_PATH_MAX];
 
-    if (yamltree_want_map(map, path, err) < 0)
+    if (yamltree__want_map(map, path, err) < 0)
         return -1;
-    for (size_t i = 0; i < yamltree_len(map); i++) {
-        const struct ynode *key = yamltree_key_at(map, i);
+    for (size_t i = 0; i < yamltree__len(map); i++) {
+        const struct ynode *key = yamltree__key_at(map, i);
         struct param *p;
 
-        yamltree_path_key(ppath, path, key->str);
+        yamltree__path_key(ppath, path, key->str);
         if (!valid_name(key->str))
-            return yamltree_fail(key, ppath, err,
-                                 "expected a parameter name (a letter or _ "
-                                 "then letters, digits, _ or -; at most 64)");
-        if (params_find(ps, key->str) != NULL)
-            return yamltree_fail(key, ppath, err,
-                                 "parameter already declared (plan and case "
-                                 "parameters share one set of names)");
+            return yamltree__fail(key, ppath, err,
+                                  "expected a parameter name (a letter or _ "
+                                  "then letters, digits, _ or -; at most 64)");
+        if (params__find(ps, key->str) != NULL)
+            return yamltree__fail(key, ppath, err,
+                                  "parameter already declared (plan and case "
+                                  "parameters share one set of names)");
         xgrow(&ps->v, &ps->cap, ps->n + 1, sizeof(*ps->v));
         p = &ps->v[ps->n++];
         memset(p, 0, sizeof(*p));
         p->name = xstrdup(key->str);
-        if (parse_decl(p, yamltree_val_at(map, i), ppath, err) < 0)
+        if (parse_decl(p, yamltree__val_at(map, i), ppath, err) < 0)
             return -1;
     }
     return 0;
@@ -335,7 +337,7 @@ static const struct param *
 find_decl(const struct params_layers *l, const char *name)
 {
     for (size_t d = 0; d < l->ndecls; d++) {
-        const struct param *p = params_find(l->decls[d], name);
+        const struct param *p = params__find(l->decls[d], name);
 
         if (p != NULL)
             return p;
@@ -349,19 +351,19 @@ unknown_param(const struct params_layers *l, const struct ynode *key,
 {
     const char *names[256];
     size_t n = collect_names(l, names, ARRAY_LEN(names));
-    const char *hint = suggest_closest(key->str, names, n);
+    const char *hint = suggest__closest(key->str, names, n);
     struct strbuf sb;
     int rc;
 
     if (hint != NULL)
-        return yamltree_fail(key, path, err,
-                             "unknown parameter; did you mean \"%s\"?", hint);
+        return yamltree__fail(key, path, err,
+                              "unknown parameter; did you mean \"%s\"?", hint);
     strbuf_init(&sb);
     strbuf_adds(&sb, n ? "" : "none");
     for (size_t i = 0; i < n; i++)
         strbuf_addf(&sb, "%s%s", i ? ", " : "", names[i]);
-    rc = yamltree_fail(key, path, err, "unknown parameter; %s takes %s",
-                       l->scope, sb.buf);
+    rc = yamltree__fail(key, path, err, "unknown parameter; %s takes %s",
+                        l->scope, sb.buf);
     strbuf_release(&sb);
     return rc;
 }
@@ -374,12 +376,12 @@ check_layer(const struct params_layers *l, const struct ynode *layer,
 
     if (layer == NULL)
         return 0;
-    if (yamltree_want_map(layer, path, err) < 0)
+    if (yamltree__want_map(layer, path, err) < 0)
         return -1;
-    for (size_t i = 0; i < yamltree_len(layer); i++) {
-        const struct ynode *key = yamltree_key_at(layer, i);
+    for (size_t i = 0; i < yamltree__len(layer); i++) {
+        const struct ynode *key = yamltree__key_at(layer, i);
 
-        yamltree_path_key(kpath, path, key->str);
+        yamltree__path_key(kpath, path, key->str);
         if (find_decl(l, key->str) == NULL)
             return unknown_param(l, key, kpath, err);
     }
@@ -393,24 +395,24 @@ resolve_one(const struct params_layers *l, const struct param *p,
     char path[YAMLTREE_PATH_MAX];
     const struct ynode *v;
 
-    if ((v = yamltree_get(l->group, p->name)) != NULL)
-        return params_convert(
-            p, v, yamltree_path_key(path, l->group_path, p->name), err);
-    if ((v = yamltree_get(l->global, p->name)) != NULL)
-        return params_convert(
-            p, v, yamltree_path_key(path, l->global_path, p->name), err);
+    if ((v = yamltree__get(l->group, p->name)) != NULL)
+        return params__convert(
+            p, v, yamltree__path_key(path, l->group_path, p->name), err);
+    if ((v = yamltree__get(l->global, p->name)) != NULL)
+        return params__convert(
+            p, v, yamltree__path_key(path, l->global_path, p->name), err);
     if (p->def != NULL)
         return cJSON_Duplicate(p->def, 1);
-    yamltree_fail(l->where, l->where_path, err,
-                  "parameter \"%s\" has no default in the manifest; set it "
-                  "in global.run.test_params or in this group's "
-                  "run.test_params",
-                  p->name);
+    yamltree__fail(l->where, l->where_path, err,
+                   "parameter \"%s\" has no default in the manifest; set it "
+                   "in global.run.test_params or in this group's "
+                   "run.test_params",
+                   p->name);
     return NULL;
 }
 
 cJSON *
-params_resolve(const struct params_layers *l, struct err *err)
+params__resolve(const struct params_layers *l, struct err *err)
 {
     cJSON *out;
 

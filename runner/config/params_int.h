@@ -21,20 +21,20 @@
 #include <cjson/cJSON.h>
 #include <stddef.h>
 
-void params_init(struct params *ps);
-void params_release(struct params *ps);
+void params__init(struct params *ps);
+void params__release(struct params *ps);
 
 /* Append the declarations of a manifest's `params:` mapping (at path) to
  * ps. Defaults are checked against their type; errors point into the
  * manifest. Names already in ps are an error. */
-int params_parse(struct params *ps, const struct ynode *map, const char *path,
-                 struct err *err);
+int params__parse(struct params *ps, const struct ynode *map, const char *path,
+                  struct err *err);
 
-const struct param *params_find(const struct params *ps, const char *name);
+const struct param *params__find(const struct params *ps, const char *name);
 
 /* Check value v (at path) against p and return it in resolved form. */
-cJSON *params_convert(const struct param *p, const struct ynode *v,
-                      const char *path, struct err *err);
+cJSON *params__convert(const struct param *p, const struct ynode *v,
+                       const char *path, struct err *err);
 
 /* The parameters one group gets. */
 struct params_layers {
@@ -53,6 +53,6 @@ struct params_layers {
  * then resolve every declared parameter: group value, else global value,
  * else default; a parameter with none of these fails. Returns an object
  * whose keys follow the declarations' order. */
-cJSON *params_resolve(const struct params_layers *l, struct err *err);
+cJSON *params__resolve(const struct params_layers *l, struct err *err);
 
 #endif

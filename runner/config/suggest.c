@@ -34,7 +34,7 @@ min3(size_t a, size_t b, size_t c)
 }
 
 size_t
-suggest_distance(const char *a, const char *b)
+suggest__distance(const char *a, const char *b)
 {
     char s[SUGGEST_MAX_LEN + 1], t[SUGGEST_MAX_LEN + 1];
     size_t rows[3][SUGGEST_MAX_LEN + 1];
@@ -72,13 +72,13 @@ max_edits(const char *word)
 }
 
 const char *
-suggest_closest(const char *word, const char *const *cands, size_t ncands)
+suggest__closest(const char *word, const char *const *cands, size_t ncands)
 {
     const char *best = NULL;
     size_t best_d = max_edits(word) + 1;
 
     for (size_t i = 0; i < ncands; i++) {
-        size_t d = suggest_distance(word, cands[i]);
+        size_t d = suggest__distance(word, cands[i]);
 
         /* "a" is one edit from "id" but nobody meant it: an edit count
          * as long as the candidate itself is no suggestion. */

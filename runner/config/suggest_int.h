@@ -16,12 +16,12 @@
 /* Edit distance between a and b, ignoring ASCII case. Words longer than
  * SUGGEST_MAX_LEN bytes are compared by their first SUGGEST_MAX_LEN. */
 #define SUGGEST_MAX_LEN 64
-size_t suggest_distance(const char *a, const char *b);
+size_t suggest__distance(const char *a, const char *b);
 
 /* The candidate closest to word when it is close enough to be a likely
  * typo (one edit for words under 4 letters, two under 8, three beyond),
  * the first of equals winning; NULL when none is. Borrowed from cands. */
-const char *suggest_closest(const char *word, const char *const *cands,
-                            size_t ncands);
+const char *suggest__closest(const char *word, const char *const *cands,
+                             size_t ncands);
 
 #endif

@@ -131,9 +131,10 @@ stack_path(const struct loader *ld, char *dst)
 
         memcpy(tmp, dst, YAMLTREE_PATH_MAX);
         if (parent->kind == YNODE_MAP)
-            yamltree_path_key(dst, tmp, parent->items[parent->nitems - 2]->str);
+            yamltree__path_key(dst, tmp,
+                               parent->items[parent->nitems - 2]->str);
         else
-            yamltree_path_index(dst, tmp, parent->nitems - 1);
+            yamltree__path_index(dst, tmp, parent->nitems - 1);
     }
 }
 
@@ -308,9 +309,9 @@ check_duplicates(struct loader *ld, const struct ynode *map, struct err *err)
         if (strcmp(first->str, again->str) != 0)
             continue;
         stack_path(ld, path);
-        rc =
-            yamltree_fail(again, yamltree_path_key(kpath, path, again->str),
-                          err, "duplicate key (first at line %d)", first->line);
+        rc = yamltree__fail(again, yamltree__path_key(kpath, path, again->str),
+                            err, "duplicate key (first at line %d)",
+                            first->line);
     }
     free(idx);
     return rc;
@@ -486,8 +487,8 @@ json_check(const char *file, const char *buf, size_t len, struct err *err)
 }
 
 struct yamltree *
-yamltree_parse(const char *file, const char *buf, size_t len, bool json,
-               struct err *err)
+yamltree__parse(const char *file, const char *buf, size_t len, bool json,
+                struct err *err)
 {
     struct loader ld = {.buf = buf, .len = len};
     struct yamltree *t;
@@ -508,7 +509,7 @@ yamltree_parse(const char *file, const char *buf, size_t len, bool json,
         free(ld.anchors[i].name);
     free(ld.anchors);
     if (rc < 0)
-        yamltree_destroy(&t);
+        yamltree__destroy(&t);
     return t;
 }
 
@@ -521,7 +522,7 @@ is_json_name(const char *path)
 }
 
 struct yamltree *
-yamltree_load(const char *path, struct err *err)
+yamltree__load(const char *path, struct err *err)
 {
     size_t len = 0;
     cleanup_free char *buf = file_read(path, YAMLTREE_MAX_BYTES, &len, err);
@@ -535,27 +536,27 @@ yamltree_load(const char *path, struct err *err)
     }
     if (buf == NULL)
         return err_status(err, EXIT_NOINPUT), NULL;
-    return yamltree_parse(path, buf, len, is_json_name(path), err);
+    return yamltree__parse(path, buf, len, is_json_name(path), err);
 }
 
 int
-yamltree_load_with(const char *path,
-                   int (*parse)(const struct yamltree *t, void *arg,
-                                struct err *err),
-                   void *arg, struct err *err)
+yamltree__load_with(const char *path,
+                    int (*parse)(const struct yamltree *t, void *arg,
+                                 struct err *err),
+                    void *arg, struct err *err)
 {
-    struct yamltree *t = yamltree_load(path, err);
+    struct yamltree *t = yamltree__load(path, err);
     int rc;
 
     if (t == NULL)
         return -1;
     rc = parse(t, arg, err);
-    yamltree_destroy(&t);
+    yamltree__destroy(&t);
     return rc;
 }
 
 void
-yamltree_destroy(struct yamltree **tp)
+yamltree__destroy(struct yamltree **tp)
 {
     struct yamltree *t = tp ? *tp : NULL;
 

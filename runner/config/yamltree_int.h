@@ -18,12 +18,12 @@
  * tags other than !!str / !!map / !!seq, and more than one document.
  *
  * Ownership: the tree owns every node and string in it; nodes are borrowed
- * from the tree and live until yamltree_destroy(). An alias shares the node
+ * from the tree and live until yamltree__destroy(). An alias shares the node
  * it refers to, so a node may appear in several places.
  *
  * Errors: every failing function fills err with
  * "FILE:LINE:COL: key.path: what was expected, got what" (FILE as passed
- * to yamltree_load), sets err->status to EXIT_DATAERR (EXIT_NOINPUT when
+ * to yamltree__load), sets err->status to EXIT_DATAERR (EXIT_NOINPUT when
  * the file cannot be read) and returns -1 or NULL.
  */
 #ifndef TY_YAMLTREE_H
@@ -69,94 +69,96 @@ struct ynode {
 };
 
 struct yamltree {
-    char *file;         /* as given to yamltree_load */
+    char *file;         /* as given to yamltree__load */
     struct ynode *root; /* NULL when the file holds no document */
-    struct ynode **all; /* every node, for yamltree_destroy */
+    struct ynode **all; /* every node, for yamltree__destroy */
     size_t nall;
     size_t capall;
 };
 
 /* Read and parse path (.json: checked as strict JSON first). Caller owns
  * the result. */
-struct yamltree *yamltree_load(const char *path, struct err *err);
+struct yamltree *yamltree__load(const char *path, struct err *err);
 /* Parse a buffer of len bytes (buf[len] must be '\0'); file is the name
  * used in messages. Caller owns the result. */
-struct yamltree *yamltree_parse(const char *file, const char *buf, size_t len,
-                                bool json, struct err *err);
-void yamltree_destroy(struct yamltree **t);
+struct yamltree *yamltree__parse(const char *file, const char *buf, size_t len,
+                                 bool json, struct err *err);
+void yamltree__destroy(struct yamltree **t);
 /* Load path and hand its tree to parse(t, arg, err), which fills whatever
  * arg points to; the tree is destroyed when this returns, so parse keeps
  * no node. Returns what parse returns, or -1 when the file cannot be
  * loaded. */
-int yamltree_load_with(const char *path,
-                       int (*parse)(const struct yamltree *t, void *arg,
-                                    struct err *err),
-                       void *arg, struct err *err);
+int yamltree__load_with(const char *path,
+                        int (*parse)(const struct yamltree *t, void *arg,
+                                     struct err *err),
+                        void *arg, struct err *err);
 
 /* Number of pairs of a map, items of a sequence, 0 for a scalar. */
-size_t yamltree_len(const struct ynode *n);
+size_t yamltree__len(const struct ynode *n);
 /* The i-th key / value of a map, item of a sequence. Borrowed. */
-const struct ynode *yamltree_key_at(const struct ynode *map, size_t i);
-const struct ynode *yamltree_val_at(const struct ynode *n, size_t i);
+const struct ynode *yamltree__key_at(const struct ynode *map, size_t i);
+const struct ynode *yamltree__val_at(const struct ynode *n, size_t i);
 /* The value under key, or NULL when absent or map is not a map. */
-const struct ynode *yamltree_get(const struct ynode *map, const char *key);
+const struct ynode *yamltree__get(const struct ynode *map, const char *key);
 
-enum yscalar_type yamltree_scalar_type(const struct ynode *n);
+enum yscalar_type yamltree__scalar_type(const struct ynode *n);
 /* "a mapping", "a list", "nothing", "true", "12" or "\"text\"" (quoted,
  * escaped, cut at 60 characters): what a message says it got. */
-void yamltree_got(const struct ynode *n, char *buf, size_t size);
+void yamltree__got(const struct ynode *n, char *buf, size_t size);
 
 /* Child paths: "parent.key" (or "key" at the top) and "parent[i]". */
-const char *yamltree_path_key(char *dst, const char *parent, const char *key);
-const char *yamltree_path_index(char *dst, const char *parent, size_t i);
+const char *yamltree__path_key(char *dst, const char *parent, const char *key);
+const char *yamltree__path_index(char *dst, const char *parent, size_t i);
 
 /* Fill err with "FILE:LINE:COL: path: <fmt>" at node n (path may be "");
  * status EXIT_DATAERR. Returns -1. */
-int yamltree_fail(const struct ynode *n, const char *path, struct err *err,
-                  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+int yamltree__fail(const struct ynode *n, const char *path, struct err *err,
+                   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /* The document of t must be a mapping: fails "the file is empty; expected
  * <what>" or "expected <what>, got ..." otherwise. */
-int yamltree_want_root_map(const struct yamltree *t, const char *what,
-                           struct err *err);
+int yamltree__want_root_map(const struct yamltree *t, const char *what,
+                            struct err *err);
 
 /* Typed readers. Each checks node n (found at path) and fails with a
  * message naming what was expected and what n is. */
-int yamltree_want_map(const struct ynode *n, const char *path, struct err *err);
-int yamltree_want_seq(const struct ynode *n, const char *path, struct err *err);
+int yamltree__want_map(const struct ynode *n, const char *path,
+                       struct err *err);
+int yamltree__want_seq(const struct ynode *n, const char *path,
+                       struct err *err);
 /* Fail on the first key of map not in allowed (NULL-terminated), with a
  * suggestion when one is close. */
-int yamltree_check_keys(const struct ynode *map, const char *path,
-                        const char *const *allowed, struct err *err);
+int yamltree__check_keys(const struct ynode *map, const char *path,
+                         const char *const *allowed, struct err *err);
 /* The value under key; fails "missing required key" at map when absent. */
-const struct ynode *yamltree_require(const struct ynode *map, const char *path,
-                                     const char *key, struct err *err);
+const struct ynode *yamltree__require(const struct ynode *map, const char *path,
+                                      const char *key, struct err *err);
 /* Any non-null scalar, as text; *out is the caller's. */
-int yamltree_string(const struct ynode *n, const char *path, char **out,
-                    struct err *err);
+int yamltree__string(const struct ynode *n, const char *path, char **out,
+                     struct err *err);
 /* The string under key of map (map may be NULL); when the key is absent
  * *out is left as it is. *out is the caller's. */
-int yamltree_opt_string(const struct ynode *map, const char *path,
-                        const char *key, char **out, struct err *err);
+int yamltree__opt_string(const struct ynode *map, const char *path,
+                         const char *key, char **out, struct err *err);
 /* A list of scalars as text; *out (NULL-terminated) is the caller's, to
  * free with strv_free (base/strvec.h). */
-int yamltree_strings(const struct ynode *n, const char *path, char ***out,
-                     size_t *count, struct err *err);
-int yamltree_int(const struct ynode *n, const char *path, int64_t min,
-                 int64_t max, int64_t *out, struct err *err);
-int yamltree_float(const struct ynode *n, const char *path, double *out,
+int yamltree__strings(const struct ynode *n, const char *path, char ***out,
+                      size_t *count, struct err *err);
+int yamltree__int(const struct ynode *n, const char *path, int64_t min,
+                  int64_t max, int64_t *out, struct err *err);
+int yamltree__float(const struct ynode *n, const char *path, double *out,
+                    struct err *err);
+int yamltree__bool(const struct ynode *n, const char *path, bool *out,
                    struct err *err);
-int yamltree_bool(const struct ynode *n, const char *path, bool *out,
+int yamltree__size(const struct ynode *n, const char *path, uint64_t *out,
+                   struct err *err);
+int yamltree__duration(const struct ynode *n, const char *path, int64_t *out,
+                       struct err *err);
+int yamltree__cpu(const struct ynode *n, const char *path, int64_t *millicpus,
                   struct err *err);
-int yamltree_size(const struct ynode *n, const char *path, uint64_t *out,
-                  struct err *err);
-int yamltree_duration(const struct ynode *n, const char *path, int64_t *out,
-                      struct err *err);
-int yamltree_cpu(const struct ynode *n, const char *path, int64_t *millicpus,
-                 struct err *err);
 /* A scalar whose text is one of values (NULL-terminated); returns its
  * index. */
-int yamltree_enum(const struct ynode *n, const char *path,
-                  const char *const *values, struct err *err);
+int yamltree__enum(const struct ynode *n, const char *path,
+                   const char *const *values, struct err *err);
 
 #endif

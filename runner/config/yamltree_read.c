@@ -24,7 +24,7 @@
 #include <string.h>
 
 size_t
-yamltree_len(const struct ynode *n)
+yamltree__len(const struct ynode *n)
 {
     if (n == NULL || n->kind == YNODE_SCALAR)
         return 0;
@@ -32,19 +32,19 @@ yamltree_len(const struct ynode *n)
 }
 
 const struct ynode *
-yamltree_key_at(const struct ynode *map, size_t i)
+yamltree__key_at(const struct ynode *map, size_t i)
 {
     return map->items[2 * i];
 }
 
 const struct ynode *
-yamltree_val_at(const struct ynode *n, size_t i)
+yamltree__val_at(const struct ynode *n, size_t i)
 {
     return n->kind == YNODE_MAP ? n->items[2 * i + 1] : n->items[i];
 }
 
 const struct ynode *
-yamltree_get(const struct ynode *map, const char *key)
+yamltree__get(const struct ynode *map, const char *key)
 {
     if (map == NULL || map->kind != YNODE_MAP)
         return NULL;
@@ -101,7 +101,7 @@ static const char *const true_words[] = {"true", "True", "TRUE", NULL};
 static const char *const false_words[] = {"false", "False", "FALSE", NULL};
 
 enum yscalar_type
-yamltree_scalar_type(const struct ynode *n)
+yamltree__scalar_type(const struct ynode *n)
 {
     if (n->kind != YNODE_SCALAR || !n->plain)
         return YSCALAR_STRING;
@@ -140,7 +140,7 @@ quote(const char *s, char *buf, size_t size)
 }
 
 void
-yamltree_got(const struct ynode *n, char *buf, size_t size)
+yamltree__got(const struct ynode *n, char *buf, size_t size)
 {
     if (n == NULL) {
         snprintf(buf, size, "nothing");
@@ -150,7 +150,7 @@ yamltree_got(const struct ynode *n, char *buf, size_t size)
         snprintf(buf, size, n->kind == YNODE_MAP ? "a mapping" : "a list");
         return;
     }
-    switch (yamltree_scalar_type(n)) {
+    switch (yamltree__scalar_type(n)) {
     case YSCALAR_NULL:
         snprintf(buf, size, n->str[0] ? "%s" : "nothing", n->str);
         return;
@@ -163,7 +163,7 @@ yamltree_got(const struct ynode *n, char *buf, size_t size)
 }
 
 const char *
-yamltree_path_key(char *dst, const char *parent, const char *key)
+yamltree__path_key(char *dst, const char *parent, const char *key)
 {
     if (parent[0] == '\0')
         snprintf(dst, YAMLTREE_PATH_MAX, "%.100s", key);
@@ -173,7 +173,7 @@ yamltree_path_key(char *dst, const char *parent, const char *key)
 }
 
 const char *
-yamltree_path_index(char *dst, const char *parent, size_t i)
+yamltree__path_index(char *dst, const char *parent, size_t i)
 {
     snprintf(dst, YAMLTREE_PATH_MAX, "%.200s[%zu]", parent, i);
     return dst;
@@ -201,8 +201,8 @@ one_line(char *s, size_t size)
 }
 
 int
-yamltree_fail(const struct ynode *n, const char *path, struct err *err,
-              const char *fmt, ...)
+yamltree__fail(const struct ynode *n, const char *path, struct err *err,
+               const char *fmt, ...)
 {
     char msg[ERR_MSG_MAX];
     va_list ap;
@@ -227,12 +227,12 @@ fail_expected(const struct ynode *n, const char *path, const char *what,
 {
     char got[128];
 
-    yamltree_got(n, got, sizeof(got));
-    return yamltree_fail(n, path, err, "expected %s, got %s", what, got);
+    yamltree__got(n, got, sizeof(got));
+    return yamltree__fail(n, path, err, "expected %s, got %s", what, got);
 }
 
 int
-yamltree_want_map(const struct ynode *n, const char *path, struct err *err)
+yamltree__want_map(const struct ynode *n, const char *path, struct err *err)
 {
     if (n->kind == YNODE_MAP)
         return 0;
@@ -240,13 +240,13 @@ yamltree_want_map(const struct ynode *n, const char *path, struct err *err)
 }
 
 int
-yamltree_want_root_map(const struct yamltree *t, const char *what,
-                       struct err *err)
+yamltree__want_root_map(const struct yamltree *t, const char *what,
+                        struct err *err)
 {
     const struct ynode *r = t->root;
 
     if (r == NULL ||
-        (r->kind == YNODE_SCALAR && yamltree_scalar_type(r) == YSCALAR_NULL)) {
+        (r->kind == YNODE_SCALAR && yamltree__scalar_type(r) == YSCALAR_NULL)) {
         err_set(err, EINVAL, "%s:1:1: the file is empty; expected %s", t->file,
                 what);
         return err_status(err, EXIT_DATAERR);
@@ -255,7 +255,7 @@ yamltree_want_root_map(const struct yamltree *t, const char *what,
 }
 
 int
-yamltree_want_seq(const struct ynode *n, const char *path, struct err *err)
+yamltree__want_seq(const struct ynode *n, const char *path, struct err *err)
 {
     if (n->kind == YNODE_SEQ)
         return 0;
@@ -263,77 +263,77 @@ yamltree_want_seq(const struct ynode *n, const char *path, struct err *err)
 }
 
 int
-yamltree_check_keys(const struct ynode *map, const char *path,
-                    const char *const *allowed, struct err *err)
+yamltree__check_keys(const struct ynode *map, const char *path,
+                     const char *const *allowed, struct err *err)
 {
     char kpath[YAMLTREE_PATH_MAX];
     size_t nallowed = 0;
 
     while (allowed[nallowed] != NULL)
         nallowed++;
-    for (size_t i = 0; i < yamltree_len(map); i++) {
-        const struct ynode *key = yamltree_key_at(map, i);
+    for (size_t i = 0; i < yamltree__len(map); i++) {
+        const struct ynode *key = yamltree__key_at(map, i);
         const char *hint;
 
         if (is_one_of(key->str, allowed))
             continue;
-        yamltree_path_key(kpath, path, key->str);
-        hint = suggest_closest(key->str, allowed, nallowed);
+        yamltree__path_key(kpath, path, key->str);
+        hint = suggest__closest(key->str, allowed, nallowed);
         if (hint != NULL)
-            return yamltree_fail(key, kpath, err,
-                                 "unknown key; did you mean \"%s\"?", hint);
-        return yamltree_fail(key, kpath, err, "unknown key");
+            return yamltree__fail(key, kpath, err,
+                                  "unknown key; did you mean \"%s\"?", hint);
+        return yamltree__fail(key, kpath, err, "unknown key");
     }
     return 0;
 }
 
 const struct ynode *
-yamltree_require(const struct ynode *map, const char *path, const char *key,
-                 struct err *err)
+yamltree__require(const struct ynode *map, const char *path, const char *key,
+                  struct err *err)
 {
-    const struct ynode *v = yamltree_get(map, key);
+    const struct ynode *v = yamltree__get(map, key);
 
     if (v == NULL)
-        yamltree_fail(map, path, err, "missing required key \"%s\"", key);
+        yamltree__fail(map, path, err, "missing required key \"%s\"", key);
     return v;
 }
 
 int
-yamltree_string(const struct ynode *n, const char *path, char **out,
-                struct err *err)
+yamltree__string(const struct ynode *n, const char *path, char **out,
+                 struct err *err)
 {
-    if (n->kind != YNODE_SCALAR || yamltree_scalar_type(n) == YSCALAR_NULL)
+    if (n->kind != YNODE_SCALAR || yamltree__scalar_type(n) == YSCALAR_NULL)
         return fail_expected(n, path, "a string", err);
     *out = xstrdup(n->str);
     return 0;
 }
 
 int
-yamltree_opt_string(const struct ynode *map, const char *path, const char *key,
-                    char **out, struct err *err)
+yamltree__opt_string(const struct ynode *map, const char *path, const char *key,
+                     char **out, struct err *err)
 {
     char kpath[YAMLTREE_PATH_MAX];
-    const struct ynode *v = yamltree_get(map, key);
+    const struct ynode *v = yamltree__get(map, key);
 
     if (v == NULL)
         return 0;
-    return yamltree_string(v, yamltree_path_key(kpath, path, key), out, err);
+    return yamltree__string(v, yamltree__path_key(kpath, path, key), out, err);
 }
 
 int
-yamltree_strings(const struct ynode *n, const char *path, char ***out,
-                 size_t *count, struct err *err)
+yamltree__strings(const struct ynode *n, const char *path, char ***out,
+                  size_t *count, struct err *err)
 {
     char ipath[YAMLTREE_PATH_MAX];
-    size_t len = yamltree_len(n);
+    size_t len = yamltree__len(n);
     char **v;
 
-    if (yamltree_want_seq(n, path, err) < 0)
+    if (yamltree__want_seq(n, path, err) < 0)
         return -1;
     v = xcalloc(len + 1, sizeof(*v));
     for (size_t i = 0; i < len; i++) {
-        yamltree_path_index(ipath, path, i);
-        if (yamltree_string(yamltree_val_at(n, i), ipath, &v[i], err) < 0) {
+        yamltree__path_index(ipath, path, i);
+        if (yamltree__string(yamltree__val_at(n, i), ipath, &v[i], err) < 0) {
             strv_free(v);
             return -1;
         }
@@ -351,19 +351,19 @@ fail_number(const struct ynode *n, const char *path, const char *what,
 {
     char got[128];
 
-    yamltree_got(n, got, sizeof(got));
+    yamltree__got(n, got, sizeof(got));
     if (n->kind == YNODE_SCALAR && !n->plain &&
         (is_int_text(n->str) || is_float_text(n->str)))
-        return yamltree_fail(n, path, err,
-                             "expected %s, got the string %s; remove the "
-                             "quotes",
-                             what, got);
-    return yamltree_fail(n, path, err, "expected %s, got %s", what, got);
+        return yamltree__fail(n, path, err,
+                              "expected %s, got the string %s; remove the "
+                              "quotes",
+                              what, got);
+    return yamltree__fail(n, path, err, "expected %s, got %s", what, got);
 }
 
 int
-yamltree_int(const struct ynode *n, const char *path, int64_t min, int64_t max,
-             int64_t *out, struct err *err)
+yamltree__int(const struct ynode *n, const char *path, int64_t min, int64_t max,
+              int64_t *out, struct err *err)
 {
     char what[96];
     long long v;
@@ -376,7 +376,7 @@ yamltree_int(const struct ynode *n, const char *path, int64_t min, int64_t max,
     else
         snprintf(what, sizeof(what), "an integer from %lld to %lld",
                  (long long)min, (long long)max);
-    if (yamltree_scalar_type(n) != YSCALAR_INT)
+    if (yamltree__scalar_type(n) != YSCALAR_INT)
         return fail_number(n, path, what, err);
     errno = 0;
     v = strtoll(n->str, &end, 10);
@@ -387,10 +387,10 @@ yamltree_int(const struct ynode *n, const char *path, int64_t min, int64_t max,
 }
 
 int
-yamltree_float(const struct ynode *n, const char *path, double *out,
-               struct err *err)
+yamltree__float(const struct ynode *n, const char *path, double *out,
+                struct err *err)
 {
-    enum yscalar_type t = yamltree_scalar_type(n);
+    enum yscalar_type t = yamltree__scalar_type(n);
     double v;
 
     if (t != YSCALAR_INT && t != YSCALAR_FLOAT)
@@ -403,8 +403,8 @@ yamltree_float(const struct ynode *n, const char *path, double *out,
 }
 
 int
-yamltree_bool(const struct ynode *n, const char *path, bool *out,
-              struct err *err)
+yamltree__bool(const struct ynode *n, const char *path, bool *out,
+               struct err *err)
 {
     static const char *const yes[] = {"yes", "Yes", "YES", "on", "On",
                                       "ON",  "y",   "Y",   NULL};
@@ -412,24 +412,24 @@ yamltree_bool(const struct ynode *n, const char *path, bool *out,
                                      "OFF", "n",  "N",  NULL};
     char got[128];
 
-    if (yamltree_scalar_type(n) == YSCALAR_BOOL) {
+    if (yamltree__scalar_type(n) == YSCALAR_BOOL) {
         *out = is_one_of(n->str, true_words);
         return 0;
     }
-    yamltree_got(n, got, sizeof(got));
+    yamltree__got(n, got, sizeof(got));
     if (n->kind == YNODE_SCALAR &&
         (is_one_of(n->str, yes) || is_one_of(n->str, no)))
-        return yamltree_fail(n, path, err,
-                             "expected true or false, got %s; did you mean "
-                             "%s?",
-                             got, is_one_of(n->str, yes) ? "true" : "false");
+        return yamltree__fail(n, path, err,
+                              "expected true or false, got %s; did you mean "
+                              "%s?",
+                              got, is_one_of(n->str, yes) ? "true" : "false");
     if (n->kind == YNODE_SCALAR && !n->plain &&
         (is_one_of(n->str, true_words) || is_one_of(n->str, false_words)))
-        return yamltree_fail(n, path, err,
-                             "expected true or false, got the string %s; "
-                             "remove the quotes",
-                             got);
-    return yamltree_fail(n, path, err, "expected true or false, got %s", got);
+        return yamltree__fail(n, path, err,
+                              "expected true or false, got the string %s; "
+                              "remove the quotes",
+                              got);
+    return yamltree__fail(n, path, err, "expected true or false, got %s", got);
 }
 
 /* why comes from ty_units: "expected a size like ..." or a sentence of its
@@ -440,21 +440,21 @@ fail_unit(const struct ynode *n, const char *path, const char *why,
 {
     char got[128];
 
-    yamltree_got(n, got, sizeof(got));
+    yamltree__got(n, got, sizeof(got));
     if (strncmp(why, "expected ", 9) == 0)
-        return yamltree_fail(n, path, err, "%s, got %s", why, got);
-    return yamltree_fail(n, path, err, "got %s: %s", got, why);
+        return yamltree__fail(n, path, err, "%s, got %s", why, got);
+    return yamltree__fail(n, path, err, "got %s: %s", got, why);
 }
 
 static bool
 scalar_text(const struct ynode *n)
 {
-    return n->kind == YNODE_SCALAR && yamltree_scalar_type(n) != YSCALAR_NULL;
+    return n->kind == YNODE_SCALAR && yamltree__scalar_type(n) != YSCALAR_NULL;
 }
 
 int
-yamltree_size(const struct ynode *n, const char *path, uint64_t *out,
-              struct err *err)
+yamltree__size(const struct ynode *n, const char *path, uint64_t *out,
+               struct err *err)
 {
     char why[256];
 
@@ -464,8 +464,8 @@ yamltree_size(const struct ynode *n, const char *path, uint64_t *out,
 }
 
 int
-yamltree_duration(const struct ynode *n, const char *path, int64_t *out,
-                  struct err *err)
+yamltree__duration(const struct ynode *n, const char *path, int64_t *out,
+                   struct err *err)
 {
     char why[256], got[128];
 
@@ -473,16 +473,16 @@ yamltree_duration(const struct ynode *n, const char *path, int64_t *out,
                            sizeof(why)) == 0)
         return 0;
     if (scalar_text(n) && n->plain && is_int_text(n->str)) {
-        yamltree_got(n, got, sizeof(got));
-        return yamltree_fail(n, path, err, "%s, got %s; add a unit, e.g. %ss",
-                             why, got, n->str);
+        yamltree__got(n, got, sizeof(got));
+        return yamltree__fail(n, path, err, "%s, got %s; add a unit, e.g. %ss",
+                              why, got, n->str);
     }
     return fail_unit(n, path, why, err);
 }
 
 int
-yamltree_cpu(const struct ynode *n, const char *path, int64_t *millicpus,
-             struct err *err)
+yamltree__cpu(const struct ynode *n, const char *path, int64_t *millicpus,
+              struct err *err)
 {
     char why[256];
 
@@ -493,8 +493,8 @@ yamltree_cpu(const struct ynode *n, const char *path, int64_t *millicpus,
 }
 
 int
-yamltree_enum(const struct ynode *n, const char *path,
-              const char *const *values, struct err *err)
+yamltree__enum(const struct ynode *n, const char *path,
+               const char *const *values, struct err *err)
 {
     struct strbuf sb;
     char got[128];
@@ -509,16 +509,16 @@ yamltree_enum(const struct ynode *n, const char *path,
     strbuf_adds(&sb, "");
     for (size_t i = 0; i < count; i++)
         strbuf_addf(&sb, "%s%s", i ? ", " : "", values[i]);
-    yamltree_got(n, got, sizeof(got));
-    hint = scalar_text(n) ? suggest_closest(n->str, values, count) : NULL;
+    yamltree__got(n, got, sizeof(got));
+    hint = scalar_text(n) ? suggest__closest(n->str, values, count) : NULL;
     if (hint != NULL)
-        rc = yamltree_fail(n, path, err,
-                           "expected one of %s, got %s; did you mean "
-                           "\"%s\"?",
-                           sb.buf, got, hint);
+        rc = yamltree__fail(n, path, err,
+                            "expected one of %s, got %s; did you mean "
+                            "\"%s\"?",
+                            sb.buf, got, hint);
     else
-        rc = yamltree_fail(n, path, err, "expected one of %s, got %s", sb.buf,
-                           got);
+        rc = yamltree__fail(n, path, err, "expected one of %s, got %s", sb.buf,
+                            got);
     strbuf_release(&sb);
     return rc;
 }

@@ -12,7 +12,7 @@
  * the samples with the function anywhere in the stack (counted once per
  * sample, so recursion does not count twice).
  *
- * Ownership: a struct pprof_profile is the caller's (pprof_destroy); the
+ * Ownership: a struct pprof_profile is the caller's (pprof__destroy); the
  * function names in a struct pprof_site are borrowed from the profile and
  * live as long as it does; the site arrays are the caller's (free).
  */
@@ -39,28 +39,28 @@ struct pprof_site {
 /* Decode len bytes of a profile (gzip is recognised by its magic). name
  * is what error messages call it ("providers/0/heap-x.pb.gz"). NULL with
  * err (EINVAL, status 65) for a malformed profile. */
-struct pprof_profile *pprof_parse(const void *data, size_t len,
-                                  const char *name, struct err *err);
+struct pprof_profile *pprof__parse(const void *data, size_t len,
+                                   const char *name, struct err *err);
 /* Read and decode a file. */
-struct pprof_profile *pprof_read_file(const char *path, struct err *err);
-void pprof_destroy(struct pprof_profile **p);
+struct pprof_profile *pprof__read_file(const char *path, struct err *err);
+void pprof__destroy(struct pprof_profile **p);
 
 /* Index of the sample type called type ("inuse_space"), or -1. */
-int pprof_value_index(const struct pprof_profile *p, const char *type);
-size_t pprof_nsamples(const struct pprof_profile *p);
+int pprof__value_index(const struct pprof_profile *p, const char *type);
+size_t pprof__nsamples(const struct pprof_profile *p);
 /* Sum of value index v over every sample (0 when v is out of range). */
-int64_t pprof_total(const struct pprof_profile *p, int v);
+int64_t pprof__total(const struct pprof_profile *p, int v);
 /* time_nanos of the profile, 0 when it has none. */
-int64_t pprof_time_ns(const struct pprof_profile *p);
+int64_t pprof__time_ns(const struct pprof_profile *p);
 
 /* Allocation sites by value v, largest flat first (then largest cum, then
  * name); sites whose flat and cum are both 0 are left out. Returns how
  * many; *out is the caller's (free; NULL when none). */
-size_t pprof_sites(const struct pprof_profile *p, int v,
-                   struct pprof_site **out);
+size_t pprof__sites(const struct pprof_profile *p, int v,
+                    struct pprof_site **out);
 
 /* Whether a frame of this name is an allocator or profiler wrapper, which
  * allocation sites look through. */
-bool pprof_is_wrapper(const char *function);
+bool pprof__is_wrapper(const char *function);
 
 #endif

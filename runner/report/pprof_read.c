@@ -438,7 +438,7 @@ gunzip(const void *gz, size_t len, uint8_t **out, size_t *outlen,
 }
 
 struct pprof_profile *
-pprof_parse(const void *data, size_t len, const char *name, struct err *err)
+pprof__parse(const void *data, size_t len, const char *name, struct err *err)
 {
     const uint8_t *b = data;
     cleanup_free uint8_t *raw = NULL;
@@ -447,30 +447,30 @@ pprof_parse(const void *data, size_t len, const char *name, struct err *err)
 
     if (len >= 2 && b[0] == 0x1f && b[1] == 0x8b) {
         if (gunzip(data, len, &raw, &len, name, err) < 0) {
-            pprof_destroy(&p);
+            pprof__destroy(&p);
             return NULL;
         }
         b = raw;
     }
     d.base = b;
     if (dec_profile(&d, b, len) < 0 || pprof__check(&d) < 0)
-        pprof_destroy(&p);
+        pprof__destroy(&p);
     return p;
 }
 
 struct pprof_profile *
-pprof_read_file(const char *path, struct err *err)
+pprof__read_file(const char *path, struct err *err)
 {
     size_t len;
     cleanup_free char *data = file_read(path, PPROF_MAX_BYTES, &len, err);
 
     if (data == NULL)
         return NULL;
-    return pprof_parse(data, len, path, err);
+    return pprof__parse(data, len, path, err);
 }
 
 void
-pprof_destroy(struct pprof_profile **pp)
+pprof__destroy(struct pprof_profile **pp)
 {
     struct pprof_profile *p = pp ? *pp : NULL;
 
@@ -496,7 +496,7 @@ pprof_destroy(struct pprof_profile **pp)
 }
 
 int
-pprof_value_index(const struct pprof_profile *p, const char *type)
+pprof__value_index(const struct pprof_profile *p, const char *type)
 {
     for (size_t i = 0; i < p->ntypes; i++)
         if (strcmp(p->strs[p->types[i]], type) == 0)
@@ -505,13 +505,13 @@ pprof_value_index(const struct pprof_profile *p, const char *type)
 }
 
 size_t
-pprof_nsamples(const struct pprof_profile *p)
+pprof__nsamples(const struct pprof_profile *p)
 {
     return p->nsamples;
 }
 
 int64_t
-pprof_total(const struct pprof_profile *p, int v)
+pprof__total(const struct pprof_profile *p, int v)
 {
     int64_t sum = 0;
 
@@ -523,7 +523,7 @@ pprof_total(const struct pprof_profile *p, int v)
 }
 
 int64_t
-pprof_time_ns(const struct pprof_profile *p)
+pprof__time_ns(const struct pprof_profile *p)
 {
     return p->time_ns;
 }

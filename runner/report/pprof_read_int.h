@@ -4,7 +4,7 @@
  * (pprof_sites.c). Nothing outside those files uses it.
  *
  * Everything is owned by the struct pprof_profile and freed by
- * pprof_destroy.
+ * pprof__destroy.
  */
 #ifndef TY_PPROF_READ_INT_H
 #define TY_PPROF_READ_INT_H

@@ -62,7 +62,7 @@ static const char *const wrapper_prefixes[] = {
 };
 
 bool
-pprof_is_wrapper(const char *f)
+pprof__is_wrapper(const char *f)
 {
     for (size_t i = 0; i < ARRAY_LEN(wrapper_names); i++)
         if (strcmp(f, wrapper_names[i]) == 0)
@@ -132,7 +132,7 @@ agg_sample(struct agg *a, const struct pprof_profile *p, size_t k, int64_t val)
     while ((f = frame_next(&it)) != NULL) {
         if (first == NULL)
             first = f;
-        if (pprof_is_wrapper(f))
+        if (pprof__is_wrapper(f))
             continue;
         if (site == NULL)
             site = f;
@@ -164,7 +164,7 @@ cmp_site(const void *a, const void *b)
 }
 
 size_t
-pprof_sites(const struct pprof_profile *p, int v, struct pprof_site **out)
+pprof__sites(const struct pprof_profile *p, int v, struct pprof_site **out)
 {
     size_t max = p->nlines + p->nlocs + 1, n = 0;
     struct agg a = {0};

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 void
-report_note(struct report *r, const char *fmt, ...)
+report__note(struct report *r, const char *fmt, ...)
 {
     va_list ap;
 
@@ -29,7 +29,7 @@ report_note(struct report *r, const char *fmt, ...)
 }
 
 struct report_group *
-report_group_get(struct report *r, const char *id)
+report__group_get(struct report *r, const char *id)
 {
     struct report_group *g;
 
@@ -45,9 +45,9 @@ report_group_get(struct report *r, const char *id)
 }
 
 /* The instance (group, index), added when new. Group indexes into insts
- * are filled in by report_analyse, once every instance is known. */
+ * are filled in by report__analyse, once every instance is known. */
 struct report_inst *
-report_inst_add(struct report *r, const char *group, int index)
+report__inst_add(struct report *r, const char *group, int index)
 {
     struct report_inst *in;
     cleanup_free char *gdir = NULL;
@@ -55,7 +55,7 @@ report_inst_add(struct report *r, const char *group, int index)
     for (size_t i = 0; i < r->ninsts; i++)
         if (r->insts[i].index == index && strcmp(r->insts[i].group, group) == 0)
             return &r->insts[i];
-    report_group_get(r, group);
+    report__group_get(r, group);
     xgrow(&r->insts, &r->capinsts, r->ninsts + 1, sizeof(*r->insts));
     in = &r->insts[r->ninsts++];
     memset(in, 0, sizeof(*in));
@@ -84,11 +84,11 @@ report_build(const char *run_dir, const struct report_opts *o, struct err *err)
     r->run_fd = -1;
     r->top = o != NULL && o->top > 0 ? o->top : REPORT_TOP_DEFAULT;
     r->duration_s = -1;
-    if (report_load(r, err) < 0)
+    if (report__load(r, err) < 0)
         goto fail;
-    report_analyse(r);
+    report__analyse(r);
     for (size_t g = 0; g < r->ngroups; g++)
-        if (report_sites(r, &r->groups[g], err) < 0)
+        if (report__sites(r, &r->groups[g], err) < 0)
             goto fail;
     return r;
 fail:
@@ -111,7 +111,7 @@ int
 report_write(const struct report *r, const struct report_opts *o,
              struct err *err)
 {
-    cJSON *j = report_json(r);
+    cJSON *j = report__json(r);
     char *text = jsonpretty_print(j);
 
     cJSON_Delete(j);
@@ -119,7 +119,7 @@ report_write(const struct report *r, const struct report_opts *o,
         return -1;
     if (o != NULL && o->no_html)
         return 0;
-    return write_text(r, "report.html", report_html(r), err);
+    return write_text(r, "report.html", report__html(r), err);
 }
 
 int

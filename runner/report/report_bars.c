@@ -67,22 +67,22 @@ bar_line(struct report *r, const char *path, int line, const char *text,
     cleanup_free char *name = xasprintf("%s:%d", path, line);
     struct report_jctx c = {name, err, false};
     const char *where = "";
-    cJSON *j = report_json_text(text, len, path, line, err);
+    cJSON *j = report__json_text(text, len, path, line, err);
     const char *state, *result, *error;
     int64_t target;
     double t;
 
     if (j == NULL)
         return -1;
-    state = report_jstr(&c, j, where, "state");
-    result = report_jstr(&c, j, where, "result");
-    error = report_jstr(&c, j, where, "error");
-    target = report_jnum(&c, j, where, "target");
-    t = report_jdouble(&c, j, where, "t_ns");
+    state = report__jstr(&c, j, where, "state");
+    result = report__jstr(&c, j, where, "result");
+    error = report__jstr(&c, j, where, "error");
+    target = report__jnum(&c, j, where, "target");
+    t = report__jdouble(&c, j, where, "t_ns");
     /* t_ns past what int64_t holds is no time at all (2^63 is exact) */
     *ns = t > 0 && t < 9223372036854775808.0
               ? (int64_t)t
-              : time_parse_rfc3339(report_jstr(&c, j, where, "time"));
+              : time_parse_rfc3339(report__jstr(&c, j, where, "time"));
     if (!c.failed && (state == NULL || result == NULL || *ns <= 0)) {
         err_set(err, EINVAL,
                 "%s: expected \"state\", \"result\" and "
@@ -176,8 +176,8 @@ place(struct report *r, const int64_t *ns)
 {
     if (r->start_ns <= 0 && r->nbars > 0) {
         r->start_ns = ns[0];
-        report_note(r, "the run's start time is unknown: the chart's clock "
-                       "starts at the first barrier");
+        report__note(r, "the run's start time is unknown: the chart's clock "
+                        "starts at the first barrier");
     }
     for (size_t i = 0; i < r->nbars; i++)
         r->bars[i].t_ms = (ns[i] - r->start_ns) / 1000000;
@@ -201,8 +201,8 @@ parse_lines(struct report *r, const char *path, const char *text, size_t len,
             if (bar_line(r, path, line, p, n, &t, nl ? err : &e) < 0) {
                 if (nl != NULL)
                     return -1;
-                report_note(r, "%s:%d: the last line is cut short; ignored",
-                            path, line);
+                report__note(r, "%s:%d: the last line is cut short; ignored",
+                             path, line);
                 break;
             }
             xgrow(ns, &cap, r->nbars, sizeof(**ns));
@@ -214,17 +214,17 @@ parse_lines(struct report *r, const char *path, const char *text, size_t len,
 }
 
 int
-report_bars_load(struct report *r, struct err *err)
+report__bars_load(struct report *r, struct err *err)
 {
     cleanup_free char *path = path_join(r->run_dir, "barriers.jsonl");
     cleanup_free int64_t *ns = NULL;
     struct err e = {0};
     size_t len;
-    cleanup_free char *text = report_read(r, path, BARS_MAX_BYTES, &len, &e);
+    cleanup_free char *text = report__read(r, path, BARS_MAX_BYTES, &len, &e);
 
     if (text == NULL && e.code == ENOENT) {
-        report_note(r, "barriers.jsonl is missing: rounds are not marked "
-                       "on the chart");
+        report__note(r, "barriers.jsonl is missing: rounds are not marked "
+                        "on the chart");
         return 0;
     }
     if (text == NULL) {

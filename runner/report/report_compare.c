@@ -103,12 +103,12 @@ fmt_value(const struct cmp_row *row, double v, bool diff, char *buf,
     } else if (row->unit == U_COUNT) {
         snprintf(buf, size, diff ? "%+.0f" : "%.0f", v);
     } else if (row->unit == U_RATE || diff) {
-        report_fmt_rate(v, b, sizeof(b));
+        report__fmt_rate(v, b, sizeof(b));
         if (row->unit == U_BYTES)
             b[strlen(b) - strlen("/round")] = '\0';
         snprintf(buf, size, "%s", b);
     } else {
-        report_fmt_bytes(report_i64(v), buf, size);
+        report__fmt_bytes(report__i64(v), buf, size);
     }
 }
 
@@ -191,7 +191,7 @@ group_ids(const struct report *a, const struct report *b, const char ***ids)
 static const char *
 verdict_of(const struct report_group *g)
 {
-    return g ? report_verdict_name(g->growth.verdict.kind) : "-";
+    return g ? report__verdict_name(g->growth.verdict.kind) : "-";
 }
 
 /* ---- terminal --------------------------------------------------------------
@@ -217,9 +217,9 @@ print_sites(const struct cmp_site *s, size_t ns, FILE *out)
         int len = (int)strlen(s[i].function), w = len > 40 ? 40 : len;
         int wa = w > 16 ? 18 - (w - 16) : 18;
 
-        report_fmt_bytes(s[i].a, va, sizeof(va));
-        report_fmt_bytes(s[i].b, vb, sizeof(vb));
-        report_fmt_rate((double)(s[i].b - s[i].a), d, sizeof(d));
+        report__fmt_bytes(s[i].a, va, sizeof(va));
+        report__fmt_bytes(s[i].b, vb, sizeof(vb));
+        report__fmt_rate((double)(s[i].b - s[i].a), d, sizeof(d));
         d[strlen(d) - strlen("/round")] = '\0';
         fprintf(out, "    %-16.40s %*s %18s  %s\n", s[i].function,
                 wa < 9 ? 9 : wa, va, vb, d);
@@ -361,15 +361,15 @@ static void
 html_run(struct strbuf *sb, const char *side, const struct report *r)
 {
     strbuf_addf(sb, "<tr><td><b>%s</b></td><td>", side);
-    report_html_esc(sb, r->run_id ? r->run_id : report_run_dir(r));
+    report__html_esc(sb, r->run_id ? r->run_id : report_run_dir(r));
     strbuf_adds(sb, "</td><td>");
-    report_html_esc(sb, r->plan ? r->plan : "?");
+    report__html_esc(sb, r->plan ? r->plan : "?");
     strbuf_adds(sb, " / ");
-    report_html_esc(sb, r->case_name ? r->case_name : "?");
+    report__html_esc(sb, r->case_name ? r->case_name : "?");
     strbuf_adds(sb, "</td><td>");
-    report_html_esc(sb, r->outcome ? r->outcome : "unknown");
+    report__html_esc(sb, r->outcome ? r->outcome : "unknown");
     strbuf_adds(sb, "</td><td>");
-    report_html_esc(sb, report_run_dir(r));
+    report__html_esc(sb, report_run_dir(r));
     strbuf_adds(sb, "</td></tr>\n");
 }
 
@@ -415,12 +415,12 @@ html_sites(struct strbuf *sb, const struct report_group *a,
     for (size_t i = 0; i < ns; i++) {
         char va[32], vb[32], d[48];
 
-        report_fmt_bytes(s[i].a, va, sizeof(va));
-        report_fmt_bytes(s[i].b, vb, sizeof(vb));
-        report_fmt_rate((double)(s[i].b - s[i].a), d, sizeof(d));
+        report__fmt_bytes(s[i].a, va, sizeof(va));
+        report__fmt_bytes(s[i].b, vb, sizeof(vb));
+        report__fmt_rate((double)(s[i].b - s[i].a), d, sizeof(d));
         d[strlen(d) - strlen("/round")] = '\0';
         strbuf_adds(sb, "<tr><td class=\"fn\">");
-        report_html_esc(sb, s[i].function);
+        report__html_esc(sb, s[i].function);
         strbuf_addf(sb,
                     "</td><td class=\"n\">%s</td><td class=\"n\">%s</td>"
                     "<td class=\"n %s\">%s</td></tr>\n",
@@ -439,7 +439,7 @@ report_compare_html(const struct report *a, const struct report *b)
     size_t n = group_ids(a, b, &ids);
 
     strbuf_init(&sb);
-    report_html_head(&sb, "testyard compare");
+    report__html_head(&sb, "testyard compare");
     strbuf_adds(&sb, "<header><h1>Comparison of two runs</h1><p "
                      "class=\"meta\">A is before, B after; B &minus; A in "
                      "red where B uses more memory or grows faster, in "
@@ -455,7 +455,7 @@ report_compare_html(const struct report *a, const struct report *b)
         const struct report_group *gb = find_group(b, ids[i]);
 
         strbuf_adds(&sb, "<section>\n<h2>");
-        report_html_esc(&sb, ids[i]);
+        report__html_esc(&sb, ids[i]);
         strbuf_addf(&sb,
                     "%s</h2>\n<div class=\"scroll\"><table>\n<tr><th>"
                     "figure</th><th class=\"n\">A</th><th class=\"n\">"
@@ -469,6 +469,6 @@ report_compare_html(const struct report *a, const struct report *b)
         strbuf_adds(&sb, "</section>\n");
     }
     free(ids);
-    report_html_foot(&sb);
+    report__html_foot(&sb);
     return strbuf_detach(&sb);
 }

@@ -177,8 +177,8 @@ parse(struct report *r, struct report_inst *in, struct csv *c, char *text,
             } else if (nl != NULL) {
                 return -1;
             } else {
-                report_note(r, "%s:%d: the last line is cut short; ignored",
-                            c->path, c->line);
+                report__note(r, "%s:%d: the last line is cut short; ignored",
+                             c->path, c->line);
             }
         }
         p += n + 1;
@@ -225,7 +225,7 @@ derive(struct report_inst *in)
 }
 
 int
-report_csv_load(struct report *r, struct report_inst *in, struct err *err)
+report__csv_load(struct report *r, struct report_inst *in, struct err *err)
 {
     /* The runner keeps an unfinished series in .runner/<group>/<index>/
      * until the instance ends; a coordinator that died leaves it there. */
@@ -243,7 +243,7 @@ report_csv_load(struct report *r, struct report_inst *in, struct err *err)
         path = i < 2 ? path_join(in->dir, names[i])
                      : xasprintf("%s/.runner/%s/memory.csv.partial",
                                  report_run_dir(r), in->label);
-        text = report_read(r, path, CSV_MAX_BYTES, &len, &e);
+        text = report__read(r, path, CSV_MAX_BYTES, &len, &e);
         if (text == NULL && e.code != ENOENT) {
             *err = e;
             return err_status(err, EXIT_DATAERR);

@@ -15,7 +15,7 @@
 #include <string.h>
 
 void
-report_fmt_bytes(int64_t v, char *buf, size_t size)
+report__fmt_bytes(int64_t v, char *buf, size_t size)
 {
     if (v < 0)
         snprintf(buf, size, "-");
@@ -24,7 +24,7 @@ report_fmt_bytes(int64_t v, char *buf, size_t size)
 }
 
 int64_t
-report_i64(double d)
+report__i64(double d)
 {
     if (isnan(d))
         return -1;
@@ -35,7 +35,7 @@ report_i64(double d)
 
 /* "+16.0 MiB/round", "-512.0 KiB/round", "+0 B/round". */
 void
-report_fmt_rate(double rate, char *buf, size_t size)
+report__fmt_rate(double rate, char *buf, size_t size)
 {
     char b[32];
     double a = fabs(rate);
@@ -48,7 +48,7 @@ report_fmt_rate(double rate, char *buf, size_t size)
 /* Milliseconds since the run started, as every duration is printed
  * (ty__format_duration): "850 ms", "12.3 s", "12m05s"; "-" below 0. */
 void
-report_fmt_ms(int64_t ms, char *buf, size_t size)
+report__fmt_ms(int64_t ms, char *buf, size_t size)
 {
     int64_t ns;
 
@@ -58,7 +58,7 @@ report_fmt_ms(int64_t ms, char *buf, size_t size)
 }
 
 void
-report_html_esc(struct strbuf *sb, const char *s)
+report__html_esc(struct strbuf *sb, const char *s)
 {
     static const struct {
         char c;

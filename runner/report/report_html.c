@@ -94,23 +94,23 @@ static const char css[] =
     "footer{color:var(--muted);font-size:12px;text-align:center}";
 
 void
-report_html_head(struct strbuf *sb, const char *title)
+report__html_head(struct strbuf *sb, const char *title)
 {
     strbuf_adds(sb, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n"
                     "<meta charset=\"utf-8\">\n<meta name=\"viewport\" "
                     "content=\"width=device-width, initial-scale=1\">\n"
                     "<title>");
-    report_html_esc(sb, title);
+    report__html_esc(sb, title);
     strbuf_addf(sb, "</title>\n<style>%s</style>\n</head>\n<body>\n<main>\n",
                 css);
 }
 
 void
-report_html_foot(struct strbuf *sb)
+report__html_foot(struct strbuf *sb)
 {
     char lim[32];
 
-    report_fmt_bytes(REPORT_MIN_RISE_BYTES, lim, sizeof(lim));
+    report__fmt_bytes(REPORT_MIN_RISE_BYTES, lim, sizeof(lim));
     strbuf_addf(sb,
                 "<footer>testyard report &middot; a series is growing when "
                 "its fitted rise over at least %d rounds is at least %s "
@@ -126,7 +126,7 @@ cell_bytes(struct strbuf *sb, int64_t v)
 {
     char b[32];
 
-    report_fmt_bytes(v, b, sizeof(b));
+    report__fmt_bytes(v, b, sizeof(b));
     strbuf_addf(sb, "<td class=\"n\">%s</td>", b);
 }
 
@@ -135,7 +135,7 @@ cell_ms(struct strbuf *sb, int64_t v)
 {
     char b[32];
 
-    report_fmt_ms(v, b, sizeof(b));
+    report__fmt_ms(v, b, sizeof(b));
     strbuf_addf(sb, "<td class=\"n\">%s</td>", b);
 }
 
@@ -144,7 +144,7 @@ cell_text(struct strbuf *sb, const char *cls, const char *s)
 {
     strbuf_addf(sb, "<td%s%s%s>", cls ? " class=\"" : "", cls ? cls : "",
                 cls ? "\"" : "");
-    report_html_esc(sb, s ? s : "-");
+    report__html_esc(sb, s ? s : "-");
     strbuf_adds(sb, "</td>");
 }
 
@@ -171,7 +171,7 @@ static void
 badge(struct strbuf *sb, const char *cls, const char *text)
 {
     strbuf_addf(sb, "<span class=\"badge %s\">", cls);
-    report_html_esc(sb, text);
+    report__html_esc(sb, text);
     strbuf_adds(sb, "</span>");
 }
 
@@ -183,17 +183,17 @@ header(struct strbuf *sb, const struct report *r)
     char dur[32] = "-";
 
     if (r->duration_s >= 0)
-        report_fmt_ms(report_i64(r->duration_s * 1000), dur, sizeof(dur));
+        report__fmt_ms(report__i64(r->duration_s * 1000), dur, sizeof(dur));
     strbuf_adds(sb, "<header>\n<h1>");
-    report_html_esc(sb, r->plan ? r->plan : "run");
+    report__html_esc(sb, r->plan ? r->plan : "run");
     strbuf_adds(sb, " / ");
-    report_html_esc(sb, r->case_name ? r->case_name : "?");
+    report__html_esc(sb, r->case_name ? r->case_name : "?");
     strbuf_adds(sb, "<small>run ");
-    report_html_esc(sb, r->run_id ? r->run_id : "(unknown)");
+    report__html_esc(sb, r->run_id ? r->run_id : "(unknown)");
     strbuf_adds(sb, "</small></h1>\n<p class=\"meta\">");
-    report_html_esc(sb, r->runner ? r->runner : "runner unknown");
+    report__html_esc(sb, r->runner ? r->runner : "runner unknown");
     strbuf_adds(sb, " &middot; started ");
-    report_html_esc(sb, r->started ? r->started : "-");
+    report__html_esc(sb, r->started ? r->started : "-");
     strbuf_addf(sb, " &middot; %s &middot; ", dur);
     badge(sb, outcome_class(r->outcome),
           r->outcome ? r->outcome : "outcome unknown");
@@ -210,17 +210,17 @@ card(struct strbuf *sb, const struct report *r, size_t gi)
                      ? 100.0 * (double)g->peak / (double)g->limit
                      : 0;
 
-    report_fmt_bytes(g->peak, peak, sizeof(peak));
-    report_fmt_bytes(g->limit, lim, sizeof(lim));
-    report_fmt_ms(g->peak_t_ms, at, sizeof(at));
+    report__fmt_bytes(g->peak, peak, sizeof(peak));
+    report__fmt_bytes(g->limit, lim, sizeof(lim));
+    report__fmt_ms(g->peak_t_ms, at, sizeof(at));
     strbuf_addf(sb, "<div class=\"card\" style=\"--c:%s\"><h3>",
-                report_group_color(gi));
-    report_html_esc(sb, g->id);
+                report__group_color(gi));
+    report__html_esc(sb, g->id);
     strbuf_addf(sb, " <small class=\"note\">%zu instance%s</small> ", g->ninst,
                 g->ninst == 1 ? "" : "s");
-    badge(sb, verdict_class(v->kind), report_verdict_name(v->kind));
+    badge(sb, verdict_class(v->kind), report__verdict_name(v->kind));
     strbuf_adds(sb, "</h3><p class=\"v\">");
-    report_html_esc(sb, v->text);
+    report__html_esc(sb, v->text);
     strbuf_addf(sb,
                 "</p><div class=\"figs\"><span>peak <b>%s</b> at %s</span>"
                 "<span>limit <b>%s</b></span><span>OOM kills <b>%zu</b>"
@@ -257,8 +257,8 @@ legend_groups(struct strbuf *sb, const struct report *r, const char *style)
 {
     for (size_t g = 0; g < r->ngroups; g++) {
         strbuf_addf(sb, "<li><i class=\"%s\" style=\"color:%s\"></i>", style,
-                    report_group_color(g));
-        report_html_esc(sb, r->groups[g].id);
+                    report__group_color(g));
+        report__html_esc(sb, r->groups[g].id);
         strbuf_addf(sb, " (%zu)</li>", r->groups[g].ninst);
     }
 }
@@ -281,7 +281,7 @@ memory_chart(struct strbuf *sb, const struct report *r)
                     "(memory.csv), coloured by group; shaded bands are "
                     "rounds (from their barriers), dashed lines the "
                     "groups' limits.</p>\n");
-    report_svg_memory(sb, r);
+    report__svg_memory(sb, r);
     strbuf_adds(sb, "<ul class=\"legend\">");
     legend_groups(sb, r, "");
     strbuf_adds(sb, "<li><i class=\"dash\" style=\"color:#64748b\"></i>"
@@ -338,8 +338,8 @@ groups_table(struct strbuf *sb, const struct report *r)
         strbuf_addf(sb,
                     "<tr><td><span class=\"sw\" style=\"--c:%s\">"
                     "</span>",
-                    report_group_color(i));
-        report_html_esc(sb, g->id);
+                    report__group_color(i));
+        report__html_esc(sb, g->id);
         strbuf_addf(sb, "</td><td class=\"n\">%zu</td>", g->ninst);
         outcome_counts(sb, r, g);
         cell_bytes(sb, g->limit);
@@ -361,8 +361,8 @@ rounds_head(struct strbuf *sb, const struct report *r)
     strbuf_adds(sb, "<tr><th class=\"blank\"></th>");
     for (size_t g = 0; g < r->ngroups; g++) {
         strbuf_addf(sb, "<th class=\"grp\" colspan=\"4\" style=\"--c:%s\">",
-                    report_group_color(g));
-        report_html_esc(sb, r->groups[g].id);
+                    report__group_color(g));
+        report__html_esc(sb, r->groups[g].id);
         strbuf_adds(sb, "</th>");
     }
     strbuf_adds(sb, "</tr>\n<tr><th>round</th>");
@@ -394,7 +394,7 @@ rounds_rows(struct strbuf *sb, const struct report *r)
         strbuf_addf(sb, "<tr><td>R%d</td>", next);
         for (size_t g = 0; g < r->ngroups; g++) {
             const struct report_round *rd =
-                report_round_of(&r->groups[g], next);
+                report__round_of(&r->groups[g], next);
 
             cell_bytes(sb, rd ? rd->heap_pre : -1);
             cell_bytes(sb, rd ? rd->heap_post : -1);
@@ -407,7 +407,7 @@ rounds_rows(struct strbuf *sb, const struct report *r)
 }
 
 /* The line styles in use: heap in use and RSS for groups with heap
- * snapshots, cgroup usage for those without (as report_svg_rounds). */
+ * snapshots, cgroup usage for those without (as report__svg_rounds). */
 static void
 rounds_legend(struct strbuf *sb, const struct report *r)
 {
@@ -453,7 +453,7 @@ rounds_section(struct strbuf *sb, const struct report *r)
                     "end. Each is the mean over the group's instances. RSS "
                     "growing while heap in use stays flat is retention or "
                     "fragmentation, not a leak.</p>\n");
-    report_svg_rounds(sb, r);
+    report__svg_rounds(sb, r);
     rounds_legend(sb, r);
     strbuf_adds(sb, "<div class=\"scroll\"><table>\n");
     rounds_head(sb, r);
@@ -469,8 +469,8 @@ fit_row(struct strbuf *sb, const char *series, const struct report_fit *f)
 {
     char rate[48], mean[32];
 
-    report_fmt_rate(f->slope, rate, sizeof(rate));
-    report_fmt_bytes(f->n ? report_i64(f->mean) : -1, mean, sizeof(mean));
+    report__fmt_rate(f->slope, rate, sizeof(rate));
+    report__fmt_bytes(f->n ? report__i64(f->mean) : -1, mean, sizeof(mean));
     strbuf_addf(sb, "<td>%s</td><td class=\"n\">%zu</td>", series, f->n);
     if (f->n >= 2)
         strbuf_addf(sb, "<td class=\"n\">%s</td><td class=\"n\">%.2f</td>",
@@ -478,7 +478,7 @@ fit_row(struct strbuf *sb, const char *series, const struct report_fit *f)
     else
         strbuf_adds(sb, "<td class=\"n\">-</td><td class=\"n\">-</td>");
     strbuf_addf(sb, "<td class=\"n\">%s</td><td>%s</td></tr>\n", mean,
-                report_trend_name(f->trend));
+                report__trend_name(f->trend));
 }
 
 static void
@@ -497,8 +497,8 @@ fits_table(struct strbuf *sb, const struct report *r)
         strbuf_addf(sb,
                     "<tr><td rowspan=\"3\"><span class=\"sw\" "
                     "style=\"--c:%s\"></span>",
-                    report_group_color(g));
-        report_html_esc(sb, r->groups[g].id);
+                    report__group_color(g));
+        report__html_esc(sb, r->groups[g].id);
         strbuf_adds(sb, "</td>");
         fit_row(sb, "heap in use (post-trim)", &gr->heap);
         strbuf_adds(sb, "<tr>");
@@ -517,16 +517,16 @@ sites_group(struct strbuf *sb, const struct report_group *g, size_t gi)
 {
     char tot[32];
 
-    report_fmt_bytes(g->sites_total, tot, sizeof(tot));
+    report__fmt_bytes(g->sites_total, tot, sizeof(tot));
     strbuf_addf(sb,
                 "<h3 class=\"site\"><span class=\"sw\" style=\"--c:%s\">"
                 "</span>",
-                report_group_color(gi));
-    report_html_esc(sb, g->id);
+                report__group_color(gi));
+    report__html_esc(sb, g->id);
     strbuf_adds(sb, " <small class=\"note\">");
-    report_html_esc(sb, g->sites_label && g->sites_label[0]
-                            ? g->sites_label
-                            : "last snapshot of each instance");
+    report__html_esc(sb, g->sites_label && g->sites_label[0]
+                             ? g->sites_label
+                             : "last snapshot of each instance");
     strbuf_addf(sb,
                 ", %zu instance%s, %s in use</small></h3>\n"
                 "<div class=\"scroll\"><table style=\"--c:%s\">\n<tr>"
@@ -534,7 +534,7 @@ sites_group(struct strbuf *sb, const struct report_group *g, size_t gi)
                 "in use</th><th>share</th><th class=\"n\">cumulative"
                 "</th></tr>\n",
                 g->sites_ninst, g->sites_ninst == 1 ? "" : "s", tot,
-                report_group_color(gi));
+                report__group_color(gi));
     for (size_t k = 0; k < g->nsites; k++) {
         double share = g->sites_total > 0 ? 100.0 * (double)g->sites[k].flat /
                                                 (double)g->sites_total
@@ -579,7 +579,7 @@ static void
 inst_row(struct strbuf *sb, const struct report_inst *in)
 {
     strbuf_adds(sb, "<tr><td>");
-    report_html_esc(sb, in->label);
+    report__html_esc(sb, in->label);
     strbuf_adds(sb, "</td><td>");
     badge(sb, outcome_class(in->outcome),
           in->outcome ? in->outcome : "unknown");
@@ -591,7 +591,7 @@ inst_row(struct strbuf *sb, const struct report_inst *in)
     cell_ms(sb, in->oom ? in->oom_t_ms : -1);
     cell_bytes(sb, in->oom ? in->before_oom : -1);
     strbuf_addf(sb, "<td class=\"n\">%zu</td>", in->nsnaps);
-    cell_text(sb, NULL, report_verdict_name(in->growth.verdict.kind));
+    cell_text(sb, NULL, report__verdict_name(in->growth.verdict.kind));
     cell_text(sb, "wrap", in->error ? in->error : in->how);
     strbuf_adds(sb, "</tr>\n");
 }
@@ -621,21 +621,21 @@ notes(struct strbuf *sb, const struct report *r)
                     "</h2>\n<ul class=\"missing\">\n");
     for (size_t i = 0; i < r->notes.n; i++) {
         strbuf_adds(sb, "<li>");
-        report_html_esc(sb, r->notes.v[i]);
+        report__html_esc(sb, r->notes.v[i]);
         strbuf_adds(sb, "</li>\n");
     }
     strbuf_adds(sb, "</ul>\n</section>\n");
 }
 
 char *
-report_html(const struct report *r)
+report__html(const struct report *r)
 {
     struct strbuf sb;
     cleanup_free char *title =
         xasprintf("%s — testyard report", r->run_id ? r->run_id : "run");
 
     strbuf_init(&sb);
-    report_html_head(&sb, title);
+    report__html_head(&sb, title);
     header(&sb, r);
     verdicts(&sb, r);
     memory_chart(&sb, r);
@@ -645,6 +645,6 @@ report_html(const struct report *r)
     sites_section(&sb, r);
     insts_table(&sb, r);
     notes(&sb, r);
-    report_html_foot(&sb);
+    report__html_foot(&sb);
     return strbuf_detach(&sb);
 }

@@ -187,14 +187,14 @@ struct report {
 };
 
 /* report.c */
-void report_note(struct report *r, const char *fmt, ...)
+void report__note(struct report *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-struct report_group *report_group_get(struct report *r, const char *id);
-struct report_inst *report_inst_add(struct report *r, const char *group,
-                                    int index);
+struct report_group *report__group_get(struct report *r, const char *id);
+struct report_inst *report__inst_add(struct report *r, const char *group,
+                                     int index);
 
 /* report_load.c */
-int report_load(struct report *r, struct err *err);
+int report__load(struct report *r, struct err *err);
 
 /* Checked reads of JSON members: a member that is there, not null and of
  * the wrong type fills err once ("<path>: <where>.<key>: expected a
@@ -208,73 +208,73 @@ struct report_jctx {
  * link on any component below the run folder (instances can write their
  * folders). A link or anything but a regular file is noted and reads as
  * absent (NULL, err->code ENOENT). Caller frees. */
-char *report_read(struct report *r, const char *path, size_t max_bytes,
-                  size_t *len, struct err *err);
+char *report__read(struct report *r, const char *path, size_t max_bytes,
+                   size_t *len, struct err *err);
 /* A folder of the run (rel to the run folder), opened the same way, for
  * readdir; NULL when it cannot be. */
-DIR *report_opendir(const struct report *r, const char *rel);
+DIR *report__opendir(const struct report *r, const char *rel);
 /* Parse a JSON file of the run; NULL and *absent when it does not exist,
  * NULL and err ("<path>:<line>:<col>: not valid JSON") when it is
  * malformed. */
-cJSON *report_json_file(struct report *r, const char *path, bool *absent,
-                        struct err *err);
-cJSON *report_json_text(const char *text, size_t len, const char *name,
-                        int line, struct err *err);
-int64_t report_jnum(struct report_jctx *c, const cJSON *o, const char *where,
-                    const char *key);
-double report_jdouble(struct report_jctx *c, const cJSON *o, const char *where,
-                      const char *key);
-const char *report_jstr(struct report_jctx *c, const cJSON *o,
-                        const char *where, const char *key);
-bool report_jbool(struct report_jctx *c, const cJSON *o, const char *where,
-                  const char *key);
-const cJSON *report_jitem(struct report_jctx *c, const cJSON *o,
-                          const char *where, const char *key, int type);
+cJSON *report__json_file(struct report *r, const char *path, bool *absent,
+                         struct err *err);
+cJSON *report__json_text(const char *text, size_t len, const char *name,
+                         int line, struct err *err);
+int64_t report__jnum(struct report_jctx *c, const cJSON *o, const char *where,
+                     const char *key);
+double report__jdouble(struct report_jctx *c, const cJSON *o, const char *where,
+                       const char *key);
+const char *report__jstr(struct report_jctx *c, const cJSON *o,
+                         const char *where, const char *key);
+bool report__jbool(struct report_jctx *c, const cJSON *o, const char *where,
+                   const char *key);
+const cJSON *report__jitem(struct report_jctx *c, const cJSON *o,
+                           const char *where, const char *key, int type);
 
 /* report_bars.c: barriers.jsonl into r->bars and r->spans. */
-int report_bars_load(struct report *r, struct err *err);
+int report__bars_load(struct report *r, struct err *err);
 
 /* report_csv.c: read inst's memory.csv (or .partial) if there is one. */
-int report_csv_load(struct report *r, struct report_inst *in, struct err *err);
+int report__csv_load(struct report *r, struct report_inst *in, struct err *err);
 
 /* report_snap.c */
-int report_snaps_load(struct report *r, struct report_inst *in,
-                      struct err *err);
-int report_sites(struct report *r, struct report_group *g, struct err *err);
+int report__snaps_load(struct report *r, struct report_inst *in,
+                       struct err *err);
+int report__sites(struct report *r, struct report_group *g, struct err *err);
 
 /* report_stats.c */
-int report_fit_line(const double *x, const double *y, size_t n,
-                    struct report_fit *f);
-enum report_trend report_trend_of(const struct report_fit *f);
-void report_verdict_of(struct report_growth *g);
-void report_analyse(struct report *r);
-const char *report_trend_name(enum report_trend t);
-const char *report_verdict_name(enum report_verdict_kind k);
+int report__fit_line(const double *x, const double *y, size_t n,
+                     struct report_fit *f);
+enum report_trend report__trend_of(const struct report_fit *f);
+void report__verdict_of(struct report_growth *g);
+void report__analyse(struct report *r);
+const char *report__trend_name(enum report_trend t);
+const char *report__verdict_name(enum report_verdict_kind k);
 /* Round `round` of group g, or NULL when it has none. Borrowed. */
-const struct report_round *report_round_of(const struct report_group *g,
-                                           int round);
+const struct report_round *report__round_of(const struct report_group *g,
+                                            int round);
 
 /* report_json.c */
-cJSON *report_json(const struct report *r);
-cJSON *report_fit_json(const struct report_fit *f);
+cJSON *report__json(const struct report *r);
+cJSON *report__fit_json(const struct report_fit *f);
 
 /* report_html.c */
-char *report_html(const struct report *r);
-void report_html_head(struct strbuf *sb, const char *title);
-void report_html_foot(struct strbuf *sb);
+char *report__html(const struct report *r);
+void report__html_head(struct strbuf *sb, const char *title);
+void report__html_foot(struct strbuf *sb);
 
 /* report_svg.c */
-void report_svg_memory(struct strbuf *sb, const struct report *r);
-void report_svg_rounds(struct strbuf *sb, const struct report *r);
-const char *report_group_color(size_t g);
+void report__svg_memory(struct strbuf *sb, const struct report *r);
+void report__svg_rounds(struct strbuf *sb, const struct report *r);
+const char *report__group_color(size_t g);
 
 /* report_fmt.c */
-void report_fmt_bytes(int64_t v, char *buf, size_t size);
+void report__fmt_bytes(int64_t v, char *buf, size_t size);
 /* A figure worked out in doubles (a mean, seconds * 1000) as an int64_t,
  * held within its range; NaN is -1, unknown. */
-int64_t report_i64(double d);
-void report_fmt_rate(double bytes_per_round, char *buf, size_t size);
-void report_fmt_ms(int64_t ms, char *buf, size_t size);
-void report_html_esc(struct strbuf *sb, const char *s);
+int64_t report__i64(double d);
+void report__fmt_rate(double bytes_per_round, char *buf, size_t size);
+void report__fmt_ms(int64_t ms, char *buf, size_t size);
+void report__html_esc(struct strbuf *sb, const char *s);
 
 #endif

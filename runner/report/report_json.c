@@ -20,7 +20,7 @@ ratio(cJSON *o, const char *key, double v)
 }
 
 cJSON *
-report_fit_json(const struct report_fit *f)
+report__fit_json(const struct report_fit *f)
 {
     cJSON *o = cJSON_CreateObject();
 
@@ -36,7 +36,7 @@ report_fit_json(const struct report_fit *f)
         ratio(o, "r2", f->r2);
         cJSON_AddNumberToObject(o, "mean_bytes", round(f->mean));
     }
-    cJSON_AddStringToObject(o, "trend", report_trend_name(f->trend));
+    cJSON_AddStringToObject(o, "trend", report__trend_name(f->trend));
     return o;
 }
 
@@ -45,9 +45,9 @@ growth_json(const struct report_growth *g)
 {
     cJSON *o = cJSON_CreateObject();
 
-    cJSON_AddItemToObject(o, "heap_inuse", report_fit_json(&g->heap));
-    cJSON_AddItemToObject(o, "rss", report_fit_json(&g->rss));
-    cJSON_AddItemToObject(o, "cgroup", report_fit_json(&g->cgroup));
+    cJSON_AddItemToObject(o, "heap_inuse", report__fit_json(&g->heap));
+    cJSON_AddItemToObject(o, "rss", report__fit_json(&g->rss));
+    cJSON_AddItemToObject(o, "cgroup", report__fit_json(&g->cgroup));
     return o;
 }
 
@@ -57,7 +57,7 @@ verdict_json(const struct report_verdict *v)
     cJSON *o = cJSON_CreateObject();
     bool fitted = v->basis != NULL;
 
-    cJSON_AddStringToObject(o, "kind", report_verdict_name(v->kind));
+    cJSON_AddStringToObject(o, "kind", report__verdict_name(v->kind));
     cJSON_AddStringToObject(o, "text", v->text);
     ty__json_string(o, "basis", v->basis);
     if (fitted) {
@@ -242,7 +242,7 @@ run_json(cJSON *o, const struct report *r)
 }
 
 cJSON *
-report_json(const struct report *r)
+report__json(const struct report *r)
 {
     cJSON *o = cJSON_CreateObject(), *a;
 

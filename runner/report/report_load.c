@@ -46,8 +46,8 @@ line_col(const char *text, const char *at, int *line, int *col)
 }
 
 cJSON *
-report_json_text(const char *text, size_t len, const char *name, int line,
-                 struct err *err)
+report__json_text(const char *text, size_t len, const char *name, int line,
+                  struct err *err)
 {
     cJSON *j = cJSON_ParseWithLength(text, len);
     const char *at = cJSON_GetErrorPtr();
@@ -82,8 +82,8 @@ run_rel(const struct report *r, const char *path)
 }
 
 char *
-report_read(struct report *r, const char *path, size_t max_bytes, size_t *len,
-            struct err *err)
+report__read(struct report *r, const char *path, size_t max_bytes, size_t *len,
+             struct err *err)
 {
     const char *rel = run_rel(r, path);
     struct err e = {0};
@@ -94,8 +94,9 @@ report_read(struct report *r, const char *path, size_t max_bytes, size_t *len,
     text = fsat_read(r->run_fd, rel, max_bytes, len, &e);
     if (text == NULL && (e.code == ELOOP || e.code == EXDEV ||
                          (e.code == EINVAL && strstr(e.msg, "regular")))) {
-        report_note(r, "%s: not read: %s", rel,
-                    e.code == ELOOP ? "a symbolic link" : "not a regular file");
+        report__note(r, "%s: not read: %s", rel,
+                     e.code == ELOOP ? "a symbolic link"
+                                     : "not a regular file");
         err_set(err, ENOENT, "%s: not read", path);
         return NULL;
     }
@@ -105,7 +106,7 @@ report_read(struct report *r, const char *path, size_t max_bytes, size_t *len,
 }
 
 DIR *
-report_opendir(const struct report *r, const char *rel)
+report__opendir(const struct report *r, const char *rel)
 {
     int fd = r->run_fd >= 0 ? fsat_dir(r->run_fd, rel, false, 0, NULL) : -1;
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -116,12 +117,12 @@ report_opendir(const struct report *r, const char *rel)
 }
 
 cJSON *
-report_json_file(struct report *r, const char *path, bool *absent,
-                 struct err *err)
+report__json_file(struct report *r, const char *path, bool *absent,
+                  struct err *err)
 {
     size_t len;
     struct err e = {0};
-    cleanup_free char *text = report_read(r, path, JSON_MAX_BYTES, &len, &e);
+    cleanup_free char *text = report__read(r, path, JSON_MAX_BYTES, &len, &e);
 
     *absent = false;
     if (text == NULL) {
@@ -133,7 +134,7 @@ report_json_file(struct report *r, const char *path, bool *absent,
         err_status(err, EXIT_DATAERR);
         return NULL;
     }
-    return report_json_text(text, len, path, 0, err);
+    return report__json_text(text, len, path, 0, err);
 }
 
 static const char *
@@ -155,8 +156,8 @@ type_name(int type)
 /* o[key] when it has the given cJSON type; NULL when absent or null; NULL
  * and an error when it has another type. */
 const cJSON *
-report_jitem(struct report_jctx *c, const cJSON *o, const char *where,
-             const char *key, int type)
+report__jitem(struct report_jctx *c, const cJSON *o, const char *where,
+              const char *key, int type)
 {
     const cJSON *v = o ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
     int t;
@@ -177,10 +178,10 @@ report_jitem(struct report_jctx *c, const cJSON *o, const char *where,
 }
 
 int64_t
-report_jnum(struct report_jctx *c, const cJSON *o, const char *where,
-            const char *key)
+report__jnum(struct report_jctx *c, const cJSON *o, const char *where,
+             const char *key)
 {
-    const cJSON *v = report_jitem(c, o, where, key, cJSON_Number);
+    const cJSON *v = report__jitem(c, o, where, key, cJSON_Number);
 
     /* past INT64_MAX (2^63, exact as a double) is as good as unknown */
     return v && v->valuedouble >= 0 && v->valuedouble < 9223372036854775808.0
@@ -189,28 +190,28 @@ report_jnum(struct report_jctx *c, const cJSON *o, const char *where,
 }
 
 double
-report_jdouble(struct report_jctx *c, const cJSON *o, const char *where,
-               const char *key)
+report__jdouble(struct report_jctx *c, const cJSON *o, const char *where,
+                const char *key)
 {
-    const cJSON *v = report_jitem(c, o, where, key, cJSON_Number);
+    const cJSON *v = report__jitem(c, o, where, key, cJSON_Number);
 
     return v ? v->valuedouble : -1;
 }
 
 const char *
-report_jstr(struct report_jctx *c, const cJSON *o, const char *where,
-            const char *key)
+report__jstr(struct report_jctx *c, const cJSON *o, const char *where,
+             const char *key)
 {
-    const cJSON *v = report_jitem(c, o, where, key, cJSON_String);
+    const cJSON *v = report__jitem(c, o, where, key, cJSON_String);
 
     return v ? v->valuestring : NULL;
 }
 
 bool
-report_jbool(struct report_jctx *c, const cJSON *o, const char *where,
-             const char *key)
+report__jbool(struct report_jctx *c, const cJSON *o, const char *where,
+              const char *key)
 {
-    const cJSON *v = report_jitem(c, o, where, key, cJSON_True);
+    const cJSON *v = report__jitem(c, o, where, key, cJSON_True);
 
     return v != NULL && cJSON_IsTrue(v);
 }
@@ -230,13 +231,13 @@ inst_memory(struct report_jctx *c, struct report_inst *in, const cJSON *m,
     char w[128];
 
     snprintf(w, sizeof(w), "%s.memory", where);
-    in->peak = report_jnum(c, m, w, "peak_bytes");
-    in->peak_t_ms = report_jnum(c, m, w, "peak_at_ms");
-    in->final = report_jnum(c, m, w, "final_bytes");
-    in->limit = report_jnum(c, m, w, "limit_bytes");
-    in->oom = in->oom || report_jbool(c, m, w, "oom_kill");
-    in->oom_t_ms = report_jnum(c, m, w, "oom_at_ms");
-    in->before_oom = report_jnum(c, m, w, "usage_before_oom_bytes");
+    in->peak = report__jnum(c, m, w, "peak_bytes");
+    in->peak_t_ms = report__jnum(c, m, w, "peak_at_ms");
+    in->final = report__jnum(c, m, w, "final_bytes");
+    in->limit = report__jnum(c, m, w, "limit_bytes");
+    in->oom = in->oom || report__jbool(c, m, w, "oom_kill");
+    in->oom_t_ms = report__jnum(c, m, w, "oom_at_ms");
+    in->before_oom = report__jnum(c, m, w, "usage_before_oom_bytes");
 }
 
 static int
@@ -248,8 +249,8 @@ result_inst(struct report *r, struct report_jctx *c, const cJSON *o, size_t i)
     struct report_inst *in;
 
     snprintf(where, sizeof(where), "instances[%zu]", i);
-    group = report_jstr(c, o, where, "group");
-    index = report_jnum(c, o, where, "index");
+    group = report__jstr(c, o, where, "group");
+    index = report__jnum(c, o, where, "index");
     if (c->failed)
         return -1;
     if (group == NULL || index < 0 || strchr(group, '/') != NULL ||
@@ -259,19 +260,19 @@ result_inst(struct report *r, struct report_jctx *c, const cJSON *o, size_t i)
         c->failed = true;
         return err_status(c->err, EXIT_DATAERR);
     }
-    in = report_inst_add(r, group, (int)index);
+    in = report__inst_add(r, group, (int)index);
     in->listed = true;
-    in->outcome = dup_or_null(report_jstr(c, o, where, "outcome"));
-    in->how = dup_or_null(report_jstr(c, o, where, "how"));
-    in->error = dup_or_null(report_jstr(c, o, where, "error"));
-    in->started = report_jstr(c, o, where, "started") != NULL;
-    in->oom = report_jbool(c, o, where, "oom_killed");
-    inst_memory(c, in, report_jitem(c, o, where, "memory", cJSON_Object),
+    in->outcome = dup_or_null(report__jstr(c, o, where, "outcome"));
+    in->how = dup_or_null(report__jstr(c, o, where, "how"));
+    in->error = dup_or_null(report__jstr(c, o, where, "error"));
+    in->started = report__jstr(c, o, where, "started") != NULL;
+    in->oom = report__jbool(c, o, where, "oom_killed");
+    inst_memory(c, in, report__jitem(c, o, where, "memory", cJSON_Object),
                 where);
-    lost = report_jstr(c, o, where, "monitor_lost");
+    lost = report__jstr(c, o, where, "monitor_lost");
     if (lost != NULL)
-        report_note(r, "%s: the memory monitor lost this instance: %s",
-                    in->label, lost);
+        report__note(r, "%s: the memory monitor lost this instance: %s",
+                     in->label, lost);
     return c->failed ? -1 : 0;
 }
 
@@ -286,20 +287,20 @@ result_groups(struct report *r, struct report_jctx *c, const cJSON *arr)
         const char *id;
 
         snprintf(where, sizeof(where), "groups[%zu]", i++);
-        id = report_jstr(c, o, where, "id");
+        id = report__jstr(c, o, where, "id");
         if (id != NULL && strchr(id, '/') == NULL && id[0] != '.')
-            report_group_get(r, id)->limit =
-                report_jnum(c, o, where, "memory_limit_bytes");
+            report__group_get(r, id)->limit =
+                report__jnum(c, o, where, "memory_limit_bytes");
     }
 }
 
 static void
 run_fields(struct report *r, struct report_jctx *c, const cJSON *j)
 {
-    r->run_id = dup_or_null(report_jstr(c, j, "", "run_id"));
-    r->plan = dup_or_null(report_jstr(c, j, "", "plan"));
-    r->case_name = dup_or_null(report_jstr(c, j, "", "case"));
-    r->runner = dup_or_null(report_jstr(c, j, "", "runner"));
+    r->run_id = dup_or_null(report__jstr(c, j, "", "run_id"));
+    r->plan = dup_or_null(report__jstr(c, j, "", "plan"));
+    r->case_name = dup_or_null(report__jstr(c, j, "", "case"));
+    r->runner = dup_or_null(report__jstr(c, j, "", "runner"));
 }
 
 static int
@@ -308,7 +309,7 @@ load_result(struct report *r, struct err *err)
     cleanup_free char *path = path_join(r->run_dir, "result.json");
     struct report_jctx c = {path, err, false};
     bool absent;
-    cJSON *j = report_json_file(r, path, &absent, err);
+    cJSON *j = report__json_file(r, path, &absent, err);
     const cJSON *insts, *o;
     size_t i = 0;
 
@@ -316,12 +317,12 @@ load_result(struct report *r, struct err *err)
         return absent ? 0 : -1;
     r->finished = true;
     run_fields(r, &c, j);
-    r->outcome = dup_or_null(report_jstr(&c, j, "", "outcome"));
-    r->started = dup_or_null(report_jstr(&c, j, "", "started"));
+    r->outcome = dup_or_null(report__jstr(&c, j, "", "outcome"));
+    r->started = dup_or_null(report__jstr(&c, j, "", "started"));
     r->start_ns = time_parse_rfc3339(r->started);
-    r->duration_s = report_jdouble(&c, j, "", "duration_s");
-    result_groups(r, &c, report_jitem(&c, j, "", "groups", cJSON_Array));
-    insts = report_jitem(&c, j, "", "instances", cJSON_Array);
+    r->duration_s = report__jdouble(&c, j, "", "duration_s");
+    result_groups(r, &c, report__jitem(&c, j, "", "groups", cJSON_Array));
+    insts = report__jitem(&c, j, "", "instances", cJSON_Array);
     cJSON_ArrayForEach (o, insts) {
         if (c.failed || result_inst(r, &c, o, i++) < 0)
             break;
@@ -338,7 +339,7 @@ load_composition(struct report *r, struct err *err)
     cleanup_free char *path = path_join(r->run_dir, "composition.json");
     struct report_jctx c = {path, err, false};
     bool absent;
-    cJSON *j = report_json_file(r, path, &absent, err);
+    cJSON *j = report__json_file(r, path, &absent, err);
     const cJSON *o;
     size_t i = 0;
 
@@ -347,17 +348,17 @@ load_composition(struct report *r, struct err *err)
     run_fields(r, &c, j);
     free(r->run_id);
     r->run_id = NULL;
-    cJSON_ArrayForEach (o, report_jitem(&c, j, "", "groups", cJSON_Array)) {
+    cJSON_ArrayForEach (o, report__jitem(&c, j, "", "groups", cJSON_Array)) {
         char where[64];
         const char *id;
         const cJSON *res;
 
         snprintf(where, sizeof(where), "groups[%zu]", i++);
-        id = report_jstr(&c, o, where, "id");
-        res = report_jitem(&c, o, where, "resources", cJSON_Object);
+        id = report__jstr(&c, o, where, "id");
+        res = report__jitem(&c, o, where, "resources", cJSON_Object);
         if (id != NULL && strchr(id, '/') == NULL && id[0] != '.')
-            report_group_get(r, id)->limit =
-                report_jnum(&c, res, where, "memory_bytes");
+            report__group_get(r, id)->limit =
+                report__jnum(&c, res, where, "memory_bytes");
     }
     cJSON_Delete(j);
     return c.failed ? -1 : 0;
@@ -385,12 +386,12 @@ is_subdir(DIR *d, const struct dirent *e)
 static void
 scan_group(struct report *r, const char *group)
 {
-    DIR *d = report_opendir(r, group);
+    DIR *d = report__opendir(r, group);
     struct dirent *e;
 
     while (d != NULL && (e = readdir(d)) != NULL)
         if (all_digits(e->d_name) && is_subdir(d, e))
-            report_inst_add(r, group, atoi(e->d_name));
+            report__inst_add(r, group, atoi(e->d_name));
     if (d != NULL)
         closedir(d);
 }
@@ -400,7 +401,7 @@ scan_group(struct report *r, const char *group)
 static void
 scan_folders(struct report *r)
 {
-    DIR *d = report_opendir(r, ".");
+    DIR *d = report__opendir(r, ".");
     struct dirent *e;
 
     while (d != NULL && (e = readdir(d)) != NULL) {
@@ -447,7 +448,7 @@ sort_insts(struct report *r)
 static bool
 inst_dir_ok(const struct report *r, const struct report_inst *in)
 {
-    DIR *d = report_opendir(r, in->label);
+    DIR *d = report__opendir(r, in->label);
 
     if (d == NULL)
         return false;
@@ -459,15 +460,15 @@ static void
 note_inst(struct report *r, const struct report_inst *in)
 {
     if (in->listed && !in->started)
-        report_note(r, "%s never started%s%s", in->label, in->error ? ": " : "",
-                    in->error ? in->error : "");
+        report__note(r, "%s never started%s%s", in->label,
+                     in->error ? ": " : "", in->error ? in->error : "");
     else if (!inst_dir_ok(r, in))
-        report_note(r, "%s: no output folder", in->label);
+        report__note(r, "%s: no output folder", in->label);
     else if (in->series == NULL)
-        report_note(r, "%s: no memory.csv (no memory samples)", in->label);
+        report__note(r, "%s: no memory.csv (no memory samples)", in->label);
     else if (strcmp(in->series, "memory.csv") != 0)
-        report_note(r, "%s: only %s: the memory series stopped early",
-                    in->label, in->series);
+        report__note(r, "%s: only %s: the memory series stopped early",
+                     in->label, in->series);
 }
 
 static int
@@ -476,8 +477,8 @@ load_insts(struct report *r, struct err *err)
     for (size_t i = 0; i < r->ninsts; i++) {
         struct report_inst *in = &r->insts[i];
 
-        if (report_csv_load(r, in, err) < 0 ||
-            report_snaps_load(r, in, err) < 0)
+        if (report__csv_load(r, in, err) < 0 ||
+            report__snaps_load(r, in, err) < 0)
             return -1;
         if (!r->finished)
             in->started = in->series != NULL || in->nsnaps > 0;
@@ -510,18 +511,18 @@ note_unfinished(struct report *r)
         r->interrupted = true;
         free(r->outcome);
         r->outcome = xstrdup("interrupted");
-        report_note(r,
-                    "the run was interrupted: its coordinator ended before "
-                    "the run did (%s); outcomes are unknown",
-                    why);
+        report__note(r,
+                     "the run was interrupted: its coordinator ended before "
+                     "the run did (%s); outcomes are unknown",
+                     why);
         return;
     }
-    report_note(r, "result.json is missing: the run did not finish (or "
-                   "is still running); outcomes are unknown");
+    report__note(r, "result.json is missing: the run did not finish (or "
+                    "is still running); outcomes are unknown");
 }
 
 int
-report_load(struct report *r, struct err *err)
+report__load(struct report *r, struct err *err)
 {
     if (!path_is_dir(r->run_dir)) {
         err_set(err, path_exists(r->run_dir) ? ENOTDIR : ENOENT,
@@ -547,9 +548,9 @@ report_load(struct report *r, struct err *err)
         scan_folders(r);
     }
     if (r->ngroups == 0 && r->ninsts == 0)
-        report_note(r, "no groups and no instance folders found");
+        report__note(r, "no groups and no instance folders found");
     sort_insts(r);
-    if (load_insts(r, err) < 0 || report_bars_load(r, err) < 0)
+    if (load_insts(r, err) < 0 || report__bars_load(r, err) < 0)
         return -1;
     return 0;
 }

@@ -12,7 +12,7 @@
  *
  * Top sites: the last snapshot (by time) of each instance of a group that
  * has a profile is decoded, its inuse_space ranked by site
- * (pprof_sites), and the sites of the group's instances added together.
+ * (pprof__sites), and the sites of the group's instances added together.
  */
 #include "report/report_int.h"
 
@@ -74,7 +74,7 @@ is_file(DIR *d, const struct dirent *e)
 static void
 scan(struct report *r, struct report_inst *in)
 {
-    DIR *d = report_opendir(r, in->label);
+    DIR *d = report__opendir(r, in->label);
     struct dirent *e;
 
     while (d != NULL && (e = readdir(d)) != NULL) {
@@ -84,10 +84,10 @@ scan(struct report *r, struct report_inst *in)
         if (strncmp(name, "heap-", 5) != 0)
             continue;
         if (!is_file(d, e)) {
-            report_note(r,
-                        "%s/%s: not read: a symbolic link or not a "
-                        "regular file",
-                        in->label, name);
+            report__note(r,
+                         "%s/%s: not read: a symbolic link or not a "
+                         "regular file",
+                         in->label, name);
             continue;
         }
         if (ends_with(name, ".pb.gz", &stem) && stem > 5)
@@ -119,30 +119,30 @@ sidecar(struct report *r, struct report_snap *s, struct err *err)
 {
     struct report_jctx c = {s->json_path, err, false};
     bool absent;
-    cJSON *j = report_json_file(r, s->json_path, &absent, err);
+    cJSON *j = report__json_file(r, s->json_path, &absent, err);
     const cJSON *mi, *prof, *cg;
     int64_t round, uord, hblk;
 
     if (j == NULL)
         return absent ? 0 : -1;
-    s->time_ns = time_parse_rfc3339(report_jstr(&c, j, "", "time"));
-    round = report_jnum(&c, j, "", "round");
+    s->time_ns = time_parse_rfc3339(report__jstr(&c, j, "", "time"));
+    round = report__jnum(&c, j, "", "round");
     s->round = round >= 0 && round < 1000000 ? (int)round : -1;
-    s->rss = report_jnum(&c, j, "", "rss_bytes");
-    s->hwm = report_jnum(&c, j, "", "vm_hwm_bytes");
-    s->rss_anon = report_jnum(&c, j, "", "rss_anon_bytes");
-    mi = report_jitem(&c, j, "", "mallinfo", cJSON_Object);
-    uord = report_jnum(&c, mi, "mallinfo", "uordblks");
-    hblk = report_jnum(&c, mi, "mallinfo", "hblkhd");
+    s->rss = report__jnum(&c, j, "", "rss_bytes");
+    s->hwm = report__jnum(&c, j, "", "vm_hwm_bytes");
+    s->rss_anon = report__jnum(&c, j, "", "rss_anon_bytes");
+    mi = report__jitem(&c, j, "", "mallinfo", cJSON_Object);
+    uord = report__jnum(&c, mi, "mallinfo", "uordblks");
+    hblk = report__jnum(&c, mi, "mallinfo", "hblkhd");
     s->malloc_inuse = uord >= 0 ? i64_add_sat(uord, hblk > 0 ? hblk : 0) : -1;
-    prof = report_jitem(&c, j, "", "profile", cJSON_Object);
-    s->inuse = report_jnum(&c, prof, "profile", "inuse_bytes");
-    s->own = report_jnum(&c, prof, "profile", "profiler_bytes");
+    prof = report__jitem(&c, j, "", "profile", cJSON_Object);
+    s->inuse = report__jnum(&c, prof, "profile", "inuse_bytes");
+    s->own = report__jnum(&c, prof, "profile", "profiler_bytes");
     s->empty = prof != NULL &&
-               report_jnum(&c, prof, "profile", "alloc_objects") == 0 &&
-               report_jnum(&c, prof, "profile", "samples") == 0;
-    cg = report_jitem(&c, j, "", "cgroup", cJSON_Object);
-    s->cgroup = report_jnum(&c, cg, "cgroup", "current_bytes");
+               report__jnum(&c, prof, "profile", "alloc_objects") == 0 &&
+               report__jnum(&c, prof, "profile", "samples") == 0;
+    cg = report__jitem(&c, j, "", "cgroup", cJSON_Object);
+    s->cgroup = report__jnum(&c, cg, "cgroup", "current_bytes");
     cJSON_Delete(j);
     return c.failed ? -1 : 0;
 }
@@ -153,9 +153,9 @@ static struct pprof_profile *
 read_profile(struct report *r, const char *path, struct err *err)
 {
     size_t len = 0;
-    cleanup_free char *data = report_read(r, path, PPROF_MAX_BYTES, &len, err);
+    cleanup_free char *data = report__read(r, path, PPROF_MAX_BYTES, &len, err);
 
-    return data ? pprof_parse(data, len, path, err) : NULL;
+    return data ? pprof__parse(data, len, path, err) : NULL;
 }
 
 static int
@@ -165,12 +165,12 @@ from_profile(struct report *r, struct report_snap *s, struct err *err)
 
     if (p == NULL)
         return err_status(err, EXIT_DATAERR);
-    s->inuse = pprof_total(p, pprof_value_index(p, "inuse_space"));
-    if (pprof_value_index(p, "inuse_space") < 0)
+    s->inuse = pprof__total(p, pprof__value_index(p, "inuse_space"));
+    if (pprof__value_index(p, "inuse_space") < 0)
         s->inuse = -1;
-    s->time_ns = pprof_time_ns(p);
-    s->empty = pprof_nsamples(p) == 0;
-    pprof_destroy(&p);
+    s->time_ns = pprof__time_ns(p);
+    s->empty = pprof__nsamples(p) == 0;
+    pprof__destroy(&p);
     return 0;
 }
 
@@ -204,15 +204,15 @@ forget_empty(struct report *r, struct report_inst *in)
             n++;
         }
     if (n > 0)
-        report_note(r,
-                    "%s: %zu heap profile%s sampled no allocation at all "
-                    "(was the heap profiler running?); their heap in use "
-                    "is left out",
-                    in->label, n, n == 1 ? "" : "s");
+        report__note(r,
+                     "%s: %zu heap profile%s sampled no allocation at all "
+                     "(was the heap profiler running?); their heap in use "
+                     "is left out",
+                     in->label, n, n == 1 ? "" : "s");
 }
 
 int
-report_snaps_load(struct report *r, struct report_inst *in, struct err *err)
+report__snaps_load(struct report *r, struct report_inst *in, struct err *err)
 {
     scan(r, in);
     for (size_t i = 0; i < in->nsnaps; i++) {
@@ -224,8 +224,8 @@ report_snaps_load(struct report *r, struct report_inst *in, struct err *err)
             return -1;
         classify(s);
         if (s->pb_path == NULL)
-            report_note(r, "%s: heap-%s.json has no profile (heap-%s.pb.gz)",
-                        in->label, s->label, s->label);
+            report__note(r, "%s: heap-%s.json has no profile (heap-%s.pb.gz)",
+                         in->label, s->label, s->label);
     }
     forget_empty(r, in);
     if (in->nsnaps > 1)
@@ -274,17 +274,17 @@ inst_sites(struct report *r, struct report_group *g,
         return 0;
     if ((p = read_profile(r, s->pb_path, err)) == NULL)
         return err_status(err, EXIT_DATAERR);
-    v = pprof_value_index(p, "inuse_space");
-    n = pprof_sites(p, v, &sites);
+    v = pprof__value_index(p, "inuse_space");
+    n = pprof__sites(p, v, &sites);
     acc_add(a, sites, n);
-    g->sites_total = i64_add_sat(g->sites_total, pprof_total(p, v));
+    g->sites_total = i64_add_sat(g->sites_total, pprof__total(p, v));
     g->sites_ninst++;
     if (g->sites_label == NULL)
         g->sites_label = xstrdup(s->label);
     else if (strcmp(g->sites_label, s->label) != 0)
         g->sites_label[0] = '\0';
     free(sites);
-    pprof_destroy(&p);
+    pprof__destroy(&p);
     return 0;
 }
 
@@ -334,7 +334,7 @@ merge(struct report *r, struct report_group *g, struct site_acc *a)
 }
 
 int
-report_sites(struct report *r, struct report_group *g, struct err *err)
+report__sites(struct report *r, struct report_group *g, struct err *err)
 {
     struct site_acc a = {0};
 

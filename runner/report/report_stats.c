@@ -26,8 +26,8 @@
 /* ---- least squares ------------------------------------------------------- */
 
 int
-report_fit_line(const double *x, const double *y, size_t n,
-                struct report_fit *f)
+report__fit_line(const double *x, const double *y, size_t n,
+                 struct report_fit *f)
 {
     double mx = 0, my = 0, sxx = 0, sxy = 0, syy = 0, lo = 0, hi = 0;
 
@@ -55,7 +55,7 @@ report_fit_line(const double *x, const double *y, size_t n,
     f->intercept = my - f->slope * mx;
     /* A constant series has nothing to explain: R^2 = 0, not 1. */
     f->r2 = sxx > 0 && syy > 0 ? sxy * sxy / (sxx * syy) : 0;
-    f->trend = report_trend_of(f);
+    f->trend = report__trend_of(f);
     return 0;
 }
 
@@ -63,7 +63,7 @@ report_fit_line(const double *x, const double *y, size_t n,
  * both an absolute and a relative floor, and the line must explain the
  * points, before a series is said to move. */
 enum report_trend
-report_trend_of(const struct report_fit *f)
+report__trend_of(const struct report_fit *f)
 {
     double up = fabs(f->slope * f->span);
     double floor = REPORT_MIN_RISE_FRACTION * fabs(f->mean);
@@ -95,13 +95,13 @@ fit_rounds(const struct report_round *rd, size_t n, size_t off,
         x[k] = rd[i].round;
         y[k++] = (double)v;
     }
-    report_fit_line(x, y, k, f);
+    report__fit_line(x, y, k, f);
     free(x);
     free(y);
 }
 
 const char *
-report_trend_name(enum report_trend t)
+report__trend_name(enum report_trend t)
 {
     static const char *const names[] = {"not enough rounds", "flat", "growing",
                                         "shrinking"};
@@ -110,7 +110,7 @@ report_trend_name(enum report_trend t)
 }
 
 const char *
-report_verdict_name(enum report_verdict_kind k)
+report__verdict_name(enum report_verdict_kind k)
 {
     static const char *const names[] = {
         "not enough rounds", "not enough rounds", "flat",
@@ -127,7 +127,7 @@ say_fit(char *buf, size_t size, const char *word, const struct report_fit *f,
 {
     char rate[48];
 
-    report_fmt_rate(f->slope, rate, sizeof(rate));
+    report__fmt_rate(f->slope, rate, sizeof(rate));
     snprintf(buf, size, "%s: %s, R\u00b2 %.2f (%s)", word, rate, f->r2, what);
 }
 
@@ -155,7 +155,7 @@ heap_verdict(struct report_growth *g, struct report_verdict *v)
         char rate[48];
 
         verdict_set(v, VERDICT_RETENTION, "rss", rss);
-        report_fmt_rate(rss->slope, rate, sizeof(rate));
+        report__fmt_rate(rss->slope, rate, sizeof(rate));
         snprintf(v->text, sizeof(v->text),
                  "retention or fragmentation: RSS %s, R\u00b2 %.2f, while "
                  "heap in use is %s (freed memory is kept, not leaked)",
@@ -189,11 +189,11 @@ cgroup_verdict(struct report_growth *g, struct report_verdict *v)
                  "cgroup usage; heap snapshots in %zu round%s only", g->heap.n,
                  g->heap.n == 1 ? "" : "s");
     verdict_set(v, kinds[c->trend], "cgroup", c);
-    say_fit(v->text, sizeof(v->text), report_trend_name(c->trend), c, what);
+    say_fit(v->text, sizeof(v->text), report__trend_name(c->trend), c, what);
 }
 
 void
-report_verdict_of(struct report_growth *g)
+report__verdict_of(struct report_growth *g)
 {
     struct report_verdict *v = &g->verdict;
     size_t most = g->heap.n > g->cgroup.n ? g->heap.n : g->cgroup.n;
@@ -228,7 +228,7 @@ growth(const struct report_round *rd, size_t n, struct report_growth *g)
     if (g->rss.n == 0)
         fit_rounds(rd, n, offsetof(struct report_round, rss_pre), &g->rss);
     fit_rounds(rd, n, offsetof(struct report_round, cgroup), &g->cgroup);
-    report_verdict_of(g);
+    report__verdict_of(g);
 }
 
 /* ---- rounds ----------------------------------------------------------------
@@ -274,7 +274,7 @@ usage_at(const struct report_inst *in, int64_t end_ms)
 }
 
 const struct report_round *
-report_round_of(const struct report_group *g, int round)
+report__round_of(const struct report_group *g, int round)
 {
     for (size_t i = 0; i < g->nrounds; i++)
         if (g->rounds[i].round == round)
@@ -453,7 +453,7 @@ group_figures(struct report *r, size_t gi)
 static void
 end_time(struct report *r)
 {
-    r->end_ms = r->duration_s > 0 ? report_i64(r->duration_s * 1000) : 0;
+    r->end_ms = r->duration_s > 0 ? report__i64(r->duration_s * 1000) : 0;
     for (size_t i = 0; i < r->ninsts; i++) {
         const struct report_inst *in = &r->insts[i];
 
@@ -468,7 +468,7 @@ end_time(struct report *r)
 }
 
 void
-report_analyse(struct report *r)
+report__analyse(struct report *r)
 {
     bool any_snap = false;
 
@@ -482,7 +482,7 @@ report_analyse(struct report *r)
     }
     end_time(r);
     if (!any_snap && r->ninsts > 0)
-        report_note(r, "no heap snapshots (heap-<label>.json, .pb.gz): no "
-                       "heap figures per round and no allocation sites; set "
-                       "memory_snapshots: simple for plans that take them");
+        report__note(r, "no heap snapshots (heap-<label>.json, .pb.gz): no "
+                        "heap figures per round and no allocation sites; set "
+                        "memory_snapshots: simple for plans that take them");
 }

@@ -39,7 +39,7 @@ static const char *const palette[] = {
 };
 
 const char *
-report_group_color(size_t g)
+report__group_color(size_t g)
 {
     return palette[g % ARRAY_LEN(palette)];
 }
@@ -185,8 +185,8 @@ round_bands(struct strbuf *sb, const struct report *r, const struct plot *p)
         double x = px(p, a), w = px(p, b) - x;
         char from[32], to[32];
 
-        report_fmt_ms(report_i64(a), from, sizeof(from));
-        report_fmt_ms(report_i64(b), to, sizeof(to));
+        report__fmt_ms(report__i64(a), from, sizeof(from));
+        report__fmt_ms(report__i64(b), to, sizeof(to));
         strbuf_addf(sb,
                     "<g class=\"round\"><title>round %d: %s to "
                     "%s%s</title><rect class=\"band%zu\" x=\"%.1f\" "
@@ -229,12 +229,12 @@ barrier_ticks(struct strbuf *sb, const struct report *r, const struct plot *p)
             continue;
         strbuf_addf(sb, "<g class=\"%s\"><title>barrier ",
                     failed ? "bfail" : "bmark");
-        report_html_esc(sb, b->state);
-        report_fmt_ms(b->t_ms, at, sizeof(at));
+        report__html_esc(sb, b->state);
+        report__fmt_ms(b->t_ms, at, sizeof(at));
         strbuf_addf(sb, " %s at %s", b->result, at);
         if (b->error != NULL) {
             strbuf_adds(sb, ": ");
-            report_html_esc(sb, b->error);
+            report__html_esc(sb, b->error);
         }
         strbuf_addf(sb, "</title><path d=\"M%.1f %.1f l-5 -9 h10 z\"/></g>\n",
                     x, p->y0 + p->h - 1);
@@ -288,14 +288,14 @@ limit_lines(struct strbuf *sb, const struct report *r, const struct plot *p)
 
     for (size_t i = 0; i < n; i++) {
         const struct report_group *gr = &r->groups[at[i].g];
-        const char *color = report_group_color(at[i].g);
+        const char *color = report__group_color(at[i].g);
         bool above = (double)gr->limit > p->ymax;
         double y = py(p, (double)gr->limit);
         char lab[32];
 
-        report_fmt_bytes(gr->limit, lab, sizeof(lab));
+        report__fmt_bytes(gr->limit, lab, sizeof(lab));
         strbuf_adds(sb, "<g><title>");
-        report_html_esc(sb, gr->id);
+        report__html_esc(sb, gr->id);
         strbuf_addf(sb, " limit: %s</title>", lab);
         if (!above)
             strbuf_addf(sb,
@@ -306,7 +306,7 @@ limit_lines(struct strbuf *sb, const struct report *r, const struct plot *p)
                     "<text class=\"llabel\" fill=\"%s\" x=\"%.1f\" "
                     "y=\"%.1f\" text-anchor=\"end\">",
                     color, p->x0 + p->w - 4, at[i].y);
-        report_html_esc(sb, gr->id);
+        report__html_esc(sb, gr->id);
         strbuf_addf(sb, " limit %s%s</text></g>\n", lab,
                     above ? " \u2191 (above the chart)" : "");
     }
@@ -358,9 +358,9 @@ all_series(struct strbuf *sb, const struct report *r, const struct plot *p)
             continue;
         strbuf_addf(sb, "<g class=\"series%s\"><title>",
                     r->groups[g].ninst > 20 ? " many" : "");
-        report_html_esc(sb, in->label);
+        report__html_esc(sb, in->label);
         strbuf_addf(sb, "</title><polyline stroke=\"%s\" points=\"",
-                    report_group_color(g));
+                    report__group_color(g));
         series(sb, in, p, budget);
         strbuf_adds(sb, "\"/></g>\n");
     }
@@ -379,16 +379,16 @@ oom_marks(struct strbuf *sb, const struct report *r, const struct plot *p)
             continue;
         cx = px(p, (double)in->oom_t_ms);
         cy = py(p, (double)y);
-        report_fmt_ms(in->oom_t_ms, at, sizeof(at));
-        report_fmt_bytes(y, b, sizeof(b));
+        report__fmt_ms(in->oom_t_ms, at, sizeof(at));
+        report__fmt_bytes(y, b, sizeof(b));
         strbuf_adds(sb, "<g class=\"oom\"><title>");
-        report_html_esc(sb, in->label);
+        report__html_esc(sb, in->label);
         strbuf_addf(sb,
                     " OOM-killed at %s, %s before</title><circle cx=\"%.1f\" "
                     "cy=\"%.1f\" r=\"7\"/><path d=\"M%.1f %.1f l8 8 m0 -8 "
                     "l-8 8\"/><text x=\"%.1f\" y=\"%.1f\">OOM ",
                     at, b, cx, cy, cx - 4, cy - 4, cx + 10, cy - 9);
-        report_html_esc(sb, in->label);
+        report__html_esc(sb, in->label);
         strbuf_adds(sb, "</text></g>\n");
     }
 }
@@ -419,7 +419,7 @@ mem_ymax(const struct report *r)
 }
 
 void
-report_svg_memory(struct strbuf *sb, const struct report *r)
+report__svg_memory(struct strbuf *sb, const struct report *r)
 {
     struct plot p = {
         PAD_L, PAD_T,      CHART_W - PAD_L - PAD_R, MEM_H - PAD_T - PAD_B, 0,
@@ -497,9 +497,9 @@ round_line(struct strbuf *sb, const struct report_group *g, size_t gi,
            size_t line, const struct plot *p)
 {
     strbuf_addf(sb, "<g class=\"rl %s\" stroke=\"%s\" fill=\"%s\"><title>",
-                round_lines[line].cls, report_group_color(gi),
-                report_group_color(gi));
-    report_html_esc(sb, g->id);
+                round_lines[line].cls, report__group_color(gi),
+                report__group_color(gi));
+    report__html_esc(sb, g->id);
     strbuf_addf(sb, ": %s per round</title><polyline points=\"",
                 round_lines[line].name);
     for (size_t k = 0; k < g->nrounds; k++)
@@ -530,13 +530,13 @@ fit_line(struct strbuf *sb, const struct report_group *g, size_t gi,
         return;
     a = g->rounds[0].round;
     b = g->rounds[g->nrounds - 1].round;
-    report_fmt_rate(f->slope, rate, sizeof(rate));
+    report__fmt_rate(f->slope, rate, sizeof(rate));
     strbuf_adds(sb, "<g class=\"fit\"><title>");
-    report_html_esc(sb, g->id);
+    report__html_esc(sb, g->id);
     strbuf_addf(sb,
                 ": least-squares line, %s</title><line stroke=\"%s\" "
                 "x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/></g>\n",
-                rate, report_group_color(gi), px(p, a),
+                rate, report__group_color(gi), px(p, a),
                 py(p, f->intercept + f->slope * a), px(p, b),
                 py(p, f->intercept + f->slope * b));
 }
@@ -582,7 +582,7 @@ round_axis(struct strbuf *sb, const struct plot *p, int lo, int hi)
 }
 
 void
-report_svg_rounds(struct strbuf *sb, const struct report *r)
+report__svg_rounds(struct strbuf *sb, const struct report *r)
 {
     struct plot p = {
         PAD_L, PAD_T, CHART_W - PAD_L - PAD_R, ROUND_H - PAD_T - PAD_B, 0,

@@ -21,7 +21,7 @@ print_head(const struct report *r, FILE *out)
     char dur[32] = "-";
 
     if (r->duration_s >= 0)
-        report_fmt_ms(report_i64(r->duration_s * 1000), dur, sizeof(dur));
+        report__fmt_ms(report__i64(r->duration_s * 1000), dur, sizeof(dur));
     fprintf(out, "\nreport %s  %s/%s  %s  %s  %s\n",
             r->run_id ? r->run_id : "(unknown run)", r->plan ? r->plan : "?",
             r->case_name ? r->case_name : "?", r->runner ? r->runner : "?",
@@ -37,10 +37,10 @@ print_groups(const struct report *r, FILE *out)
         const struct report_group *g = &r->groups[i];
         char lim[32], peak[32], at[32], fin[32];
 
-        report_fmt_bytes(g->limit, lim, sizeof(lim));
-        report_fmt_bytes(g->peak, peak, sizeof(peak));
-        report_fmt_ms(g->peak_t_ms, at, sizeof(at));
-        report_fmt_bytes(g->final, fin, sizeof(fin));
+        report__fmt_bytes(g->limit, lim, sizeof(lim));
+        report__fmt_bytes(g->peak, peak, sizeof(peak));
+        report__fmt_ms(g->peak_t_ms, at, sizeof(at));
+        report__fmt_bytes(g->final, fin, sizeof(fin));
         fprintf(out, "%-14s %4zu %10s %10s %8s %10s %4zu\n", g->id, g->ninst,
                 lim, peak, at, fin, g->noom);
     }
@@ -69,16 +69,16 @@ print_round_line(const struct report *r, int round, FILE *out)
     fprintf(out, "  %5d", round);
     for (size_t i = 0; i < r->ngroups; i++) {
         const struct report_group *g = &r->groups[i];
-        const struct report_round *rd = report_round_of(g, round);
+        const struct report_round *rd = report__round_of(g, round);
         char h[32] = "-", s[32] = "-";
 
         if (rd != NULL && has_heap(g)) {
-            report_fmt_bytes(rd->heap_post >= 0 ? rd->heap_post : rd->heap_pre,
-                             h, sizeof(h));
-            report_fmt_bytes(rd->rss_post >= 0 ? rd->rss_post : rd->rss_pre, s,
-                             sizeof(s));
+            report__fmt_bytes(rd->heap_post >= 0 ? rd->heap_post : rd->heap_pre,
+                              h, sizeof(h));
+            report__fmt_bytes(rd->rss_post >= 0 ? rd->rss_post : rd->rss_pre, s,
+                              sizeof(s));
         } else if (rd != NULL) {
-            report_fmt_bytes(rd->cgroup, s, sizeof(s));
+            report__fmt_bytes(rd->cgroup, s, sizeof(s));
         }
         fprintf(out, "  %10s %10s", h, s);
     }
@@ -141,9 +141,9 @@ print_ooms(const struct report *r, FILE *out)
             fprintf(out, "\nOOM kills:\n");
         if (shown > TEXT_MAX_OOM)
             continue;
-        report_fmt_ms(in->oom_t_ms, at, sizeof(at));
-        report_fmt_bytes(in->before_oom, before, sizeof(before));
-        report_fmt_bytes(in->limit, lim, sizeof(lim));
+        report__fmt_ms(in->oom_t_ms, at, sizeof(at));
+        report__fmt_bytes(in->before_oom, before, sizeof(before));
+        report__fmt_bytes(in->limit, lim, sizeof(lim));
         fprintf(out, "  %-16s killed at %s; last usage before %s (limit %s)\n",
                 in->label, at, before, lim);
     }
@@ -171,7 +171,7 @@ print_sites(const struct report *r, FILE *out)
         for (size_t k = 0; k < g->nsites && k < TEXT_MAX_SITES; k++) {
             char b[32];
 
-            report_fmt_bytes(g->sites[k].flat, b, sizeof(b));
+            report__fmt_bytes(g->sites[k].flat, b, sizeof(b));
             fprintf(out, "    %10s %5.1f%%  %s\n", b,
                     g->sites_total > 0 ? 100.0 * (double)g->sites[k].flat /
                                              (double)g->sites_total

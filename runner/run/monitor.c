@@ -60,7 +60,7 @@ struct monitor {
 };
 
 struct monitor *
-monitor_new(int64_t interval_ms, int64_t start_ms)
+monitor__new(int64_t interval_ms, int64_t start_ms)
 {
     struct monitor *mon = xcalloc(1, sizeof(*mon));
     int64_t mono_now_ms = now_mono_ns() / 1000000;
@@ -364,7 +364,7 @@ sample_one(const struct monitor *mon, struct monitor_inst *in, int64_t now_ms)
     if (in->st.gone || in->st.ended)
         return -1;
     /* Two samples in one millisecond (the first periodic one right after
-     * monitor_add, an OOM report just before the end) would be the same
+     * monitor__add, an OOM report just before the end) would be the same
      * row twice. */
     if (now_ms == in->last_ms)
         return 0;
@@ -431,9 +431,9 @@ csv_open(struct monitor_inst *in, struct err *err)
 }
 
 struct monitor_inst *
-monitor_add(struct monitor *mon, const char *label, const char *memory_dir,
-            enum ty__cgver ver, const struct monitor_file *f, int64_t now_ms,
-            struct err *err)
+monitor__add(struct monitor *mon, const char *label, const char *memory_dir,
+             enum ty__cgver ver, const struct monitor_file *f, int64_t now_ms,
+             struct err *err)
 {
     struct monitor_inst *in;
 
@@ -455,9 +455,9 @@ monitor_add(struct monitor *mon, const char *label, const char *memory_dir,
 }
 
 struct monitor_inst *
-monitor_add_process(struct monitor *mon, const char *label, pid_t pid,
-                    const struct monitor_file *f, int64_t now_ms,
-                    struct err *err)
+monitor__add_process(struct monitor *mon, const char *label, pid_t pid,
+                     const struct monitor_file *f, int64_t now_ms,
+                     struct err *err)
 {
     char dir[32];
     struct monitor_inst *in;
@@ -478,13 +478,13 @@ monitor_add_process(struct monitor *mon, const char *label, pid_t pid,
 }
 
 int64_t
-monitor_next_due_ms(const struct monitor *mon)
+monitor__next_due_ms(const struct monitor *mon)
 {
     return mon->next_due_ms;
 }
 
 void
-monitor_sample(struct monitor *mon, int64_t now_ms)
+monitor__sample(struct monitor *mon, int64_t now_ms)
 {
     for (size_t i = 0; i < mon->ninst; i++)
         if (!mon->inst[i]->st.ended && !mon->inst[i]->st.gone)
@@ -493,8 +493,8 @@ monitor_sample(struct monitor *mon, int64_t now_ms)
 }
 
 void
-monitor_oom_reported(struct monitor *mon, struct monitor_inst *in,
-                     int64_t now_ms)
+monitor__oom_reported(struct monitor *mon, struct monitor_inst *in,
+                      int64_t now_ms)
 {
     if (!in->st.oom)
         (void)sample_one(mon, in, now_ms);
@@ -502,8 +502,8 @@ monitor_oom_reported(struct monitor *mon, struct monitor_inst *in,
 }
 
 int
-monitor_instance_ended(struct monitor *mon, struct monitor_inst *in,
-                       int64_t now_ms, struct err *err)
+monitor__instance_ended(struct monitor *mon, struct monitor_inst *in,
+                        int64_t now_ms, struct err *err)
 {
     if (in->st.ended)
         return 0;
@@ -517,19 +517,19 @@ monitor_instance_ended(struct monitor *mon, struct monitor_inst *in,
 }
 
 void
-monitor_stats(const struct monitor_inst *in, struct monitor_stats *out)
+monitor__stats(const struct monitor_inst *in, struct monitor_stats *out)
 {
     *out = in->st;
 }
 
 const char *
-monitor_inst_label(const struct monitor_inst *in)
+monitor__inst_label(const struct monitor_inst *in)
 {
     return in->label;
 }
 
 void
-monitor_destroy(struct monitor **monp)
+monitor__destroy(struct monitor **monp)
 {
     struct monitor *mon = monp ? *monp : NULL;
 

@@ -4,8 +4,8 @@
  * is written in, writes <instance folder>/memory.csv and keeps the figures
  * result.json needs (peak and when, OOM kill and when, last and final usage).
  *
- * No thread: the orchestrator's loop calls monitor_sample() whenever
- * monitor_next_due_ms() has passed. Times are CLOCK_MONOTONIC milliseconds
+ * No thread: the orchestrator's loop calls monitor__sample() whenever
+ * monitor__next_due_ms() has passed. Times are CLOCK_MONOTONIC milliseconds
  * (now_mono_ns() / 1000000); the CSV turns them into wall-clock RFC 3339.
  *
  * memory.csv is written as memory.csv.partial, one whole row per write(2),
@@ -17,9 +17,9 @@
  * runner's own folder, out of the instance's reach, and the rename puts
  * memory.csv into the instance's folder over whatever is there.
  *
- * Ownership: the caller owns the monitor (monitor_destroy). Instances belong
- * to the monitor; the struct monitor_inst pointer monitor_add returns is
- * borrowed and stays valid until monitor_destroy.
+ * Ownership: the caller owns the monitor (monitor__destroy). Instances belong
+ * to the monitor; the struct monitor_inst pointer monitor__add returns is
+ * borrowed and stays valid until monitor__destroy.
  */
 #ifndef TY_RUNNER_MONITOR_H
 #define TY_RUNNER_MONITOR_H
@@ -71,50 +71,50 @@ struct monitor_stats {
 
 /* A monitor sampling every interval_ms (<= 0: the default) for a run that
  * started at start_ms. */
-struct monitor *monitor_new(int64_t interval_ms, int64_t start_ms);
+struct monitor *monitor__new(int64_t interval_ms, int64_t start_ms);
 /* Close every instance's memory.csv (renaming it into place), free, set
  * *mon to NULL. NULL-safe. */
-void monitor_destroy(struct monitor **mon);
+void monitor__destroy(struct monitor **mon);
 
 /* Watch the cgroup whose memory directory is memory_dir (its version ver)
  * for the instance called label ("providers/0", for messages); write rows
  * to f (copied). Takes the first sample at once, at now_ms. NULL with err
  * when the cgroup cannot be read or the file not created. */
-struct monitor_inst *monitor_add(struct monitor *mon, const char *label,
-                                 const char *memory_dir, enum ty__cgver ver,
-                                 const struct monitor_file *f, int64_t now_ms,
-                                 struct err *err);
+struct monitor_inst *monitor__add(struct monitor *mon, const char *label,
+                                  const char *memory_dir, enum ty__cgver ver,
+                                  const struct monitor_file *f, int64_t now_ms,
+                                  struct err *err);
 
 /* Watch a process that has no cgroup of its own (local:exec without
  * root): its resident memory from /proc/<pid>/status stands in for usage
  * (VmRSS), anon (RssAnon), file (RssFile + RssShmem) and peak (VmHWM);
  * there is no limit and no OOM count, and its children are not counted.
- * Otherwise like monitor_add. */
-struct monitor_inst *monitor_add_process(struct monitor *mon, const char *label,
-                                         pid_t pid,
-                                         const struct monitor_file *f,
-                                         int64_t now_ms, struct err *err);
+ * Otherwise like monitor__add. */
+struct monitor_inst *monitor__add_process(struct monitor *mon,
+                                          const char *label, pid_t pid,
+                                          const struct monitor_file *f,
+                                          int64_t now_ms, struct err *err);
 
 /* When the next sample is due (CLOCK_MONOTONIC ms). */
-int64_t monitor_next_due_ms(const struct monitor *mon);
+int64_t monitor__next_due_ms(const struct monitor *mon);
 /* Sample every instance that has not ended; the next one is due interval
  * ms after now_ms. A cgroup that cannot be read any more is marked gone and
  * keeps its figures; when it still exists but cannot be read (no
  * descriptor left, an I/O error) the instance is also marked lost, with a
  * warning: its figures are incomplete, and result.json says so. */
-void monitor_sample(struct monitor *mon, int64_t now_ms);
+void monitor__sample(struct monitor *mon, int64_t now_ms);
 
 /* The backend saw an OOM kill (e.g. Docker's OOMKilled): sample at once and
  * record it at now_ms unless a sample already had. */
-void monitor_oom_reported(struct monitor *mon, struct monitor_inst *inst,
-                          int64_t now_ms);
+void monitor__oom_reported(struct monitor *mon, struct monitor_inst *inst,
+                           int64_t now_ms);
 /* The instance ended: take a final sample (call it before the cgroup is
  * removed), close its file descriptors and put memory.csv in place. Fails
  * only when memory.csv cannot be completed; the figures stay available. */
-int monitor_instance_ended(struct monitor *mon, struct monitor_inst *inst,
-                           int64_t now_ms, struct err *err);
+int monitor__instance_ended(struct monitor *mon, struct monitor_inst *inst,
+                            int64_t now_ms, struct err *err);
 
-void monitor_stats(const struct monitor_inst *inst, struct monitor_stats *out);
-const char *monitor_inst_label(const struct monitor_inst *inst);
+void monitor__stats(const struct monitor_inst *inst, struct monitor_stats *out);
+const char *monitor__inst_label(const struct monitor_inst *inst);
 
 #endif

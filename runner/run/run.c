@@ -301,9 +301,10 @@ inst_started(struct run *r, struct run_inst *in)
     if (memory_file(r, in, &f, &partial, &final, &e) < 0)
         in->mon = NULL;
     else if (dir != NULL)
-        in->mon = monitor_add(r->mon, in->label, dir, ver, &f, now_ms(), &e);
+        in->mon = monitor__add(r->mon, in->label, dir, ver, &f, now_ms(), &e);
     else
-        in->mon = monitor_add_process(r->mon, in->label, pid, &f, now_ms(), &e);
+        in->mon =
+            monitor__add_process(r->mon, in->label, pid, &f, now_ms(), &e);
     if (in->mon == NULL) {
         log_warnx("%s: no memory samples: %s", in->label, e.msg);
         in->mon_lost = xasprintf("no memory samples: %s", e.msg);
@@ -331,12 +332,12 @@ inst_ended(struct run *r, struct run_inst *in, const struct backend_event *ev)
         struct monitor_stats st;
 
         if (in->oom)
-            monitor_oom_reported(r->mon, in->mon, now_ms());
-        if (monitor_instance_ended(r->mon, in->mon, now_ms(), &e) < 0) {
+            monitor__oom_reported(r->mon, in->mon, now_ms());
+        if (monitor__instance_ended(r->mon, in->mon, now_ms(), &e) < 0) {
             log_warnx("%s: %s", in->label, e.msg);
             note_output_error(r, &e);
         }
-        monitor_stats(in->mon, &st);
+        monitor__stats(in->mon, &st);
         if (st.oom && in->signal == SIGKILL)
             in->oom = true;
         if (ev->type == BACKEND_EXITED && ev->peak_bytes > st.peak) {
@@ -350,11 +351,11 @@ inst_ended(struct run *r, struct run_inst *in, const struct backend_event *ev)
                 xasprintf("the memory series stops at %lld ms: %s",
                           (long long)st.lost_t_ms, strerror(st.lost_errno));
     }
-    run_inst_decide(in);
-    run_inst_how(in, how, sizeof(how));
+    run__inst_decide(in);
+    run__inst_how(in, how, sizeof(how));
     syncsvc_instance_exited(r->svc, in->index, how);
     if (in->outcome != OUTCOME_SUCCESS && !in->lost)
-        run_progress_note(r, "%s %s", in->label, how);
+        run__progress_note(r, "%s %s", in->label, how);
 }
 
 /* Stop waiting for the instances that have not ended: they end now as
@@ -419,11 +420,11 @@ handle_signals(struct run *r)
 
     while (read(r->sigfd, &si, sizeof(si)) == sizeof(si)) {
         if (si.ssi_signo == SIGPIPE)
-            run_progress_lost(r);
+            run__progress_lost(r);
         if (!r->canceled) {
             r->canceled = true;
-            run_progress_note(r, "canceling: stopping every instance "
-                                 "(again to force)");
+            run__progress_note(r, "canceling: stopping every instance "
+                                  "(again to force)");
             syncsvc_cancel_all(r->svc, "the run was canceled");
             stop_all(r, STOP_CANCEL, false);
         } else if (si.ssi_signo != SIGPIPE) {
@@ -442,12 +443,12 @@ handle_timers(struct run *r)
 
     if (sd >= 0 && sd <= now)
         syncsvc_tick(r->svc);
-    if (monitor_next_due_ms(r->mon) <= now)
-        monitor_sample(r->mon, now);
+    if (monitor__next_due_ms(r->mon) <= now)
+        monitor__sample(r->mon, now);
     if (!r->deadline_hit && now >= r->deadline_ms) {
         r->deadline_hit = true;
-        run_progress_note(r, "the run's deadline passed; stopping every "
-                             "instance");
+        run__progress_note(r, "the run's deadline passed; stopping every "
+                              "instance");
         syncsvc_cancel_all(r->svc, "the run's deadline passed");
         stop_all(r, STOP_DEADLINE, false);
     }
@@ -468,7 +469,7 @@ poll_timeout(const struct run *r)
 {
     int64_t now = now_ms(), next = now + RUN_TICK_MS;
     int64_t sd = syncsvc_next_deadline_ms(r->svc);
-    int64_t md = monitor_next_due_ms(r->mon);
+    int64_t md = monitor__next_due_ms(r->mon);
 
     if (sd >= 0 && sd < next)
         next = sd;
@@ -491,7 +492,7 @@ loop(struct run *r, struct err *err)
             {syncsvc_socket(r->svc), 0, ZMQ_POLLIN, 0},
             {NULL, r->be->ops->notify_fd(r->be), ZMQ_POLLIN, 0},
             {NULL, r->sigfd, ZMQ_POLLIN, 0},
-            {NULL, run_progress_pipe_fd(r), 0, 0},
+            {NULL, run__progress_pipe_fd(r), 0, 0},
         };
         int n = items[3].fd >= 0 ? 4 : 3;
 
@@ -504,7 +505,7 @@ loop(struct run *r, struct err *err)
         handle_backend(r);
         handle_signals(r);
         handle_timers(r);
-        run_progress_draw(r, false);
+        run__progress_draw(r, false);
     }
     return 0;
 }
@@ -532,7 +533,7 @@ teardown(struct run *r)
 {
     cleanup_free char *tmp = NULL;
 
-    monitor_destroy(&r->mon);
+    monitor__destroy(&r->mon);
     backend_destroy(&r->be);
     syncsvc_destroy(&r->svc);
     if (r->run_dir != NULL) {
@@ -546,7 +547,7 @@ teardown(struct run *r)
     }
     if (r->sigfd >= 0)
         close(r->sigfd);
-    run_insts_release(r);
+    run__insts_release(r);
     free(r->binary);
     free(r->run_id);
     free(r->run_dir);
@@ -654,7 +655,7 @@ setup(struct run *r, struct err *err)
         (r->run_fd = fsat_root(r->run_dir, err)) < 0 ||
         run_lock_create(r->run_dir, err) < 0)
         return -1;
-    run_insts_init(r);
+    run__insts_init(r);
     if (open_sigfd(r, err) < 0 || start_backend(r, err) < 0 ||
         start_sync(r, err) < 0)
         return -1;
@@ -662,8 +663,9 @@ setup(struct run *r, struct err *err)
     r->start_wall_ns = now_wall_ns();
     r->deadline_ms = r->start_mono_ms + r->comp->timeout_ns / 1000000;
     for (size_t i = 0; i < r->n; i++)
-        r->insts[i].env = run_inst_env(r, &r->insts[i]);
-    r->mon = monitor_new(r->comp->memory_sample_ns / 1000000, r->start_mono_ms);
+        r->insts[i].env = run__inst_env(r, &r->insts[i]);
+    r->mon =
+        monitor__new(r->comp->memory_sample_ns / 1000000, r->start_mono_ms);
     return 0;
 }
 
@@ -673,8 +675,8 @@ fill_summary(const struct run *r, struct run_summary *sum)
     snprintf(sum->run_id, sizeof(sum->run_id), "%s", r->run_id);
     snprintf(sum->run_dir, sizeof(sum->run_dir), "%s", r->run_dir);
     sum->canceled = r->canceled;
-    sum->success = run_succeeded(r);
-    sum->exit_status = run_exit_status(r);
+    sum->success = run__succeeded(r);
+    sum->exit_status = run__exit_status(r);
     if (r->lost)
         snprintf(sum->message, sizeof(sum->message),
                  "%.380s: run %.100s is lost", r->lost_msg, r->run_id);
@@ -716,16 +718,16 @@ finish(struct run *r)
     struct err e = {0};
 
     r->end_wall_ns = now_wall_ns();
-    run_progress_draw(r, true);
+    run__progress_draw(r, true);
     /* Close memory.csv files and remove containers before the result is
      * written, so the result is the last file to appear. */
-    monitor_destroy(&r->mon);
+    monitor__destroy(&r->mon);
     shutdown_backend(r);
     backend_destroy(&r->be);
     if (syncsvc_log_status(r->svc, &e) < 0)
         note_output_error(r, &e);
     err_clear(&e);
-    if (run_write_result(r, &e) < 0)
+    if (run__write_result(r, &e) < 0)
         note_output_error(r, &e);
     err_clear(&e);
     if (run_lock_mark(r->run_dir, "finished", &e) < 0)
@@ -734,7 +736,7 @@ finish(struct run *r)
     if (err_output_take(&e))
         note_output_error(r, &e);
     if (!r->opts.quiet)
-        run_print_summary(r);
+        run__print_summary(r);
     write_report(r);
 }
 
@@ -758,7 +760,7 @@ run_execute(struct composition *comp, const struct run_opts *opts,
     if (rc < 0) {
         if (r.failed.code == 0)
             r.failed.code = EIO;
-        run_progress_note(&r, "an internal error; stopping every instance");
+        run__progress_note(&r, "an internal error; stopping every instance");
         stop_all(&r, STOP_CANCEL, true);
         give_up(&r, false, "stopped by an internal error of the coordinator");
     }

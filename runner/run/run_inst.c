@@ -41,7 +41,7 @@ outcome_name(enum outcome o)
 }
 
 void
-run_insts_init(struct run *r)
+run__insts_init(struct run *r)
 {
     const struct composition *c = r->comp;
     size_t k = 0;
@@ -68,7 +68,7 @@ run_insts_init(struct run *r)
 }
 
 void
-run_insts_release(struct run *r)
+run__insts_release(struct run *r)
 {
     for (size_t i = 0; i < r->n; i++) {
         struct run_inst *in = &r->insts[i];
@@ -176,7 +176,7 @@ env_testyard(struct strvec *e, const struct run *r, const struct run_inst *in)
 }
 
 char **
-run_inst_env(const struct run *r, const struct run_inst *in)
+run__inst_env(const struct run *r, const struct run_inst *in)
 {
     struct strvec e = {0};
 
@@ -205,7 +205,7 @@ finished_cleanly(const struct run_inst *in)
 }
 
 void
-run_inst_decide(struct run_inst *in)
+run__inst_decide(struct run_inst *in)
 {
     if (in->lost)
         in->outcome = OUTCOME_LOST;
@@ -227,7 +227,7 @@ run_inst_decide(struct run_inst *in)
 }
 
 void
-run_inst_how(const struct run_inst *in, char *buf, size_t size)
+run__inst_how(const struct run_inst *in, char *buf, size_t size)
 {
     int code = in->signal ? 128 + in->signal : in->status;
 

@@ -102,31 +102,31 @@ struct run {
 int run__make_dir(struct run *r, struct err *err);
 
 /* run_inst.c */
-void run_insts_init(struct run *r);
-void run_insts_release(struct run *r);
+void run__insts_init(struct run *r);
+void run__insts_release(struct run *r);
 /* The environment of instance i (as seen from the host); the caller frees
  * it with strv_free. */
-char **run_inst_env(const struct run *r, const struct run_inst *in);
+char **run__inst_env(const struct run *r, const struct run_inst *in);
 /* Decide and store the outcome of an instance that ended. */
-void run_inst_decide(struct run_inst *in);
+void run__inst_decide(struct run_inst *in);
 /* "exited with status 137 (oom)", for barrier errors. */
-void run_inst_how(const struct run_inst *in, char *buf, size_t size);
+void run__inst_how(const struct run_inst *in, char *buf, size_t size);
 
 /* run_result.c */
-int run_write_result(const struct run *r, struct err *err);
-void run_print_summary(const struct run *r);
-bool run_succeeded(const struct run *r);
+int run__write_result(const struct run *r, struct err *err);
+void run__print_summary(const struct run *r);
+bool run__succeeded(const struct run *r);
 /* 0, 1, 69 (engine lost), 70 (the loop failed) or 130 (canceled). */
-int run_exit_status(const struct run *r);
+int run__exit_status(const struct run *r);
 
 /* run_progress.c */
-void run_progress_draw(struct run *r, bool final);
-void run_progress_note(struct run *r, const char *fmt, ...)
+void run__progress_draw(struct run *r, bool final);
+void run__progress_note(struct run *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* stdout when it is a pipe still read (to poll for its reader going
  * away), else -1. */
-int run_progress_pipe_fd(const struct run *r);
+int run__progress_pipe_fd(const struct run *r);
 /* stdout is gone (SIGPIPE): print nothing more on it. */
-void run_progress_lost(struct run *r);
+void run__progress_lost(struct run *r);
 
 #endif

@@ -77,7 +77,7 @@ draw_block(struct run *r)
 }
 
 void
-run_progress_draw(struct run *r, bool final)
+run__progress_draw(struct run *r, bool final)
 {
     int64_t now = now_mono_ns() / 1000000;
 
@@ -100,7 +100,7 @@ run_progress_draw(struct run *r, bool final)
 }
 
 void
-run_progress_note(struct run *r, const char *fmt, ...)
+run__progress_note(struct run *r, const char *fmt, ...)
 {
     va_list ap;
 
@@ -119,7 +119,7 @@ run_progress_note(struct run *r, const char *fmt, ...)
 }
 
 int
-run_progress_pipe_fd(const struct run *r)
+run__progress_pipe_fd(const struct run *r)
 {
     struct stat st;
 
@@ -129,7 +129,7 @@ run_progress_pipe_fd(const struct run *r)
 }
 
 void
-run_progress_lost(struct run *r)
+run__progress_lost(struct run *r)
 {
     r->out_lost = true;
     r->opts.quiet = true;

@@ -19,7 +19,7 @@
 #include <string.h>
 
 int
-run_exit_status(const struct run *r)
+run__exit_status(const struct run *r)
 {
     if (r->lost)
         return EXIT_UNAVAILABLE;
@@ -27,11 +27,11 @@ run_exit_status(const struct run *r)
         return EXIT_SOFTWARE;
     if (r->canceled)
         return EXIT_CANCELED;
-    return run_succeeded(r) ? 0 : 1;
+    return run__succeeded(r) ? 0 : 1;
 }
 
 bool
-run_succeeded(const struct run *r)
+run__succeeded(const struct run *r)
 {
     if (r->lost || r->failed.code != 0 || r->canceled || r->n == 0)
         return false;
@@ -82,7 +82,7 @@ inst_json(const struct run *r, const struct run_inst *in)
         cJSON_AddNumberToObject(o, "duration_s",
                                 (double)(in->end_wall_ns - in->start_wall_ns) /
                                     1e9);
-    run_inst_how(in, how, sizeof(how));
+    run__inst_how(in, how, sizeof(how));
     cJSON_AddStringToObject(o, "how", how);
     ty__json_string(o, "error", in->error);
     add_memory(o, in);
@@ -133,11 +133,11 @@ run_outcome(const struct run *r)
         return "error";
     if (r->canceled)
         return "canceled";
-    return run_succeeded(r) ? "success" : "failure";
+    return run__succeeded(r) ? "success" : "failure";
 }
 
 int
-run_write_result(const struct run *r, struct err *err)
+run__write_result(const struct run *r, struct err *err)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON *insts;
@@ -158,7 +158,7 @@ run_write_result(const struct run *r, struct err *err)
                             (double)(r->end_wall_ns - r->start_wall_ns) / 1e9);
     cJSON_AddStringToObject(o, "outcome", run_outcome(r));
     cJSON_AddBoolToObject(o, "deadline_hit", r->deadline_hit);
-    cJSON_AddNumberToObject(o, "exit_status", run_exit_status(r));
+    cJSON_AddNumberToObject(o, "exit_status", run__exit_status(r));
     if (r->lost)
         cJSON_AddStringToObject(o, "engine_lost", r->lost_msg);
     if (r->failed.code != 0)
@@ -208,7 +208,7 @@ print_failures(const struct run *r, size_t max)
         if (total++ >= max)
             continue;
         shown++;
-        run_inst_how(in, how, sizeof(how));
+        run__inst_how(in, how, sizeof(how));
         /* how already quotes the error of an instance that never started */
         if (!in->started || in->error == NULL)
             printf("  %s %s\n", in->label, how);
@@ -234,7 +234,7 @@ print_lost(const struct run *r)
 }
 
 void
-run_print_summary(const struct run *r)
+run__print_summary(const struct run *r)
 {
     char dur[32];
 

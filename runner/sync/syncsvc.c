@@ -33,8 +33,8 @@
 /* ---- replies and waiters ---------------------------------------------- */
 
 void
-svc_send(struct syncsvc *svc, const struct svc_peer *peer, const char *json,
-         size_t len, int64_t id)
+svc__send(struct syncsvc *svc, const struct svc_peer *peer, const char *json,
+          size_t len, int64_t id)
 {
     if (ty__wire_send(svc->sock, peer->id, peer->len, json, len, NULL, 0, false,
                       ZMQ_DONTWAIT) == 0)
@@ -49,27 +49,27 @@ svc_send(struct syncsvc *svc, const struct svc_peer *peer, const char *json,
 }
 
 void
-svc_reply(struct syncsvc *svc, const struct svc_peer *peer,
-          const struct ty_wire_resp *resp)
+svc__reply(struct syncsvc *svc, const struct svc_peer *peer,
+           const struct ty_wire_resp *resp)
 {
     char buf[SVC_REPLY_MAX];
     size_t len = ty__wire_resp_print(resp, buf, sizeof(buf));
     char *json;
 
     if (len > 0) {
-        svc_send(svc, peer, buf, len, resp->id);
+        svc__send(svc, peer, buf, len, resp->id);
         return;
     }
     json = ty__wire_resp_encode(resp, &len);
     if (json == NULL)
         fatalx("sync service: cannot encode a response");
-    svc_send(svc, peer, json, len, resp->id);
+    svc__send(svc, peer, json, len, resp->id);
     free(json);
 }
 
 void
-svc_reply_status(struct syncsvc *svc, const struct svc_peer *peer, int64_t id,
-                 enum ty_wire_status st, const char *fmt, ...)
+svc__reply_status(struct syncsvc *svc, const struct svc_peer *peer, int64_t id,
+                  enum ty_wire_status st, const char *fmt, ...)
 {
     struct ty_wire_resp r;
     char msg[1024];
@@ -83,21 +83,21 @@ svc_reply_status(struct syncsvc *svc, const struct svc_peer *peer, int64_t id,
         va_end(ap);
         r.error = msg;
     }
-    svc_reply(svc, peer, &r);
+    svc__reply(svc, peer, &r);
 }
 
 int64_t
-svc_now_ms(void)
+svc__now_ms(void)
 {
     return now_mono_ns() / 1000000;
 }
 
 int64_t
-svc_deadline(int64_t timeout_ms)
+svc__deadline(int64_t timeout_ms)
 {
     if (timeout_ms >= SVC_FOREVER_MS)
         return SVC_FOREVER_MS;
-    return svc_now_ms() + timeout_ms;
+    return svc__now_ms() + timeout_ms;
 }
 
 /* A waiter from the spares, or a new one; zeroed. A barrier round parks
@@ -117,16 +117,16 @@ waiter_alloc(struct syncsvc *svc)
 }
 
 struct svc_waiter *
-svc_waiter_new(struct syncsvc *svc, const struct svc_ctx *c, int64_t id,
-               int64_t timeout_ms, enum svc_timer_kind kind)
+svc__waiter_new(struct syncsvc *svc, const struct svc_ctx *c, int64_t id,
+                int64_t timeout_ms, enum svc_timer_kind kind)
 {
     struct svc_inst *in = &svc->inst[c->inst];
     struct svc_waiter *w;
 
     if (in->waits >= SVC_MAX_WAITS) {
-        svc_reply_status(svc, &c->peer, id, TY_WIRE_BUSY,
-                         "too many pending waits (%d) for %s/%d", SVC_MAX_WAITS,
-                         in->group, in->group_index);
+        svc__reply_status(svc, &c->peer, id, TY_WIRE_BUSY,
+                          "too many pending waits (%d) for %s/%d",
+                          SVC_MAX_WAITS, in->group, in->group_index);
         return NULL;
     }
     w = waiter_alloc(svc);
@@ -138,14 +138,14 @@ svc_waiter_new(struct syncsvc *svc, const struct svc_ctx *c, int64_t id,
     memcpy(w->peer.id, c->peer.id, c->peer.len);
     w->peer.len = c->peer.len;
     w->timer.kind = kind;
-    w->timer.at = svc_deadline(timeout_ms);
-    svc_heap_push(&svc->timers, &w->timer);
+    w->timer.at = svc__deadline(timeout_ms);
+    svc__heap_push(&svc->timers, &w->timer);
     in->waits++;
     return w;
 }
 
 void
-svc_waiter_drop(struct svc_waiter *w)
+svc__waiter_drop(struct svc_waiter *w)
 {
     if (w->peer.id != w->peer_buf)
         free(w->peer.id);
@@ -153,9 +153,9 @@ svc_waiter_drop(struct svc_waiter *w)
 }
 
 void
-svc_waiter_free(struct syncsvc *svc, struct svc_waiter *w)
+svc__waiter_free(struct syncsvc *svc, struct svc_waiter *w)
 {
-    svc_heap_remove(&svc->timers, &w->timer);
+    svc__heap_remove(&svc->timers, &w->timer);
     svc->inst[w->inst].waits--;
     if (w->peer.id == w->peer_buf && svc->nspare < svc->ninst) {
         w->next = svc->spare;
@@ -163,11 +163,11 @@ svc_waiter_free(struct syncsvc *svc, struct svc_waiter *w)
         svc->nspare++;
         return;
     }
-    svc_waiter_drop(w);
+    svc__waiter_drop(w);
 }
 
 void
-svc_list_add(struct svc_waiter **head, struct svc_waiter *w)
+svc__list_add(struct svc_waiter **head, struct svc_waiter *w)
 {
     w->prev = NULL;
     w->next = *head;
@@ -177,7 +177,7 @@ svc_list_add(struct svc_waiter **head, struct svc_waiter *w)
 }
 
 void
-svc_list_del(struct svc_waiter **head, struct svc_waiter *w)
+svc__list_del(struct svc_waiter **head, struct svc_waiter *w)
 {
     if (w->prev != NULL)
         w->prev->next = w->next;
@@ -189,7 +189,7 @@ svc_list_del(struct svc_waiter **head, struct svc_waiter *w)
 }
 
 const char *
-svc_inst_name(const struct syncsvc *svc, int i, char *buf, size_t size)
+svc__inst_name(const struct syncsvc *svc, int i, char *buf, size_t size)
 {
     snprintf(buf, size, "%s/%d", svc->inst[i].group, svc->inst[i].group_index);
     return buf;
@@ -205,29 +205,29 @@ hello_check(struct syncsvc *svc, const struct svc_ctx *c,
     char name[300];
 
     if (strcmp(req->run, svc->run_id) != 0)
-        return svc_reply_status(svc, &c->peer, req->id, TY_WIRE_DENIED,
-                                "unknown run \"%s\": this coordinator "
-                                "serves run \"%s\"",
-                                req->run, svc->run_id),
+        return svc__reply_status(svc, &c->peer, req->id, TY_WIRE_DENIED,
+                                 "unknown run \"%s\": this coordinator "
+                                 "serves run \"%s\"",
+                                 req->run, svc->run_id),
                -1;
     if (req->global_index >= (int64_t)svc->ninst)
-        return svc_reply_status(svc, &c->peer, req->id, TY_WIRE_DENIED,
-                                "instance %lld is not in the run (it has "
-                                "%zu instances)",
-                                (long long)req->global_index, svc->ninst),
+        return svc__reply_status(svc, &c->peer, req->id, TY_WIRE_DENIED,
+                                 "instance %lld is not in the run (it has "
+                                 "%zu instances)",
+                                 (long long)req->global_index, svc->ninst),
                -1;
     in = &svc->inst[req->global_index];
-    svc_inst_name(svc, (int)req->global_index, name, sizeof(name));
+    svc__inst_name(svc, (int)req->global_index, name, sizeof(name));
     if (strcmp(in->group, req->group) != 0 ||
         in->group_index != req->group_index)
-        return svc_reply_status(svc, &c->peer, req->id, TY_WIRE_DENIED,
-                                "instance %lld is %s, not %s/%lld",
-                                (long long)req->global_index, name, req->group,
-                                (long long)req->group_index),
+        return svc__reply_status(svc, &c->peer, req->id, TY_WIRE_DENIED,
+                                 "instance %lld is %s, not %s/%lld",
+                                 (long long)req->global_index, name, req->group,
+                                 (long long)req->group_index),
                -1;
     if (!in->alive)
-        return svc_reply_status(svc, &c->peer, req->id, TY_WIRE_DENIED,
-                                "%s already ended", name),
+        return svc__reply_status(svc, &c->peer, req->id, TY_WIRE_DENIED,
+                                 "%s already ended", name),
                -1;
     return 0;
 }
@@ -235,7 +235,7 @@ hello_check(struct syncsvc *svc, const struct svc_ctx *c,
 static void
 peer_lookup(struct syncsvc *svc, struct svc_ctx *c)
 {
-    const struct svc_conn *cn = svc_conn_of(svc, c);
+    const struct svc_conn *cn = svc__conn_of(svc, c);
 
     c->inst = cn != NULL ? cn->inst : -1;
     c->board = cn != NULL ? cn->board : 0;
@@ -252,30 +252,30 @@ op_hello(struct syncsvc *svc, const struct svc_ctx *c,
     struct svc_conn *cn;
     struct ty_wire_resp r;
 
-    if (!svc_auth_ok(svc, req->secret)) {
-        svc_auth_refuse(svc, c, req->id,
-                        req->secret ? "hello with a wrong secret"
-                                    : "hello without the run's secret");
+    if (!svc__auth_ok(svc, req->secret)) {
+        svc__auth_refuse(svc, c, req->id,
+                         req->secret ? "hello with a wrong secret"
+                                     : "hello without the run's secret");
         return;
     }
     if (hello_check(svc, c, req) < 0)
         return;
     in = &svc->inst[gi];
     if (c->inst >= 0 && c->inst != gi) {
-        svc_reply_status(svc, &c->peer, req->id, TY_WIRE_DENIED,
-                         "this connection already belongs to instance %d",
-                         c->inst);
+        svc__reply_status(svc, &c->peer, req->id, TY_WIRE_DENIED,
+                          "this connection already belongs to instance %d",
+                          c->inst);
         return;
     }
-    if (c->inst < 0 && svc_conn_claim(svc, c, gi) < 0) {
-        svc_reply_status(svc, &c->peer, req->id, TY_WIRE_BUSY,
-                         "too many connections for %s/%d", in->group,
-                         in->group_index);
+    if (c->inst < 0 && svc__conn_claim(svc, c, gi) < 0) {
+        svc__reply_status(svc, &c->peer, req->id, TY_WIRE_BUSY,
+                          "too many connections for %s/%d", in->group,
+                          in->group_index);
         return;
     }
-    cn = svc_conn_find(svc, &c->peer);
+    cn = svc__conn_find(svc, &c->peer);
     if (req->board == 1 && cn->board == 0)
-        cn->board = svc_board_area(svc);
+        cn->board = svc__board_area(svc);
     in->hello = true;
     ty__wire_resp_init(&r, req->id);
     if (req->board == 1 && cn->board > 0)
@@ -283,14 +283,14 @@ op_hello(struct syncsvc *svc, const struct svc_ctx *c,
     /* The observer first: whoever reads the reply may count on it. */
     if (svc->obs.on_hello != NULL)
         svc->obs.on_hello(svc->obs_arg, gi);
-    svc_reply(svc, &c->peer, &r);
+    svc__reply(svc, &c->peer, &r);
 }
 
 static void
 op_event(struct syncsvc *svc, const struct svc_ctx *c,
          const struct ty_wire_req *req)
 {
-    svc_reply_status(svc, &c->peer, req->id, TY_WIRE_OK, NULL);
+    svc__reply_status(svc, &c->peer, req->id, TY_WIRE_OK, NULL);
     if (svc->obs.on_event != NULL)
         svc->obs.on_event(svc->obs_arg, c->inst, req->event);
 }
@@ -302,17 +302,17 @@ typedef void (*svc_handler)(struct syncsvc *svc, const struct svc_ctx *c,
 
 static const svc_handler handlers[TY_WIRE_NOPS] = {
     [TY_WIRE_HELLO] = op_hello,
-    [TY_WIRE_SIGNAL] = svc_op_signal,
-    [TY_WIRE_BARRIER] = svc_op_barrier,
-    [TY_WIRE_SIGNAL_WAIT] = svc_op_signal_wait,
-    [TY_WIRE_PUBLISH] = svc_op_publish,
-    [TY_WIRE_FETCH] = svc_op_fetch,
+    [TY_WIRE_SIGNAL] = svc__op_signal,
+    [TY_WIRE_BARRIER] = svc__op_barrier,
+    [TY_WIRE_SIGNAL_WAIT] = svc__op_signal_wait,
+    [TY_WIRE_PUBLISH] = svc__op_publish,
+    [TY_WIRE_FETCH] = svc__op_fetch,
     [TY_WIRE_EVENT] = op_event,
-    [TY_WIRE_UPLOAD_BEGIN] = svc_op_upload_begin,
-    [TY_WIRE_UPLOAD_CHUNK] = svc_op_upload_chunk,
-    [TY_WIRE_UPLOAD_END] = svc_op_upload_end,
-    [TY_WIRE_UPLOAD_ABORT] = svc_op_upload_abort,
-    [TY_WIRE_APPEND] = svc_op_append,
+    [TY_WIRE_UPLOAD_BEGIN] = svc__op_upload_begin,
+    [TY_WIRE_UPLOAD_CHUNK] = svc__op_upload_chunk,
+    [TY_WIRE_UPLOAD_END] = svc__op_upload_end,
+    [TY_WIRE_UPLOAD_ABORT] = svc__op_upload_abort,
+    [TY_WIRE_APPEND] = svc__op_append,
 };
 
 static void
@@ -329,9 +329,9 @@ handle_message(struct syncsvc *svc, struct ty_wire_msg *m)
     c.frame = &m->part[1];
     peer_lookup(svc, &c);
     if (m->more_parts || m->nparts > 3) {
-        svc_reply_status(svc, &c.peer, 0, TY_WIRE_INVALID,
-                         "expected a JSON frame and at most one payload "
-                         "frame");
+        svc__reply_status(svc, &c.peer, 0, TY_WIRE_INVALID,
+                          "expected a JSON frame and at most one payload "
+                          "frame");
         return;
     }
     if (ty__wire_req_decode(zmq_msg_data(&m->part[1]),
@@ -339,9 +339,9 @@ handle_message(struct syncsvc *svc, struct ty_wire_msg *m)
                             m->nparts == 3 ? zmq_msg_data(&m->part[2]) : NULL,
                             m->nparts == 3 ? zmq_msg_size(&m->part[2]) : 0,
                             m->nparts == 3, &req, why, sizeof(why)) < 0)
-        svc_reply_status(svc, &c.peer, req.id, TY_WIRE_INVALID, "%s", why);
+        svc__reply_status(svc, &c.peer, req.id, TY_WIRE_INVALID, "%s", why);
     else if (req.op != TY_WIRE_HELLO && c.inst < 0)
-        svc_auth_refuse(svc, &c, req.id, "a request before hello");
+        svc__auth_refuse(svc, &c, req.id, "a request before hello");
     else
         handlers[req.op](svc, &c, &req);
     ty__wire_req_release(&req);
@@ -350,7 +350,7 @@ handle_message(struct syncsvc *svc, struct ty_wire_msg *m)
 int
 syncsvc_handle(struct syncsvc *svc, struct err *err)
 {
-    svc_conn_poll(svc);
+    svc__conn_poll(svc);
     for (int n = 0; n < HANDLE_BATCH; n++) {
         struct ty_wire_msg m;
 
@@ -369,7 +369,7 @@ syncsvc_handle(struct syncsvc *svc, struct err *err)
 int64_t
 syncsvc_next_deadline_ms(const struct syncsvc *svc)
 {
-    const struct svc_timer *t = svc_heap_top(&svc->timers);
+    const struct svc_timer *t = svc__heap_top(&svc->timers);
 
     return t != NULL ? t->at : -1;
 }
@@ -377,20 +377,20 @@ syncsvc_next_deadline_ms(const struct syncsvc *svc)
 void
 syncsvc_tick(struct syncsvc *svc)
 {
-    int64_t now = svc_now_ms();
+    int64_t now = svc__now_ms();
     struct svc_timer *t;
 
-    while ((t = svc_heap_top(&svc->timers)) != NULL && t->at <= now) {
-        svc_heap_remove(&svc->timers, t);
+    while ((t = svc__heap_top(&svc->timers)) != NULL && t->at <= now) {
+        svc__heap_remove(&svc->timers, t);
         if (t->kind == SVC_T_BARRIER)
-            svc_barrier_timeout(svc,
-                                svc_container_of(t, struct svc_waiter, timer));
+            svc__barrier_timeout(
+                svc, svc__container_of(t, struct svc_waiter, timer));
         else if (t->kind == SVC_T_FETCH)
-            svc_fetch_timeout(svc,
-                              svc_container_of(t, struct svc_waiter, timer));
+            svc__fetch_timeout(svc,
+                               svc__container_of(t, struct svc_waiter, timer));
         else
-            svc_upload_timeout(svc,
-                               svc_container_of(t, struct svc_upload, timer));
+            svc__upload_timeout(svc,
+                                svc__container_of(t, struct svc_upload, timer));
     }
 }
 
@@ -407,15 +407,15 @@ syncsvc_instance_exited(struct syncsvc *svc, int instance, const char *how)
     in->alive = false;
     in->how = xstrdup(how ? how : "exited");
     svc->alive[instance / 64] &= ~(1ULL << (instance % 64));
-    svc_upload_drop_all(svc, instance);
-    svc_barrier_exited(svc, instance);
+    svc__upload_drop_all(svc, instance);
+    svc__barrier_exited(svc, instance);
 }
 
 void
 syncsvc_cancel_all(struct syncsvc *svc, const char *why)
 {
-    svc_barrier_cancel_all(svc, why ? why : "the run was canceled");
-    svc_topic_cancel_all(svc, why ? why : "the run was canceled");
+    svc__barrier_cancel_all(svc, why ? why : "the run was canceled");
+    svc__topic_cancel_all(svc, why ? why : "the run was canceled");
 }
 
 /* ---- set-up ------------------------------------------------------------- */
@@ -526,7 +526,7 @@ group_index_of(struct syncsvc *svc, const char *group)
 }
 
 int
-svc_group_find(const struct syncsvc *svc, const char *group)
+svc__group_find(const struct syncsvc *svc, const char *group)
 {
     for (size_t g = 0; g < svc->ngroups; g++)
         if (strcmp(svc->groups[g], group) == 0)
@@ -600,27 +600,27 @@ syncsvc_new(const struct syncsvc_config *cfg, struct err *err)
     if (cfg->observer != NULL)
         svc->obs = *cfg->observer;
     svc->obs_arg = cfg->observer_arg;
-    svc_map_init(&svc->states);
-    svc_map_init(&svc->topics);
-    svc_map_init(&svc->peers);
+    svc__map_init(&svc->states);
+    svc__map_init(&svc->topics);
+    svc__map_init(&svc->peers);
     (void)fd_limit_raise(); /* a thousand connections, in tests and benches */
     svc->wake_fd = -1;
-    if (svc_auth_init(svc, cfg->secret, err) < 0 ||
+    if (svc__auth_init(svc, cfg->secret, err) < 0 ||
         copy_instances(svc, cfg, err) < 0 ||
         open_log(svc, cfg->run_dir, err) < 0 ||
-        open_socket(svc, cfg->bind, err) < 0 || svc_conn_open(svc, err) < 0) {
+        open_socket(svc, cfg->bind, err) < 0 || svc__conn_open(svc, err) < 0) {
         syncsvc_destroy(&svc);
         return NULL;
     }
     if (cfg->board_dir != NULL &&
-        svc_board_open(svc, cfg->board_dir, cfg->board_gid, err) < 0) {
+        svc__board_open(svc, cfg->board_dir, cfg->board_gid, err) < 0) {
         if (!cfg->board_optional) {
             syncsvc_destroy(&svc);
             return NULL;
         }
         log_debug("%s; releases go as messages", err->msg);
         err_clear(err);
-        svc_board_close(svc);
+        svc__board_close(svc);
     }
     return svc;
 }
@@ -633,14 +633,14 @@ syncsvc_destroy(struct syncsvc **psvc)
     if (svc == NULL)
         return;
     for (size_t i = 0; i < svc->ninst; i++)
-        svc_upload_drop_all(svc, (int)i);
-    svc_conn_close(svc);
+        svc__upload_drop_all(svc, (int)i);
+    svc__conn_close(svc);
     if (svc->sock != NULL)
         zmq_close(svc->sock);
     if (svc->ctx != NULL)
         zmq_ctx_term(svc->ctx);
-    svc_map_release(&svc->states, svc_state_free);
-    svc_map_release(&svc->topics, svc_topic_free);
+    svc__map_release(&svc->states, svc__state_free);
+    svc__map_release(&svc->topics, svc__topic_free);
     while (svc->spare != NULL) {
         struct svc_waiter *w = svc->spare;
 
@@ -658,7 +658,7 @@ syncsvc_destroy(struct syncsvc **psvc)
     if (svc->log_fd >= 0)
         close(svc->log_fd);
     free(svc->log_path);
-    svc_board_close(svc);
+    svc__board_close(svc);
     strbuf_release(&svc->items);
     strbuf_release(&svc->answer);
     free(svc->timers.v);

@@ -37,7 +37,7 @@ copy_secret(struct syncsvc *svc, const char *given, struct err *err)
 }
 
 int
-svc_auth_init(struct syncsvc *svc, const char *given, struct err *err)
+svc__auth_init(struct syncsvc *svc, const char *given, struct err *err)
 {
     static const char hex[] = "0123456789abcdef";
     unsigned char raw[SVC_SECRET_BYTES];
@@ -66,7 +66,7 @@ svc_auth_init(struct syncsvc *svc, const char *given, struct err *err)
 /* Whether given is the run's secret. The time taken depends on the
  * secret's length and given's, never on where they first differ. */
 bool
-svc_auth_ok(const struct syncsvc *svc, const char *given)
+svc__auth_ok(const struct syncsvc *svc, const char *given)
 {
     const size_t n = 2 * SVC_SECRET_BYTES;
     size_t m = given != NULL ? strnlen(given, n + 1) : 0;
@@ -81,7 +81,7 @@ svc_auth_ok(const struct syncsvc *svc, const char *given)
 static void
 log_refusal(struct syncsvc *svc, const struct svc_ctx *c, const char *why)
 {
-    int64_t now = svc_now_ms();
+    int64_t now = svc__now_ms();
     const char *addr = NULL;
 
     if (now < svc->refusal_next_ms) {
@@ -103,9 +103,9 @@ log_refusal(struct syncsvc *svc, const struct svc_ctx *c, const char *why)
 }
 
 void
-svc_auth_refuse(struct syncsvc *svc, const struct svc_ctx *c, int64_t id,
-                const char *why)
+svc__auth_refuse(struct syncsvc *svc, const struct svc_ctx *c, int64_t id,
+                 const char *why)
 {
-    svc_reply_status(svc, &c->peer, id, TY_WIRE_DENIED, "%s", SVC_DENIED);
+    svc__reply_status(svc, &c->peer, id, TY_WIRE_DENIED, "%s", SVC_DENIED);
     log_refusal(svc, c, why);
 }

@@ -40,16 +40,16 @@ static bool
 state_room(struct syncsvc *svc, const struct svc_ctx *c, int64_t id, size_t len)
 {
     if (svc->states.count >= svc->bounds.states)
-        return svc_reply_status(svc, &c->peer, id, TY_WIRE_FULL,
-                                "no new state: the run has %zu states, the "
-                                "most it may have",
-                                svc->states.count),
+        return svc__reply_status(svc, &c->peer, id, TY_WIRE_FULL,
+                                 "no new state: the run has %zu states, the "
+                                 "most it may have",
+                                 svc->states.count),
                false;
     if (svc->state_held + state_cost(svc, len) > svc->bounds.state_bytes)
-        return svc_reply_status(svc, &c->peer, id, TY_WIRE_FULL,
-                                "no new state: the run's states hold %zu "
-                                "bytes, the bound for all of them is %zu",
-                                svc->state_held, svc->bounds.state_bytes),
+        return svc__reply_status(svc, &c->peer, id, TY_WIRE_FULL,
+                                 "no new state: the run's states hold %zu "
+                                 "bytes, the bound for all of them is %zu",
+                                 svc->state_held, svc->bounds.state_bytes),
                false;
     return true;
 }
@@ -61,7 +61,7 @@ state_get(struct syncsvc *svc, const struct svc_ctx *c, int64_t id,
           const char *name)
 {
     size_t len = strlen(name);
-    struct svc_state *st = svc_map_get(&svc->states, name, len);
+    struct svc_state *st = svc__map_get(&svc->states, name, len);
 
     if (st != NULL)
         return st;
@@ -77,7 +77,7 @@ state_get(struct syncsvc *svc, const struct svc_ctx *c, int64_t id,
         st->pending++;
         st->gpending[svc->inst[i].gidx]++;
     }
-    svc_map_put(&svc->states, name, len, st);
+    svc__map_put(&svc->states, name, len, st);
     svc->state_held += state_cost(svc, len);
     return st;
 }
@@ -225,21 +225,21 @@ answer_one(struct syncsvc *svc, struct svc_waiter *w, enum ty_wire_status st,
     struct ty_wire_resp r;
 
     if (st == TY_WIRE_OK && w->board > 0) {
-        svc_board_post(svc, w->board, w->id, w->seq);
+        svc__board_post(svc, w->board, w->id, w->seq);
         return true;
     }
     len = midlen
               ? ty__wire_resp_join(w->id, mid, midlen, w->seq, buf, sizeof(buf))
               : 0;
     if (len > 0) {
-        svc_send(svc, &w->peer, buf, len, w->id);
+        svc__send(svc, &w->peer, buf, len, w->id);
         return false;
     }
     ty__wire_resp_init(&r, w->id);
     r.status = st;
     r.error = msg;
     r.seq = w->seq;
-    svc_reply(svc, &w->peer, &r);
+    svc__reply(svc, &w->peer, &r);
     return false;
 }
 
@@ -255,13 +255,13 @@ answer_all(struct syncsvc *svc, struct svc_barrier *b, enum ty_wire_status st,
     bool posted = false;
 
     while ((w = b->waiters) != NULL) {
-        svc_list_del(&b->waiters, w);
+        svc__list_del(&b->waiters, w);
         posted |= answer_one(svc, w, st, msg, mid, midlen);
         set_waiting(svc, w->inst, -1);
-        svc_waiter_free(svc, w);
+        svc__waiter_free(svc, w);
     }
     if (posted)
-        svc_board_wake(svc);
+        svc__board_wake(svc);
 }
 
 /* Answer every waiter of b with st (and msg), then drop b. */
@@ -331,7 +331,7 @@ out_of_reach(const struct syncsvc *svc, const struct svc_state *st,
                  (long long)(can - st->count));
         return true;
     }
-    svc_inst_name(svc, lost, name, sizeof(name));
+    svc__inst_name(svc, lost, name, sizeof(name));
     snprintf(msg, size,
              "%s %s%s: barrier \"%s\"%s can no longer reach %lld (%lld "
              "signalled, at most %lld more)",
@@ -372,30 +372,30 @@ wait_common(struct syncsvc *svc, const struct svc_ctx *c,
     r.seq = seq;
     if (st->count >= req->target) {
         note_released(svc, st, req->target, NULL);
-        svc_reply(svc, &c->peer, &r);
+        svc__reply(svc, &c->peer, &r);
         return;
     }
     if (out_of_reach(svc, st, req->target, scope, -1, msg, sizeof(msg))) {
         log_line(svc, st, req->target, "failed", msg, -1, -1);
         r.status = TY_WIRE_FAILED;
         r.error = msg;
-        svc_reply(svc, &c->peer, &r);
+        svc__reply(svc, &c->peer, &r);
         return;
     }
-    w = svc_waiter_new(svc, c, req->id, req->timeout_ms, SVC_T_BARRIER);
+    w = svc__waiter_new(svc, c, req->id, req->timeout_ms, SVC_T_BARRIER);
     if (w == NULL)
         return;
     b = barrier_get(st, req->target, scope);
     w->seq = seq;
     w->board = req->board;
     w->barrier = b;
-    svc_list_add(&b->waiters, w);
+    svc__list_add(&b->waiters, w);
     set_waiting(svc, c->inst, +1);
 }
 
 void
-svc_op_signal(struct syncsvc *svc, const struct svc_ctx *c,
-              const struct ty_wire_req *req)
+svc__op_signal(struct syncsvc *svc, const struct svc_ctx *c,
+               const struct ty_wire_req *req)
 {
     struct svc_state *st = state_get(svc, c, req->id, req->state);
     struct ty_wire_resp r;
@@ -404,7 +404,7 @@ svc_op_signal(struct syncsvc *svc, const struct svc_ctx *c,
         return;
     ty__wire_resp_init(&r, req->id);
     r.seq = signal_state(svc, st, c->inst);
-    svc_reply(svc, &c->peer, &r);
+    svc__reply(svc, &c->peer, &r);
     release_reached(svc, st);
 }
 
@@ -417,10 +417,10 @@ board_slot_ok(struct syncsvc *svc, const struct svc_ctx *c,
     if (req->board == 0 || (c->board > 0 && req->board >= c->board &&
                             req->board < c->board + TY_BOARD_AREA))
         return true;
-    svc_reply_status(svc, &c->peer, req->id, TY_WIRE_INVALID,
-                     "\"board\": %lld is not one of this connection's "
-                     "release board slots",
-                     (long long)req->board);
+    svc__reply_status(svc, &c->peer, req->id, TY_WIRE_INVALID,
+                      "\"board\": %lld is not one of this connection's "
+                      "release board slots",
+                      (long long)req->board);
     return false;
 }
 
@@ -434,16 +434,16 @@ scope_of(struct syncsvc *svc, const struct svc_ctx *c,
 
     if (req->group == NULL)
         return -1;
-    g = svc_group_find(svc, req->group);
+    g = svc__group_find(svc, req->group);
     if (g < 0)
-        svc_reply_status(svc, &c->peer, req->id, TY_WIRE_INVALID,
-                         "\"group\": the run has no group \"%s\"", req->group);
+        svc__reply_status(svc, &c->peer, req->id, TY_WIRE_INVALID,
+                          "\"group\": the run has no group \"%s\"", req->group);
     return g < 0 ? -2 : g;
 }
 
 void
-svc_op_barrier(struct syncsvc *svc, const struct svc_ctx *c,
-               const struct ty_wire_req *req)
+svc__op_barrier(struct syncsvc *svc, const struct svc_ctx *c,
+                const struct ty_wire_req *req)
 {
     struct svc_state *st;
     int scope;
@@ -455,8 +455,8 @@ svc_op_barrier(struct syncsvc *svc, const struct svc_ctx *c,
 }
 
 void
-svc_op_signal_wait(struct syncsvc *svc, const struct svc_ctx *c,
-                   const struct ty_wire_req *req)
+svc__op_signal_wait(struct syncsvc *svc, const struct svc_ctx *c,
+                    const struct ty_wire_req *req)
 {
     struct svc_state *st;
     int64_t seq;
@@ -473,7 +473,7 @@ svc_op_signal_wait(struct syncsvc *svc, const struct svc_ctx *c,
 }
 
 void
-svc_barrier_timeout(struct syncsvc *svc, struct svc_waiter *w)
+svc__barrier_timeout(struct syncsvc *svc, struct svc_waiter *w)
 {
     struct svc_barrier *b = w->barrier;
     struct svc_state *st = b->state;
@@ -481,10 +481,10 @@ svc_barrier_timeout(struct syncsvc *svc, struct svc_waiter *w)
 
     snprintf(msg, sizeof(msg), "barrier \"%s\" timed out at %lld of %lld",
              st->name, (long long)st->count, (long long)b->target);
-    svc_list_del(&b->waiters, w);
-    svc_reply_status(svc, &w->peer, w->id, TY_WIRE_TIMEOUT, "%s", msg);
+    svc__list_del(&b->waiters, w);
+    svc__reply_status(svc, &w->peer, w->id, TY_WIRE_TIMEOUT, "%s", msg);
     set_waiting(svc, w->inst, -1);
-    svc_waiter_free(svc, w);
+    svc__waiter_free(svc, w);
     if (b->waiters != NULL)
         return;
     log_line(svc, st, b->target, "timeout", msg, -1, -1);
@@ -522,11 +522,11 @@ exited_state(void *value, void *arg)
 }
 
 void
-svc_barrier_exited(struct syncsvc *svc, int inst)
+svc__barrier_exited(struct syncsvc *svc, int inst)
 {
     struct exit_walk ew = {svc, inst};
 
-    svc_map_each(&svc->states, exited_state, &ew);
+    svc__map_each(&svc->states, exited_state, &ew);
 }
 
 struct cancel_walk {
@@ -545,15 +545,15 @@ cancel_state(void *value, void *arg)
 }
 
 void
-svc_barrier_cancel_all(struct syncsvc *svc, const char *why)
+svc__barrier_cancel_all(struct syncsvc *svc, const char *why)
 {
     struct cancel_walk cw = {svc, why};
 
-    svc_map_each(&svc->states, cancel_state, &cw);
+    svc__map_each(&svc->states, cancel_state, &cw);
 }
 
 void
-svc_state_free(void *value)
+svc__state_free(void *value)
 {
     struct svc_state *st = value;
 
@@ -565,7 +565,7 @@ svc_state_free(void *value)
             struct svc_waiter *w = b->waiters;
 
             b->waiters = w->next;
-            svc_waiter_drop(w);
+            svc__waiter_drop(w);
         }
         free(b);
     }

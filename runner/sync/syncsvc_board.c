@@ -116,7 +116,7 @@ make_fifo(struct syncsvc *svc, int dfd, int gid, struct err *err)
 }
 
 int
-svc_board_open(struct syncsvc *svc, const char *dir, int gid, struct err *err)
+svc__board_open(struct syncsvc *svc, const char *dir, int gid, struct err *err)
 {
     struct ty_board_header h = {.magic = TY_BOARD_MAGIC,
                                 .version = TY_BOARD_VERSION,
@@ -140,7 +140,7 @@ svc_board_open(struct syncsvc *svc, const char *dir, int gid, struct err *err)
 }
 
 void
-svc_board_close(struct syncsvc *svc)
+svc__board_close(struct syncsvc *svc)
 {
     if (svc->board != NULL)
         munmap(svc->board, svc->board_bytes);
@@ -161,7 +161,7 @@ svc_board_close(struct syncsvc *svc)
 }
 
 int64_t
-svc_board_area(struct syncsvc *svc)
+svc__board_area(struct syncsvc *svc)
 {
     int64_t first;
 
@@ -174,7 +174,7 @@ svc_board_area(struct syncsvc *svc)
 }
 
 void
-svc_board_post(struct syncsvc *svc, int64_t slot, int64_t id, int64_t seq)
+svc__board_post(struct syncsvc *svc, int64_t slot, int64_t id, int64_t seq)
 {
     struct ty_board_slot *s =
         (struct ty_board_slot *)(void *)((char *)svc->board +
@@ -186,7 +186,7 @@ svc_board_post(struct syncsvc *svc, int64_t slot, int64_t id, int64_t seq)
 }
 
 void
-svc_board_wake(struct syncsvc *svc)
+svc__board_wake(struct syncsvc *svc)
 {
     char c[64];
 

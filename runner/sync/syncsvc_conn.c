@@ -30,7 +30,7 @@
 #define MONITOR_EP "inproc://syncsvc-monitor"
 
 int
-svc_conn_open(struct syncsvc *svc, struct err *err)
+svc__conn_open(struct syncsvc *svc, struct err *err)
 {
     int hwm = 0, linger = 0;
 
@@ -54,21 +54,21 @@ conn_free(void *value)
 }
 
 void
-svc_conn_close(struct syncsvc *svc)
+svc__conn_close(struct syncsvc *svc)
 {
     if (svc->monitor != NULL)
         zmq_close(svc->monitor);
     svc->monitor = NULL;
-    svc_map_release(&svc->peers, conn_free);
+    svc__map_release(&svc->peers, conn_free);
     free(svc->by_fd);
     svc->by_fd = NULL;
     svc->nfd = 0;
 }
 
 struct svc_conn *
-svc_conn_find(const struct syncsvc *svc, const struct svc_peer *peer)
+svc__conn_find(const struct syncsvc *svc, const struct svc_peer *peer)
 {
-    return svc_map_get(&svc->peers, peer->id, peer->len);
+    return svc__map_get(&svc->peers, peer->id, peer->len);
 }
 
 static void
@@ -77,7 +77,7 @@ conn_drop(struct syncsvc *svc, struct svc_conn *cn)
     if (cn->fd >= 0 && (size_t)cn->fd < svc->nfd && svc->by_fd[cn->fd] == cn)
         svc->by_fd[cn->fd] = NULL;
     svc->inst[cn->inst].npeers--;
-    svc_map_del(&svc->peers, cn->id, cn->len);
+    svc__map_del(&svc->peers, cn->id, cn->len);
     free(cn);
 }
 
@@ -111,7 +111,7 @@ read_event(struct syncsvc *svc, uint16_t *event, uint32_t *value)
 }
 
 void
-svc_conn_poll(struct syncsvc *svc)
+svc__conn_poll(struct syncsvc *svc)
 {
     uint16_t event = 0;
     uint32_t fd = 0;
@@ -126,9 +126,9 @@ svc_conn_poll(struct syncsvc *svc)
 }
 
 struct svc_conn *
-svc_conn_of(struct syncsvc *svc, const struct svc_ctx *c)
+svc__conn_of(struct syncsvc *svc, const struct svc_ctx *c)
 {
-    struct svc_conn *cn = svc_conn_find(svc, &c->peer);
+    struct svc_conn *cn = svc__conn_find(svc, &c->peer);
     int fd;
 
     if (cn == NULL || cn->fd < 0 || c->frame == NULL ||
@@ -151,7 +151,7 @@ conn_bind_fd(struct syncsvc *svc, struct svc_conn *cn, int fd)
         return;
     if ((size_t)fd < svc->nfd && svc->by_fd[fd] != NULL &&
         svc->by_fd[fd] != cn) {
-        svc_conn_poll(svc);
+        svc__conn_poll(svc);
         if (svc->by_fd[fd] != NULL && svc->by_fd[fd] != cn)
             conn_drop(svc, svc->by_fd[fd]);
     }
@@ -165,14 +165,14 @@ conn_bind_fd(struct syncsvc *svc, struct svc_conn *cn, int fd)
 }
 
 int
-svc_conn_claim(struct syncsvc *svc, const struct svc_ctx *c, int inst)
+svc__conn_claim(struct syncsvc *svc, const struct svc_ctx *c, int inst)
 {
     struct svc_inst *in = &svc->inst[inst];
     int fd = c->frame != NULL ? zmq_msg_get(c->frame, ZMQ_SRCFD) : -1;
     struct svc_conn *cn;
 
     if (in->npeers >= SVC_MAX_PEERS)
-        svc_conn_poll(svc);
+        svc__conn_poll(svc);
     if (in->npeers >= SVC_MAX_PEERS)
         return -1;
     cn = xcalloc(1, sizeof(*cn) + c->peer.len);
@@ -180,7 +180,7 @@ svc_conn_claim(struct syncsvc *svc, const struct svc_ctx *c, int inst)
     cn->len = c->peer.len;
     memcpy(cn->id, c->peer.id, c->peer.len);
     in->npeers++;
-    svc_map_put(&svc->peers, cn->id, cn->len, cn);
+    svc__map_put(&svc->peers, cn->id, cn->len, cn);
     conn_bind_fd(svc, cn, fd);
     return 0;
 }

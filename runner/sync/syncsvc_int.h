@@ -63,16 +63,16 @@ struct svc_map {
     size_t count;
 };
 
-void svc_map_init(struct svc_map *m);
+void svc__map_init(struct svc_map *m);
 /* Free the entries, calling free_value (may be NULL) on each value. */
-void svc_map_release(struct svc_map *m, void (*free_value)(void *));
-void *svc_map_get(const struct svc_map *m, const void *key, size_t klen);
+void svc__map_release(struct svc_map *m, void (*free_value)(void *));
+void *svc__map_get(const struct svc_map *m, const void *key, size_t klen);
 /* Insert or replace; the key is copied. */
-void svc_map_put(struct svc_map *m, const void *key, size_t klen, void *value);
+void svc__map_put(struct svc_map *m, const void *key, size_t klen, void *value);
 /* Remove; returns the value or NULL. */
-void *svc_map_del(struct svc_map *m, const void *key, size_t klen);
-void svc_map_each(struct svc_map *m, void (*fn)(void *value, void *arg),
-                  void *arg);
+void *svc__map_del(struct svc_map *m, const void *key, size_t klen);
+void svc__map_each(struct svc_map *m, void (*fn)(void *value, void *arg),
+                   void *arg);
 
 /* ---- deadlines (syncsvc_map.c): a binary min-heap of timers ---- */
 
@@ -90,11 +90,11 @@ struct svc_heap {
     size_t cap;
 };
 
-void svc_heap_push(struct svc_heap *h, struct svc_timer *t);
-void svc_heap_remove(struct svc_heap *h, struct svc_timer *t);
-struct svc_timer *svc_heap_top(const struct svc_heap *h);
+void svc__heap_push(struct svc_heap *h, struct svc_timer *t);
+void svc__heap_remove(struct svc_heap *h, struct svc_timer *t);
+struct svc_timer *svc__heap_top(const struct svc_heap *h);
 
-#define svc_container_of(p, type, member)                                      \
+#define svc__container_of(p, type, member)                                     \
     ((type *)(void *)((char *)(p)-offsetof(type, member)))
 
 /* ---- the service ---- */
@@ -251,105 +251,106 @@ struct svc_ctx {
 /* syncsvc.c */
 /* Send one printed answer without blocking; a peer that is not reading
  * loses it (logged with the request id). */
-void svc_send(struct syncsvc *svc, const struct svc_peer *peer,
-              const char *json, size_t len, int64_t id);
+void svc__send(struct syncsvc *svc, const struct svc_peer *peer,
+               const char *json, size_t len, int64_t id);
 /* Print (without cJSON when it can) and send an answer. */
-void svc_reply(struct syncsvc *svc, const struct svc_peer *peer,
-               const struct ty_wire_resp *resp);
-void svc_reply_status(struct syncsvc *svc, const struct svc_peer *peer,
-                      int64_t id, enum ty_wire_status st, const char *fmt, ...)
+void svc__reply(struct syncsvc *svc, const struct svc_peer *peer,
+                const struct ty_wire_resp *resp);
+void svc__reply_status(struct syncsvc *svc, const struct svc_peer *peer,
+                       int64_t id, enum ty_wire_status st, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
-int64_t svc_now_ms(void);
+int64_t svc__now_ms(void);
 /* Deadline for a wait of timeout_ms from now (saturating). */
-int64_t svc_deadline(int64_t timeout_ms);
+int64_t svc__deadline(int64_t timeout_ms);
 /* A pending wait for the current request; NULL (and an answer sent) when
  * the instance already has too many. */
-struct svc_waiter *svc_waiter_new(struct syncsvc *svc, const struct svc_ctx *c,
-                                  int64_t id, int64_t timeout_ms,
-                                  enum svc_timer_kind kind);
+struct svc_waiter *svc__waiter_new(struct syncsvc *svc, const struct svc_ctx *c,
+                                   int64_t id, int64_t timeout_ms,
+                                   enum svc_timer_kind kind);
 /* Unqueue and free a waiter (already unlinked from its owner's list). */
-void svc_waiter_free(struct syncsvc *svc, struct svc_waiter *w);
+void svc__waiter_free(struct syncsvc *svc, struct svc_waiter *w);
 /* Free a waiter's memory only (the service is being destroyed). */
-void svc_waiter_drop(struct svc_waiter *w);
-void svc_list_add(struct svc_waiter **head, struct svc_waiter *w);
-void svc_list_del(struct svc_waiter **head, struct svc_waiter *w);
+void svc__waiter_drop(struct svc_waiter *w);
+void svc__list_add(struct svc_waiter **head, struct svc_waiter *w);
+void svc__list_del(struct svc_waiter **head, struct svc_waiter *w);
 /* The index of a group id in svc->groups, or -1. */
-int svc_group_find(const struct syncsvc *svc, const char *group);
+int svc__group_find(const struct syncsvc *svc, const char *group);
 /* "<group>/<index>" in buf. */
-const char *svc_inst_name(const struct syncsvc *svc, int i, char *buf,
-                          size_t size);
+const char *svc__inst_name(const struct syncsvc *svc, int i, char *buf,
+                           size_t size);
 
 /* syncsvc_auth.c */
 /* Take the run's secret (given, when not NULL) or make one (getrandom). */
-int svc_auth_init(struct syncsvc *svc, const char *given, struct err *err);
+int svc__auth_init(struct syncsvc *svc, const char *given, struct err *err);
 /* Whether given (may be NULL) is the run's secret; constant time. */
-bool svc_auth_ok(const struct syncsvc *svc, const char *given);
+bool svc__auth_ok(const struct syncsvc *svc, const char *given);
 /* Answer SVC_DENIED and log why with the peer's address (rate-limited). */
-void svc_auth_refuse(struct syncsvc *svc, const struct svc_ctx *c, int64_t id,
-                     const char *why);
+void svc__auth_refuse(struct syncsvc *svc, const struct svc_ctx *c, int64_t id,
+                      const char *why);
 
 /* syncsvc_conn.c */
-int svc_conn_open(struct syncsvc *svc, struct err *err);
-void svc_conn_close(struct syncsvc *svc);
+int svc__conn_open(struct syncsvc *svc, struct err *err);
+void svc__conn_close(struct syncsvc *svc);
 /* The connection of a routing id, NULL before a valid hello. */
-struct svc_conn *svc_conn_find(const struct syncsvc *svc,
-                               const struct svc_peer *peer);
+struct svc_conn *svc__conn_find(const struct syncsvc *svc,
+                                const struct svc_peer *peer);
 /* The connection a message came on, NULL before a valid hello: also
  * when its routing id belonged to a connection that has closed since. */
-struct svc_conn *svc_conn_of(struct syncsvc *svc, const struct svc_ctx *c);
+struct svc_conn *svc__conn_of(struct syncsvc *svc, const struct svc_ctx *c);
 /* Give the message's connection one of instance inst's slots; -1 when
  * all are held by connections still open. */
-int svc_conn_claim(struct syncsvc *svc, const struct svc_ctx *c, int inst);
+int svc__conn_claim(struct syncsvc *svc, const struct svc_ctx *c, int inst);
 /* Give back the slots of connections that closed. */
-void svc_conn_poll(struct syncsvc *svc);
+void svc__conn_poll(struct syncsvc *svc);
 
 /* syncsvc_barrier.c */
-void svc_op_signal(struct syncsvc *svc, const struct svc_ctx *c,
-                   const struct ty_wire_req *req);
-void svc_op_barrier(struct syncsvc *svc, const struct svc_ctx *c,
+void svc__op_signal(struct syncsvc *svc, const struct svc_ctx *c,
                     const struct ty_wire_req *req);
-void svc_op_signal_wait(struct syncsvc *svc, const struct svc_ctx *c,
-                        const struct ty_wire_req *req);
-void svc_barrier_timeout(struct syncsvc *svc, struct svc_waiter *w);
-void svc_barrier_exited(struct syncsvc *svc, int inst);
-void svc_barrier_cancel_all(struct syncsvc *svc, const char *why);
-void svc_state_free(void *state);
+void svc__op_barrier(struct syncsvc *svc, const struct svc_ctx *c,
+                     const struct ty_wire_req *req);
+void svc__op_signal_wait(struct syncsvc *svc, const struct svc_ctx *c,
+                         const struct ty_wire_req *req);
+void svc__barrier_timeout(struct syncsvc *svc, struct svc_waiter *w);
+void svc__barrier_exited(struct syncsvc *svc, int inst);
+void svc__barrier_cancel_all(struct syncsvc *svc, const char *why);
+void svc__state_free(void *state);
 
 /* syncsvc_board.c */
 /* Make the board in dir (a new folder) for the coordinator's user and
  * group gid (> 0; else no one else). */
-int svc_board_open(struct syncsvc *svc, const char *dir, int gid,
-                   struct err *err);
-void svc_board_close(struct syncsvc *svc);
+int svc__board_open(struct syncsvc *svc, const char *dir, int gid,
+                    struct err *err);
+void svc__board_close(struct syncsvc *svc);
 /* The first slot (from 1) of a new connection's area; 0 when off or full. */
-int64_t svc_board_area(struct syncsvc *svc);
+int64_t svc__board_area(struct syncsvc *svc);
 /* Answer request id with seq in slot (from 1). */
-void svc_board_post(struct syncsvc *svc, int64_t slot, int64_t id, int64_t seq);
+void svc__board_post(struct syncsvc *svc, int64_t slot, int64_t id,
+                     int64_t seq);
 /* Wake every instance watching the board: after a release's posts. */
-void svc_board_wake(struct syncsvc *svc);
+void svc__board_wake(struct syncsvc *svc);
 
 /* syncsvc_topic.c */
-void svc_op_publish(struct syncsvc *svc, const struct svc_ctx *c,
-                    const struct ty_wire_req *req);
-void svc_op_fetch(struct syncsvc *svc, const struct svc_ctx *c,
-                  const struct ty_wire_req *req);
-void svc_fetch_timeout(struct syncsvc *svc, struct svc_waiter *w);
-void svc_topic_cancel_all(struct syncsvc *svc, const char *why);
-void svc_topic_free(void *topic);
+void svc__op_publish(struct syncsvc *svc, const struct svc_ctx *c,
+                     const struct ty_wire_req *req);
+void svc__op_fetch(struct syncsvc *svc, const struct svc_ctx *c,
+                   const struct ty_wire_req *req);
+void svc__fetch_timeout(struct syncsvc *svc, struct svc_waiter *w);
+void svc__topic_cancel_all(struct syncsvc *svc, const char *why);
+void svc__topic_free(void *topic);
 
 /* syncsvc_upload.c */
-void svc_op_upload_begin(struct syncsvc *svc, const struct svc_ctx *c,
-                         const struct ty_wire_req *req);
-void svc_op_upload_chunk(struct syncsvc *svc, const struct svc_ctx *c,
-                         const struct ty_wire_req *req);
-void svc_op_upload_end(struct syncsvc *svc, const struct svc_ctx *c,
-                       const struct ty_wire_req *req);
-void svc_op_upload_abort(struct syncsvc *svc, const struct svc_ctx *c,
-                         const struct ty_wire_req *req);
-void svc_op_append(struct syncsvc *svc, const struct svc_ctx *c,
-                   const struct ty_wire_req *req);
-void svc_upload_timeout(struct syncsvc *svc, struct svc_upload *u);
+void svc__op_upload_begin(struct syncsvc *svc, const struct svc_ctx *c,
+                          const struct ty_wire_req *req);
+void svc__op_upload_chunk(struct syncsvc *svc, const struct svc_ctx *c,
+                          const struct ty_wire_req *req);
+void svc__op_upload_end(struct syncsvc *svc, const struct svc_ctx *c,
+                        const struct ty_wire_req *req);
+void svc__op_upload_abort(struct syncsvc *svc, const struct svc_ctx *c,
+                          const struct ty_wire_req *req);
+void svc__op_append(struct syncsvc *svc, const struct svc_ctx *c,
+                    const struct ty_wire_req *req);
+void svc__upload_timeout(struct syncsvc *svc, struct svc_upload *u);
 /* Drop every upload of an instance (it ended): partial files vanish. */
-void svc_upload_drop_all(struct syncsvc *svc, int inst);
+void svc__upload_drop_all(struct syncsvc *svc, int inst);
 
 #endif

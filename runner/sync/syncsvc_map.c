@@ -16,7 +16,7 @@
 #include <string.h>
 
 void
-svc_map_init(struct svc_map *m)
+svc__map_init(struct svc_map *m)
 {
     m->nbuckets = 64;
     m->buckets = xcalloc(m->nbuckets, sizeof(*m->buckets));
@@ -24,7 +24,7 @@ svc_map_init(struct svc_map *m)
 }
 
 void
-svc_map_release(struct svc_map *m, void (*free_value)(void *))
+svc__map_release(struct svc_map *m, void (*free_value)(void *))
 {
     for (size_t b = 0; b < m->nbuckets; b++) {
         struct svc_map_entry *e = m->buckets[b], *next;
@@ -54,7 +54,7 @@ find(const struct svc_map *m, const void *key, size_t klen, uint64_t h)
 }
 
 void *
-svc_map_get(const struct svc_map *m, const void *key, size_t klen)
+svc__map_get(const struct svc_map *m, const void *key, size_t klen)
 {
     struct svc_map_entry **pp =
         find(m, key, klen, ty__fnv1a(TY__FNV_BASIS, key, klen));
@@ -83,7 +83,7 @@ grow(struct svc_map *m)
 }
 
 void
-svc_map_put(struct svc_map *m, const void *key, size_t klen, void *value)
+svc__map_put(struct svc_map *m, const void *key, size_t klen, void *value)
 {
     uint64_t h = ty__fnv1a(TY__FNV_BASIS, key, klen);
     struct svc_map_entry **pp = find(m, key, klen, h), *e;
@@ -104,7 +104,7 @@ svc_map_put(struct svc_map *m, const void *key, size_t klen, void *value)
 }
 
 void *
-svc_map_del(struct svc_map *m, const void *key, size_t klen)
+svc__map_del(struct svc_map *m, const void *key, size_t klen)
 {
     struct svc_map_entry **pp =
         find(m, key, klen, ty__fnv1a(TY__FNV_BASIS, key, klen));
@@ -121,7 +121,7 @@ svc_map_del(struct svc_map *m, const void *key, size_t klen)
 }
 
 void
-svc_map_each(struct svc_map *m, void (*fn)(void *value, void *arg), void *arg)
+svc__map_each(struct svc_map *m, void (*fn)(void *value, void *arg), void *arg)
 {
     for (size_t b = 0; b < m->nbuckets; b++)
         for (struct svc_map_entry *e = m->buckets[b]; e != NULL; e = e->next)
@@ -170,7 +170,7 @@ sift_down(struct svc_heap *h, size_t i)
 }
 
 void
-svc_heap_push(struct svc_heap *h, struct svc_timer *t)
+svc__heap_push(struct svc_heap *h, struct svc_timer *t)
 {
     xgrow(&h->v, &h->cap, h->n + 1, sizeof(*h->v));
     h->v[h->n] = t;
@@ -179,7 +179,7 @@ svc_heap_push(struct svc_heap *h, struct svc_timer *t)
 }
 
 void
-svc_heap_remove(struct svc_heap *h, struct svc_timer *t)
+svc__heap_remove(struct svc_heap *h, struct svc_timer *t)
 {
     size_t i = t->slot;
     struct svc_timer *last;
@@ -196,7 +196,7 @@ svc_heap_remove(struct svc_heap *h, struct svc_timer *t)
 }
 
 struct svc_timer *
-svc_heap_top(const struct svc_heap *h)
+svc__heap_top(const struct svc_heap *h)
 {
     return h->n > 0 ? h->v[0] : NULL;
 }

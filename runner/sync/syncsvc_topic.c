@@ -54,25 +54,25 @@ topic_get(struct syncsvc *svc, const struct svc_ctx *c, int64_t id,
           const char *name)
 {
     size_t len = strlen(name);
-    struct svc_topic *t = svc_map_get(&svc->topics, name, len);
+    struct svc_topic *t = svc__map_get(&svc->topics, name, len);
 
     if (t != NULL)
         return t;
     if (svc->topics.count >= svc->bounds.topics)
-        return svc_reply_status(svc, &c->peer, id, TY_WIRE_FULL,
-                                "no new topic: the run has %zu topics, the "
-                                "most it may have",
-                                svc->topics.count),
+        return svc__reply_status(svc, &c->peer, id, TY_WIRE_FULL,
+                                 "no new topic: the run has %zu topics, the "
+                                 "most it may have",
+                                 svc->topics.count),
                NULL;
     if (svc->topic_held + topic_cost(len) > svc->bounds.topic_bytes)
-        return svc_reply_status(svc, &c->peer, id, TY_WIRE_FULL,
-                                "no new topic: the run's topics hold %zu "
-                                "bytes, the bound for all of them is %zu",
-                                svc->topic_held, svc->bounds.topic_bytes),
+        return svc__reply_status(svc, &c->peer, id, TY_WIRE_FULL,
+                                 "no new topic: the run's topics hold %zu "
+                                 "bytes, the bound for all of them is %zu",
+                                 svc->topic_held, svc->bounds.topic_bytes),
                NULL;
     t = xcalloc(1, sizeof(*t));
     t->name = xstrdup(name);
-    svc_map_put(&svc->topics, name, len, t);
+    svc__map_put(&svc->topics, name, len, t);
     svc->topic_held += topic_cost(len);
     return t;
 }
@@ -115,7 +115,7 @@ send_items(struct syncsvc *svc, const struct svc_peer *peer, int64_t id)
     sb->len = 0;
     strbuf_addf(sb, "{\"id\":%lld", (long long)id);
     strbuf_add(sb, svc->items.buf, svc->items.len);
-    svc_send(svc, peer, sb->buf, sb->len, id);
+    svc__send(svc, peer, sb->buf, sb->len, id);
 }
 
 static void
@@ -132,30 +132,30 @@ check_bounds(struct syncsvc *svc, const struct svc_ctx *c,
              size_t len)
 {
     if (len > TY_WIRE_VALUE_MAX)
-        return svc_reply_status(svc, &c->peer, req->id, TY_WIRE_INVALID,
-                                "value of %zu bytes is over the %u-byte "
-                                "limit",
-                                len, TY_WIRE_VALUE_MAX),
+        return svc__reply_status(svc, &c->peer, req->id, TY_WIRE_INVALID,
+                                 "value of %zu bytes is over the %u-byte "
+                                 "limit",
+                                 len, TY_WIRE_VALUE_MAX),
                -1;
     if (t->n + 1 > svc->topic_max_entries)
-        return svc_reply_status(svc, &c->peer, req->id, TY_WIRE_FULL,
-                                "topic \"%s\" is full: it holds %zu entries, "
-                                "the bound per topic",
-                                t->name, t->n),
+        return svc__reply_status(svc, &c->peer, req->id, TY_WIRE_FULL,
+                                 "topic \"%s\" is full: it holds %zu entries, "
+                                 "the bound per topic",
+                                 t->name, t->n),
                -1;
     if (t->bytes + len > svc->topic_max_bytes)
-        return svc_reply_status(svc, &c->peer, req->id, TY_WIRE_FULL,
-                                "topic \"%s\" is full: %zu bytes plus %zu "
-                                "would pass the bound of %zu bytes per topic",
-                                t->name, t->bytes, len, svc->topic_max_bytes),
+        return svc__reply_status(svc, &c->peer, req->id, TY_WIRE_FULL,
+                                 "topic \"%s\" is full: %zu bytes plus %zu "
+                                 "would pass the bound of %zu bytes per topic",
+                                 t->name, t->bytes, len, svc->topic_max_bytes),
                -1;
     if (svc->topic_held + entry_cost(len) > svc->bounds.topic_bytes)
-        return svc_reply_status(svc, &c->peer, req->id, TY_WIRE_FULL,
-                                "topic \"%s\" cannot take %zu bytes more: "
-                                "the run's topics hold %zu bytes, the bound "
-                                "for all of them is %zu",
-                                t->name, len, svc->topic_held,
-                                svc->bounds.topic_bytes),
+        return svc__reply_status(svc, &c->peer, req->id, TY_WIRE_FULL,
+                                 "topic \"%s\" cannot take %zu bytes more: "
+                                 "the run's topics hold %zu bytes, the bound "
+                                 "for all of them is %zu",
+                                 t->name, len, svc->topic_held,
+                                 svc->bounds.topic_bytes),
                -1;
     return 0;
 }
@@ -172,20 +172,20 @@ wake_readers(struct syncsvc *svc, struct svc_topic *t)
         next = w->next;
         if (w->from > (int64_t)t->n)
             continue;
-        svc_list_del(&t->waiters, w);
+        svc__list_del(&t->waiters, w);
         if (w->from != from || w->max != max) {
             from = w->from;
             max = w->max;
             render_items(svc, t, from, max);
         }
         send_items(svc, &w->peer, w->id);
-        svc_waiter_free(svc, w);
+        svc__waiter_free(svc, w);
     }
 }
 
 void
-svc_op_publish(struct syncsvc *svc, const struct svc_ctx *c,
-               const struct ty_wire_req *req)
+svc__op_publish(struct syncsvc *svc, const struct svc_ctx *c,
+                const struct ty_wire_req *req)
 {
     struct svc_topic *t = topic_get(svc, c, req->id, req->topic);
     char *v;
@@ -196,8 +196,8 @@ svc_op_publish(struct syncsvc *svc, const struct svc_ctx *c,
         return;
     v = cJSON_PrintUnformatted(req->value);
     if (v == NULL) {
-        svc_reply_status(svc, &c->peer, req->id, TY_WIRE_INVALID,
-                         "value cannot be printed as JSON");
+        svc__reply_status(svc, &c->peer, req->id, TY_WIRE_INVALID,
+                          "value cannot be printed as JSON");
         return;
     }
     len = strlen(v);
@@ -216,13 +216,13 @@ svc_op_publish(struct syncsvc *svc, const struct svc_ctx *c,
     free(v);
     ty__wire_resp_init(&r, req->id);
     r.seq = (int64_t)t->n;
-    svc_reply(svc, &c->peer, &r);
+    svc__reply(svc, &c->peer, &r);
     wake_readers(svc, t);
 }
 
 void
-svc_op_fetch(struct syncsvc *svc, const struct svc_ctx *c,
-             const struct ty_wire_req *req)
+svc__op_fetch(struct syncsvc *svc, const struct svc_ctx *c,
+              const struct ty_wire_req *req)
 {
     struct svc_topic *t = topic_get(svc, c, req->id, req->topic);
     struct svc_waiter *w;
@@ -234,28 +234,28 @@ svc_op_fetch(struct syncsvc *svc, const struct svc_ctx *c,
         return;
     }
     if (req->timeout_ms == 0) {
-        svc_reply_status(svc, &c->peer, req->id, TY_WIRE_TIMEOUT,
-                         "topic \"%s\" has no item %lld yet", t->name,
-                         (long long)req->from);
+        svc__reply_status(svc, &c->peer, req->id, TY_WIRE_TIMEOUT,
+                          "topic \"%s\" has no item %lld yet", t->name,
+                          (long long)req->from);
         return;
     }
-    w = svc_waiter_new(svc, c, req->id, req->timeout_ms, SVC_T_FETCH);
+    w = svc__waiter_new(svc, c, req->id, req->timeout_ms, SVC_T_FETCH);
     if (w == NULL)
         return;
     w->topic = t;
     w->from = req->from;
     w->max = req->max;
-    svc_list_add(&t->waiters, w);
+    svc__list_add(&t->waiters, w);
 }
 
 void
-svc_fetch_timeout(struct syncsvc *svc, struct svc_waiter *w)
+svc__fetch_timeout(struct syncsvc *svc, struct svc_waiter *w)
 {
-    svc_list_del(&w->topic->waiters, w);
-    svc_reply_status(svc, &w->peer, w->id, TY_WIRE_TIMEOUT,
-                     "no item %lld on topic \"%s\" before the deadline",
-                     (long long)w->from, w->topic->name);
-    svc_waiter_free(svc, w);
+    svc__list_del(&w->topic->waiters, w);
+    svc__reply_status(svc, &w->peer, w->id, TY_WIRE_TIMEOUT,
+                      "no item %lld on topic \"%s\" before the deadline",
+                      (long long)w->from, w->topic->name);
+    svc__waiter_free(svc, w);
 }
 
 struct cancel_walk {
@@ -271,23 +271,23 @@ cancel_topic(void *value, void *arg)
     struct svc_waiter *w;
 
     while ((w = t->waiters) != NULL) {
-        svc_list_del(&t->waiters, w);
-        svc_reply_status(cw->svc, &w->peer, w->id, TY_WIRE_CANCELED, "%s",
-                         cw->why);
-        svc_waiter_free(cw->svc, w);
+        svc__list_del(&t->waiters, w);
+        svc__reply_status(cw->svc, &w->peer, w->id, TY_WIRE_CANCELED, "%s",
+                          cw->why);
+        svc__waiter_free(cw->svc, w);
     }
 }
 
 void
-svc_topic_cancel_all(struct syncsvc *svc, const char *why)
+svc__topic_cancel_all(struct syncsvc *svc, const char *why)
 {
     struct cancel_walk cw = {svc, why};
 
-    svc_map_each(&svc->topics, cancel_topic, &cw);
+    svc__map_each(&svc->topics, cancel_topic, &cw);
 }
 
 void
-svc_topic_free(void *value)
+svc__topic_free(void *value)
 {
     struct svc_topic *t = value;
 
@@ -295,7 +295,7 @@ svc_topic_free(void *value)
         struct svc_waiter *w = t->waiters;
 
         t->waiters = w->next;
-        svc_waiter_drop(w);
+        svc__waiter_drop(w);
     }
     for (size_t i = 0; i < t->n; i++)
         free(t->entries[i].item);

@@ -81,13 +81,13 @@ check_name_quota(struct syncsvc *svc, const struct svc_ctx *c,
     const struct svc_inst *in = &svc->inst[c->inst];
 
     if (is_reserved(req->name))
-        return svc_reply_status(svc, &c->peer, req->id, TY_WIRE_INVALID,
-                                "\"%s\" is written by the runner; choose "
-                                "another name",
-                                req->name),
+        return svc__reply_status(svc, &c->peer, req->id, TY_WIRE_INVALID,
+                                 "\"%s\" is written by the runner; choose "
+                                 "another name",
+                                 req->name),
                -1;
     if (bytes > in->quota || in->charged > in->quota - bytes)
-        return svc_reply_status(
+        return svc__reply_status(
                    svc, &c->peer, req->id, TY_WIRE_FULL,
                    "%s: output quota of %llu bytes (run.output_quota) "
                    "would be exceeded: %llu sent, %llu more asked",
@@ -121,7 +121,7 @@ upload_drop(struct syncsvc *svc, struct svc_upload *u)
     in->nuploads--;
     if (!u->done)
         in->charged -= (uint64_t)u->size;
-    svc_heap_remove(&svc->timers, &u->timer);
+    svc__heap_remove(&svc->timers, &u->timer);
     if (u->fd >= 0) {
         close(u->fd);
         (void)unlinkat(u->dirfd, u->tmp, 0);
@@ -141,21 +141,21 @@ begin_check(struct syncsvc *svc, const struct svc_ctx *c,
     struct svc_inst *in = &svc->inst[c->inst];
 
     if (req->size < 0)
-        return svc_reply_status(svc, &c->peer, req->id, TY_WIRE_INVALID,
-                                "upload of a negative size"),
+        return svc__reply_status(svc, &c->peer, req->id, TY_WIRE_INVALID,
+                                 "upload of a negative size"),
                -1;
     if (check_name_quota(svc, c, req, (uint64_t)req->size) < 0)
         return -1;
     if (in->nuploads >= SVC_MAX_UPLOADS)
-        return svc_reply_status(svc, &c->peer, req->id, TY_WIRE_BUSY,
-                                "too many uploads in progress (%d)",
-                                SVC_MAX_UPLOADS),
+        return svc__reply_status(svc, &c->peer, req->id, TY_WIRE_BUSY,
+                                 "too many uploads in progress (%d)",
+                                 SVC_MAX_UPLOADS),
                -1;
     for (struct svc_upload *u = in->uploads; u != NULL; u = u->next) {
         if (strcmp(u->path, req->name) == 0)
-            return svc_reply_status(svc, &c->peer, req->id, TY_WIRE_BUSY,
-                                    "\"%s\" is already being uploaded",
-                                    req->name),
+            return svc__reply_status(svc, &c->peer, req->id, TY_WIRE_BUSY,
+                                     "\"%s\" is already being uploaded",
+                                     req->name),
                    -1;
     }
     return 0;
@@ -184,8 +184,8 @@ upload_open(struct syncsvc *svc, const struct svc_ctx *c,
     }
     if (u->fd >= 0)
         return u;
-    svc_reply_status(svc, &c->peer, req->id, TY_WIRE_IOERR, "%s: %s", req->name,
-                     e.msg);
+    svc__reply_status(svc, &c->peer, req->id, TY_WIRE_IOERR, "%s: %s",
+                      req->name, e.msg);
     if (u->dirfd >= 0)
         close(u->dirfd);
     free(u->base);
@@ -195,8 +195,8 @@ upload_open(struct syncsvc *svc, const struct svc_ctx *c,
 }
 
 void
-svc_op_upload_begin(struct syncsvc *svc, const struct svc_ctx *c,
-                    const struct ty_wire_req *req)
+svc__op_upload_begin(struct syncsvc *svc, const struct svc_ctx *c,
+                     const struct ty_wire_req *req)
 {
     struct svc_inst *in = &svc->inst[c->inst];
     struct svc_upload *u;
@@ -210,14 +210,14 @@ svc_op_upload_begin(struct syncsvc *svc, const struct svc_ctx *c,
     u->size = req->size;
     in->charged += (uint64_t)req->size;
     u->timer.kind = SVC_T_UPLOAD;
-    u->timer.at = svc_deadline(SVC_UPLOAD_IDLE_MS);
-    svc_heap_push(&svc->timers, &u->timer);
+    u->timer.at = svc__deadline(SVC_UPLOAD_IDLE_MS);
+    svc__heap_push(&svc->timers, &u->timer);
     u->next = in->uploads;
     in->uploads = u;
     in->nuploads++;
     ty__wire_resp_init(&r, req->id);
     r.upload = u->uid;
-    svc_reply(svc, &c->peer, &r);
+    svc__reply(svc, &c->peer, &r);
 }
 
 static struct svc_upload *
@@ -227,14 +227,14 @@ upload_lookup(struct syncsvc *svc, const struct svc_ctx *c,
     struct svc_upload *u = upload_find(&svc->inst[c->inst], req->upload);
 
     if (u == NULL)
-        svc_reply_status(svc, &c->peer, req->id, TY_WIRE_NOTFOUND,
-                         "no upload %lld in progress", (long long)req->upload);
+        svc__reply_status(svc, &c->peer, req->id, TY_WIRE_NOTFOUND,
+                          "no upload %lld in progress", (long long)req->upload);
     return u;
 }
 
 void
-svc_op_upload_chunk(struct syncsvc *svc, const struct svc_ctx *c,
-                    const struct ty_wire_req *req)
+svc__op_upload_chunk(struct syncsvc *svc, const struct svc_ctx *c,
+                     const struct ty_wire_req *req)
 {
     struct svc_upload *u = upload_lookup(svc, c, req);
 
@@ -242,31 +242,31 @@ svc_op_upload_chunk(struct syncsvc *svc, const struct svc_ctx *c,
         return;
     if (req->offset != u->received ||
         u->received + (int64_t)req->len > u->size) {
-        svc_reply_status(svc, &c->peer, req->id, TY_WIRE_INVALID,
-                         "upload %lld: chunk at %lld of %zu bytes does not "
-                         "follow %lld of %lld bytes; upload dropped",
-                         (long long)u->uid, (long long)req->offset, req->len,
-                         (long long)u->received, (long long)u->size);
+        svc__reply_status(svc, &c->peer, req->id, TY_WIRE_INVALID,
+                          "upload %lld: chunk at %lld of %zu bytes does not "
+                          "follow %lld of %lld bytes; upload dropped",
+                          (long long)u->uid, (long long)req->offset, req->len,
+                          (long long)u->received, (long long)u->size);
         upload_drop(svc, u);
         return;
     }
     if (fd_write_all(u->fd, req->data, req->len) < 0) {
-        svc_reply_status(svc, &c->peer, req->id, TY_WIRE_IOERR,
-                         "%s: write: %s; upload dropped", u->path,
-                         strerror(errno));
+        svc__reply_status(svc, &c->peer, req->id, TY_WIRE_IOERR,
+                          "%s: write: %s; upload dropped", u->path,
+                          strerror(errno));
         upload_drop(svc, u);
         return;
     }
     u->received += (int64_t)req->len;
-    svc_heap_remove(&svc->timers, &u->timer);
-    u->timer.at = svc_deadline(SVC_UPLOAD_IDLE_MS);
-    svc_heap_push(&svc->timers, &u->timer);
-    svc_reply_status(svc, &c->peer, req->id, TY_WIRE_OK, NULL);
+    svc__heap_remove(&svc->timers, &u->timer);
+    u->timer.at = svc__deadline(SVC_UPLOAD_IDLE_MS);
+    svc__heap_push(&svc->timers, &u->timer);
+    svc__reply_status(svc, &c->peer, req->id, TY_WIRE_OK, NULL);
 }
 
 void
-svc_op_upload_end(struct syncsvc *svc, const struct svc_ctx *c,
-                  const struct ty_wire_req *req)
+svc__op_upload_end(struct syncsvc *svc, const struct svc_ctx *c,
+                   const struct ty_wire_req *req)
 {
     struct svc_upload *u = upload_lookup(svc, c, req);
     int fd, rc;
@@ -274,10 +274,10 @@ svc_op_upload_end(struct syncsvc *svc, const struct svc_ctx *c,
     if (u == NULL)
         return;
     if (u->received != u->size) {
-        svc_reply_status(svc, &c->peer, req->id, TY_WIRE_INVALID,
-                         "upload %lld ended at %lld of %lld bytes; dropped",
-                         (long long)u->uid, (long long)u->received,
-                         (long long)u->size);
+        svc__reply_status(svc, &c->peer, req->id, TY_WIRE_INVALID,
+                          "upload %lld ended at %lld of %lld bytes; dropped",
+                          (long long)u->uid, (long long)u->received,
+                          (long long)u->size);
         upload_drop(svc, u);
         return;
     }
@@ -285,25 +285,25 @@ svc_op_upload_end(struct syncsvc *svc, const struct svc_ctx *c,
     u->fd = -1;
     /* Not synced: the event loop must not wait on the disk. */
     if ((rc = ty__commit_at(fd, u->dirfd, u->tmp, u->base, false)) < 0) {
-        svc_reply_status(svc, &c->peer, req->id, TY_WIRE_IOERR, "%s: %s",
-                         u->path, strerror(-rc));
+        svc__reply_status(svc, &c->peer, req->id, TY_WIRE_IOERR, "%s: %s",
+                          u->path, strerror(-rc));
     } else {
         u->done = true;
-        svc_reply_status(svc, &c->peer, req->id, TY_WIRE_OK, NULL);
+        svc__reply_status(svc, &c->peer, req->id, TY_WIRE_OK, NULL);
     }
     upload_drop(svc, u);
 }
 
 void
-svc_op_upload_abort(struct syncsvc *svc, const struct svc_ctx *c,
-                    const struct ty_wire_req *req)
+svc__op_upload_abort(struct syncsvc *svc, const struct svc_ctx *c,
+                     const struct ty_wire_req *req)
 {
     struct svc_upload *u = upload_lookup(svc, c, req);
 
     if (u == NULL)
         return;
     upload_drop(svc, u);
-    svc_reply_status(svc, &c->peer, req->id, TY_WIRE_OK, NULL);
+    svc__reply_status(svc, &c->peer, req->id, TY_WIRE_OK, NULL);
 }
 
 static int
@@ -323,8 +323,8 @@ append_open(const struct svc_inst *in, const char *name, struct err *err)
 }
 
 void
-svc_op_append(struct syncsvc *svc, const struct svc_ctx *c,
-              const struct ty_wire_req *req)
+svc__op_append(struct syncsvc *svc, const struct svc_ctx *c,
+               const struct ty_wire_req *req)
 {
     struct svc_inst *in = &svc->inst[c->inst];
     cleanup_close int fd = -1;
@@ -336,21 +336,21 @@ svc_op_append(struct syncsvc *svc, const struct svc_ctx *c,
     if (fd >= 0 && fd_write_all(fd, req->data, req->len) < 0)
         err_sys(&e, errno, "%s", req->name);
     if (fd < 0 || e.code != 0) {
-        svc_reply_status(svc, &c->peer, req->id, TY_WIRE_IOERR, "%s", e.msg);
+        svc__reply_status(svc, &c->peer, req->id, TY_WIRE_IOERR, "%s", e.msg);
         return;
     }
     in->charged += req->len;
-    svc_reply_status(svc, &c->peer, req->id, TY_WIRE_OK, NULL);
+    svc__reply_status(svc, &c->peer, req->id, TY_WIRE_OK, NULL);
 }
 
 void
-svc_upload_timeout(struct syncsvc *svc, struct svc_upload *u)
+svc__upload_timeout(struct syncsvc *svc, struct svc_upload *u)
 {
     upload_drop(svc, u);
 }
 
 void
-svc_upload_drop_all(struct syncsvc *svc, int inst)
+svc__upload_drop_all(struct syncsvc *svc, int inst)
 {
     while (svc->inst[inst].uploads != NULL)
         upload_drop(svc, svc->inst[inst].uploads);

@@ -164,7 +164,7 @@ have_shani(void)
 #endif
 
 void
-sha256_force_portable(int on)
+ty__sha256_force_portable(int on)
 {
 #if defined(__x86_64__) && !defined(TY_SANITIZE)
     cached = on ? 0 : -1;
@@ -186,7 +186,7 @@ compress(struct sha256 *s, const uint8_t *p, size_t nblocks)
 }
 
 void
-sha256_init(struct sha256 *s)
+ty__sha256_init(struct sha256 *s)
 {
     static const uint32_t iv[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372,
                                    0xa54ff53a, 0x510e527f, 0x9b05688c,
@@ -198,7 +198,7 @@ sha256_init(struct sha256 *s)
 }
 
 void
-sha256_update(struct sha256 *s, const void *data, size_t len)
+ty__sha256_update(struct sha256 *s, const void *data, size_t len)
 {
     const uint8_t *p = data;
 
@@ -228,7 +228,7 @@ sha256_update(struct sha256 *s, const void *data, size_t len)
 }
 
 void
-sha256_final(struct sha256 *s, uint8_t out[SHA256_LEN])
+ty__sha256_final(struct sha256 *s, uint8_t out[SHA256_LEN])
 {
     uint64_t bits = s->bytes * 8;
 
@@ -251,17 +251,17 @@ sha256_final(struct sha256 *s, uint8_t out[SHA256_LEN])
 }
 
 void
-sha256_buf(const void *data, size_t len, uint8_t out[SHA256_LEN])
+ty__sha256_buf(const void *data, size_t len, uint8_t out[SHA256_LEN])
 {
     struct sha256 s;
 
-    sha256_init(&s);
-    sha256_update(&s, data, len);
-    sha256_final(&s, out);
+    ty__sha256_init(&s);
+    ty__sha256_update(&s, data, len);
+    ty__sha256_final(&s, out);
 }
 
 void
-sha256_hex(const uint8_t digest[SHA256_LEN], char out[SHA256_HEX_LEN])
+ty__sha256_hex(const uint8_t digest[SHA256_LEN], char out[SHA256_HEX_LEN])
 {
     static const char hex[] = "0123456789abcdef";
 

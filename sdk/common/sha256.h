@@ -20,16 +20,16 @@ struct sha256 {
     size_t fill; /* bytes waiting in block */
 };
 
-void sha256_init(struct sha256 *s);
-void sha256_update(struct sha256 *s, const void *data, size_t len);
+void ty__sha256_init(struct sha256 *s);
+void ty__sha256_update(struct sha256 *s, const void *data, size_t len);
 /* Finish and write the digest; s must be re-initialised before reuse. */
-void sha256_final(struct sha256 *s, uint8_t out[SHA256_LEN]);
+void ty__sha256_final(struct sha256 *s, uint8_t out[SHA256_LEN]);
 /* Digest of one buffer. */
-void sha256_buf(const void *data, size_t len, uint8_t out[SHA256_LEN]);
+void ty__sha256_buf(const void *data, size_t len, uint8_t out[SHA256_LEN]);
 /* Lower-case hex of a digest into out (SHA256_HEX_LEN bytes). */
 /* Use the portable compression even where the CPU has SHA instructions
  * (on = 1), or go back to choosing (on = 0). For tests. */
-void sha256_force_portable(int on);
-void sha256_hex(const uint8_t digest[SHA256_LEN], char out[SHA256_HEX_LEN]);
+void ty__sha256_force_portable(int on);
+void ty__sha256_hex(const uint8_t digest[SHA256_LEN], char out[SHA256_HEX_LEN]);
 
 #endif

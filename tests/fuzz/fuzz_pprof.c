@@ -16,15 +16,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static void
 use_profile(const struct pprof_profile *p)
 {
-    int v = pprof_value_index(p, "inuse_space");
+    int v = pprof__value_index(p, "inuse_space");
     struct pprof_site *sites = NULL;
     size_t n;
 
-    (void)pprof_nsamples(p);
-    (void)pprof_time_ns(p);
+    (void)pprof__nsamples(p);
+    (void)pprof__time_ns(p);
     for (int i = -1; i < 4; i++)
-        (void)pprof_total(p, i);
-    n = pprof_sites(p, v >= 0 ? v : 0, &sites);
+        (void)pprof__total(p, i);
+    n = pprof__sites(p, v >= 0 ? v : 0, &sites);
     for (size_t i = 0; i < n; i++)
         if (sites[i].function == NULL)
             fuzz_fail("site %zu has no function name", i);
@@ -41,11 +41,11 @@ in_report(const uint8_t *data, size_t size)
     int rc = 0;
 
     for (size_t i = 0; i < 2; i++) {
-        struct report_inst *in = report_inst_add(r, "g", (int)i);
+        struct report_inst *in = report__inst_add(r, "g", (int)i);
 
         free(fuzz_file(files[i], data, size));
         if (rc == 0)
-            rc = report_snaps_load(r, in, &err);
+            rc = report__snaps_load(r, in, &err);
     }
     if (rc < 0 || fuzz_report_render(r, &err) < 0)
         fuzz_fail("a profile that decodes is refused by the report: %s",
@@ -62,14 +62,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct pprof_profile *p;
 
     memcpy(buf, data, size);
-    p = pprof_parse(buf, size, "heap-fuzz.pb.gz", &err);
+    p = pprof__parse(buf, size, "heap-fuzz.pb.gz", &err);
     if (p == NULL && err.msg[0] == '\0')
         fuzz_fail("a refusal without a message");
     if (p != NULL) {
         use_profile(p);
         in_report(data, size);
     }
-    pprof_destroy(&p);
+    pprof__destroy(&p);
     free(buf);
     return 0;
 }

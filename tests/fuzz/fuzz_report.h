@@ -35,17 +35,17 @@ fuzz_report_render(struct report *r, struct err *err)
     cJSON *j;
     char *s;
 
-    report_analyse(r);
+    report__analyse(r);
     for (size_t g = 0; g < r->ngroups; g++)
-        if (report_sites(r, &r->groups[g], err) < 0)
+        if (report__sites(r, &r->groups[g], err) < 0)
             return -1;
-    j = report_json(r);
+    j = report__json(r);
     s = j ? cJSON_PrintUnformatted(j) : NULL;
     if (s == NULL)
-        fuzz_fail("report_json failed");
+        fuzz_fail("report__json failed");
     free(s);
     cJSON_Delete(j);
-    free(report_html(r));
+    free(report__html(r));
     return 0;
 }
 

@@ -15,8 +15,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *path = fuzz_file("barriers.jsonl", data, size);
     struct err err = {0};
 
-    (void)report_inst_add(r, "g", 0);
-    if (report_bars_load(r, &err) < 0 || fuzz_report_render(r, &err) < 0)
+    (void)report__inst_add(r, "g", 0);
+    if (report__bars_load(r, &err) < 0 || fuzz_report_render(r, &err) < 0)
         fuzz_report_refusal(&err, "barriers.jsonl");
     report_destroy(&r);
     free(path);

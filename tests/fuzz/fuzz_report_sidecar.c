@@ -23,7 +23,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int rc = 0;
 
     for (int i = 0; i < 2; i++) {
-        struct report_inst *in = report_inst_add(r, "g", i);
+        struct report_inst *in = report__inst_add(r, "g", i);
         char *dir = xasprintf("g/%d/heap-round-1-post-trim", i);
         char *json = xasprintf("%s.json", dir);
         char *pb = xasprintf("%s.pb.gz", dir);
@@ -31,7 +31,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         free(fuzz_file(json, data, size));
         free(fuzz_file(pb, profile, sizeof(profile) - 1));
         if (rc == 0)
-            rc = report_snaps_load(r, in, &err);
+            rc = report__snaps_load(r, in, &err);
         free(dir);
         free(json);
         free(pb);

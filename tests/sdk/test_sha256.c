@@ -13,8 +13,8 @@ hex_of(const void *data, size_t len, char out[SHA256_HEX_LEN])
 {
     uint8_t d[SHA256_LEN];
 
-    sha256_buf(data, len, d);
-    sha256_hex(d, out);
+    ty__sha256_buf(data, len, d);
+    ty__sha256_hex(d, out);
 }
 
 static void
@@ -70,16 +70,16 @@ t_streaming(void)
     for (size_t len = 50; len < sizeof(data); len += 7) {
         uint8_t want[SHA256_LEN];
 
-        sha256_buf(data, len, want);
+        ty__sha256_buf(data, len, want);
         for (size_t piece = 1; piece <= 70; piece++) {
             struct sha256 s;
             uint8_t got[SHA256_LEN];
 
-            sha256_init(&s);
+            ty__sha256_init(&s);
             for (size_t off = 0; off < len; off += piece)
-                sha256_update(&s, data + off,
-                              len - off < piece ? len - off : piece);
-            sha256_final(&s, got);
+                ty__sha256_update(&s, data + off,
+                                  len - off < piece ? len - off : piece);
+            ty__sha256_final(&s, got);
             CHECK_MSG(memcmp(got, want, SHA256_LEN) == 0,
                       "len %zu piece %zu differs", len, piece);
         }
@@ -117,12 +117,12 @@ t_portable(void)
 {
     int before = th_failures();
 
-    sha256_force_portable(1);
+    ty__sha256_force_portable(1);
     t_vectors();
     t_million_a();
     t_streaming();
     t_padding_edges();
-    sha256_force_portable(0);
+    ty__sha256_force_portable(0);
     CHECK_EQ_INT(th_failures(), before);
 }
 
@@ -140,10 +140,10 @@ t_paths_agree(void)
     for (size_t len = 0; len < sizeof(buf); len += 61) {
         uint8_t a[SHA256_LEN], b[SHA256_LEN];
 
-        sha256_force_portable(1);
-        sha256_buf(buf, len, a);
-        sha256_force_portable(0);
-        sha256_buf(buf, len, b);
+        ty__sha256_force_portable(1);
+        ty__sha256_buf(buf, len, a);
+        ty__sha256_force_portable(0);
+        ty__sha256_buf(buf, len, b);
         CHECK_MSG(memcmp(a, b, sizeof(a)) == 0, "length %zu differs", len);
     }
 }

@@ -33,13 +33,13 @@ static void
 t_csv_time_past_2262(void)
 {
     struct report *r = report_in_tmp();
-    struct report_inst *in = report_inst_add(r, "g", 0);
+    struct report_inst *in = report__inst_add(r, "g", 0);
     struct err err = {0};
 
     th_write(th_tmpdir(), "g/0/memory.csv",
              "time,t_ms,usage_bytes\n"
              "6026-12-01T11:58:31.650Z,122,33386496\n");
-    CHECK_MSG(report_csv_load(r, in, &err) == 0, "%s", err.msg);
+    CHECK_MSG(report__csv_load(r, in, &err) == 0, "%s", err.msg);
     CHECK_EQ_INT(in->nsamples, 1);
     CHECK_EQ_INT(r->start_ns, 0);
     CHECK_EQ_INT(time_parse_rfc3339("2262-04-11T23:47:16Z"), 0);
@@ -59,14 +59,14 @@ t_bars_t_ns_out_of_range(void)
              "{\"time\":\"2026-12-01T11:58:31.549Z\",\"t_ns\":"
              "17961266126311606292957,\"state\":\"ready-1\",\"target\":2,"
              "\"result\":\"released\"}\n");
-    CHECK_MSG(report_bars_load(r, &err) == 0, "%s", err.msg);
+    CHECK_MSG(report__bars_load(r, &err) == 0, "%s", err.msg);
     CHECK_EQ_INT(r->nbars, 1);
     CHECK_EQ_INT(r->start_ns, time_parse_rfc3339("2026-12-01T11:58:31.549Z"));
     report_destroy(&r);
     r = report_in_tmp();
     th_write(th_tmpdir(), "barriers.jsonl",
              "{\"t_ns\":1e300,\"state\":\"x\",\"result\":\"released\"}\n");
-    CHECK(report_bars_load(r, &err) < 0);
+    CHECK(report__bars_load(r, &err) < 0);
     CHECK_CONTAINS(err.msg, "barriers.jsonl:1: expected");
     report_destroy(&r);
 }
@@ -81,7 +81,7 @@ t_bars_target_out_of_range(void)
     th_write(th_tmpdir(), "barriers.jsonl",
              "{\"t_ns\":1796126303909239787,\"state\":\"next-1\","
              "\"target\":1e300,\"result\":\"released\"}\n");
-    CHECK_MSG(report_bars_load(r, &err) == 0, "%s", err.msg);
+    CHECK_MSG(report__bars_load(r, &err) == 0, "%s", err.msg);
     CHECK_EQ_INT(r->nbars, 1);
     CHECK_EQ_INT(r->bars[0].target, -1);
     report_destroy(&r);
@@ -109,13 +109,13 @@ static void
 t_csv_huge_t_ms(void)
 {
     struct report *r = report_in_tmp();
-    struct report_inst *in = report_inst_add(r, "g", 0);
+    struct report_inst *in = report__inst_add(r, "g", 0);
     struct err err = {0};
 
     th_write(th_tmpdir(), "g/0/memory.csv",
              "time,t_ms,usage_bytes\n"
              "2026-12-01T11:58:23.898Z,9223372036854775807,5\n");
-    CHECK_MSG(report_csv_load(r, in, &err) == 0, "%s", err.msg);
+    CHECK_MSG(report__csv_load(r, in, &err) == 0, "%s", err.msg);
     CHECK_EQ_INT(in->nsamples, 1);
     CHECK_EQ_INT(r->start_ns, 0);
     report_destroy(&r);
@@ -138,7 +138,7 @@ t_pprof_sum_overflow(void)
 {
     struct err err = {0};
     struct pprof_profile *p =
-        pprof_parse(huge_profile, sizeof(huge_profile) - 1, "huge", &err);
+        pprof__parse(huge_profile, sizeof(huge_profile) - 1, "huge", &err);
     struct pprof_site *sites = NULL;
     struct report *r;
     char *html;
@@ -147,26 +147,26 @@ t_pprof_sum_overflow(void)
     if (p == NULL)
         return;
     r = report_in_tmp();
-    CHECK_EQ_INT(pprof_total(p, 0), INT64_MAX);
-    CHECK_EQ_INT(pprof_sites(p, 0, &sites), 1);
+    CHECK_EQ_INT(pprof__total(p, 0), INT64_MAX);
+    CHECK_EQ_INT(pprof__sites(p, 0, &sites), 1);
     CHECK_EQ_INT(sites[0].flat, INT64_MAX);
     free(sites);
-    pprof_destroy(&p);
+    pprof__destroy(&p);
     for (int i = 0; i < 2; i++) {
         char rel[64];
 
         snprintf(rel, sizeof(rel), "g/%d/heap-round-1-post-trim.pb.gz", i);
         put_bytes(rel, huge_profile, sizeof(huge_profile) - 1);
-        CHECK(report_snaps_load(r, report_inst_add(r, "g", i), &err) == 0);
+        CHECK(report__snaps_load(r, report__inst_add(r, "g", i), &err) == 0);
     }
-    report_analyse(r);
-    CHECK_MSG(report_sites(r, &r->groups[0], &err) == 0, "%s", err.msg);
+    report__analyse(r);
+    CHECK_MSG(report__sites(r, &r->groups[0], &err) == 0, "%s", err.msg);
     CHECK_EQ_INT(r->groups[0].sites_total, INT64_MAX);
     CHECK_EQ_INT(r->groups[0].nsites, 1);
     CHECK_EQ_INT(r->groups[0].sites[0].flat, INT64_MAX);
     CHECK(r->groups[0].nrounds == 1 &&
           r->groups[0].rounds[0].heap_post == INT64_MAX / 2);
-    html = report_html(r);
+    html = report__html(r);
     CHECK(html != NULL && strstr(html, "</html>") != NULL);
     free(html);
     report_destroy(&r);

@@ -22,14 +22,14 @@ t_pick(void)
     struct err err = {0};
     int base = -1, other = -1;
 
-    CHECK_MSG(backend_ids_pick(100, &base, &err) == 0, "%s", err.msg);
+    CHECK_MSG(backend__ids_pick(100, &base, &err) == 0, "%s", err.msg);
     CHECK((unsigned)base >= BACKEND_IDS_LOW &&
           (unsigned)base + 100 < BACKEND_IDS_HIGH);
     CHECK(getpwuid((uid_t)base) == NULL && getgrgid((gid_t)base) == NULL);
     CHECK(getpwuid((uid_t)base + 99) == NULL);
     /* drawn at random: two runs do not get the same block */
-    CHECK(backend_ids_pick(100, &other, &err) == 0 && other != base);
-    CHECK(backend_ids_pick(BACKEND_IDS_HIGH, &base, &err) < 0);
+    CHECK(backend__ids_pick(100, &other, &err) == 0 && other != base);
+    CHECK(backend__ids_pick(BACKEND_IDS_HIGH, &base, &err) < 0);
     CHECK(strstr(err.msg, "user ids") != NULL);
 }
 
@@ -44,18 +44,18 @@ t_user(void)
     char buf[32], want[32];
     int uid = 0;
 
-    CHECK_EQ_STR(backend_ids_user(&b, &c, &in, &uid, buf, sizeof(buf)),
+    CHECK_EQ_STR(backend__ids_user(&b, &c, &in, &uid, buf, sizeof(buf)),
                  "1073741827:1073741824");
     CHECK_EQ_INT(uid, (1 << 30) + 3);
     in.group = "admins";
-    CHECK_EQ_STR(backend_ids_user(&b, &c, &in, &uid, buf, sizeof(buf)),
+    CHECK_EQ_STR(backend__ids_user(&b, &c, &in, &uid, buf, sizeof(buf)),
                  "0:1073741824");
     CHECK_EQ_INT(uid, 0);
     /* a coordinator that cannot give ids away: its own, folders as made */
     b.instance_uid = b.instance_gid = -1;
     in.group = "users";
     snprintf(want, sizeof(want), "%d:%d", (int)geteuid(), (int)getegid());
-    CHECK_EQ_STR(backend_ids_user(&b, &c, &in, &uid, buf, sizeof(buf)), want);
+    CHECK_EQ_STR(backend__ids_user(&b, &c, &in, &uid, buf, sizeof(buf)), want);
     CHECK_EQ_INT(uid, -1);
 }
 
@@ -69,12 +69,12 @@ t_root_needs_root(void)
     struct err err = {0};
 
     if (geteuid() == 0) {
-        CHECK_MSG(backend_ids_for_run(&b, &c, &err) == 0, "%s", err.msg);
+        CHECK_MSG(backend__ids_for_run(&b, &c, &err) == 0, "%s", err.msg);
         CHECK(b.instance_uid >= (int)BACKEND_IDS_LOW);
         CHECK_EQ_INT(b.instance_gid, b.instance_uid);
         return;
     }
-    CHECK(backend_ids_for_run(&b, &c, &err) < 0);
+    CHECK(backend__ids_for_run(&b, &c, &err) < 0);
     CHECK(strstr(err.msg, "group admins asks for root") != NULL);
     CHECK_EQ_INT(err.status, EXIT_USAGE);
 }
@@ -90,25 +90,25 @@ t_dirs(void)
 
     if (geteuid() != 0)
         th_skip("giving folders away needs root");
-    CHECK_MSG(backend_ids_make_dir(dir, 1234567, 7654321, &err) == 0, "%s",
+    CHECK_MSG(backend__ids_make_dir(dir, 1234567, 7654321, &err) == 0, "%s",
               err.msg);
     CHECK(stat(dir, &st) == 0 && st.st_uid == 1234567 && st.st_gid == 7654321 &&
           (st.st_mode & 07777) == 0700);
     /* a folder that is already there and not testyard's is refused */
-    CHECK(backend_ids_make_dir(dir, 1234567, 7654321, &err) < 0);
+    CHECK(backend__ids_make_dir(dir, 1234567, 7654321, &err) < 0);
     CHECK(strstr(err.msg, "not testyard's") != NULL);
-    backend_ids_give_back(dir);
+    backend__ids_give_back(dir);
     CHECK(stat(dir, &st) == 0 && st.st_uid == geteuid() &&
           (st.st_mode & 07777) == 0755);
     /* testyard's own is taken again */
-    CHECK_MSG(backend_ids_make_dir(dir, 1234567, 7654321, &err) == 0, "%s",
+    CHECK_MSG(backend__ids_make_dir(dir, 1234567, 7654321, &err) == 0, "%s",
               err.msg);
     /* a link in its place is not followed: its target keeps its owner */
     CHECK(mkdir(target, 0755) == 0 && symlink(target, link) == 0);
-    CHECK(backend_ids_make_dir(link, 1234567, 7654321, &err) < 0);
+    CHECK(backend__ids_make_dir(link, 1234567, 7654321, &err) < 0);
     CHECK(stat(target, &st) == 0 && st.st_uid == geteuid() &&
           (st.st_mode & 07777) == 0755);
-    backend_ids_give_back(link);
+    backend__ids_give_back(link);
     CHECK(stat(target, &st) == 0 && st.st_uid == geteuid());
     free(dir);
     free(link);

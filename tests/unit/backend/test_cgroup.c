@@ -44,7 +44,7 @@ get(const char *dir, const char *name)
 static int
 enter(const void *cg)
 {
-    return cgroup_attach_self_prepared(cg);
+    return cgroup__attach_self_prepared(cg);
 }
 
 /* Start this program with --alloc in the cgroup: mib MiB, held hold_ms
@@ -64,7 +64,7 @@ real_sys(void)
     if (!cgroup_sys_usable(sys)) {
         static char why[600];
 
-        snprintf(why, sizeof(why), "%s", cgroup_sys_warning(sys));
+        snprintf(why, sizeof(why), "%s", cgroup__sys_warning(sys));
         cgroup_sys_destroy(&sys);
         th_skip(why);
     }
@@ -78,11 +78,11 @@ t_detect(void)
 {
     struct cgroup_sys *sys = real_sys();
 
-    CHECK(cgroup_sys_version(sys) == TY_CG_V1 ||
-          cgroup_sys_version(sys) == TY_CG_V2);
-    CHECK(cgroup_sys_controllers(sys) & CGROUP_MEMORY);
-    if (cgroup_sys_warning(sys) != NULL)
-        printf("# warning: %s\n", cgroup_sys_warning(sys));
+    CHECK(cgroup__sys_version(sys) == TY_CG_V1 ||
+          cgroup__sys_version(sys) == TY_CG_V2);
+    CHECK(cgroup__sys_controllers(sys) & CGROUP_MEMORY);
+    if (cgroup__sys_warning(sys) != NULL)
+        printf("# warning: %s\n", cgroup__sys_warning(sys));
     cgroup_sys_destroy(&sys);
     CHECK(sys == NULL);
 }
@@ -97,15 +97,15 @@ t_limits_read_back(void)
     const char *dir;
 
     snprintf(rel, sizeof(rel), "test-%d/limits-0", (int)getpid());
-    cg = cgroup_create(sys, rel, 64 * MiB, 500, 64, &err);
+    cg = cgroup__create(sys, rel, 64 * MiB, 500, 64, &err);
     CHECK_MSG(cg != NULL, "%s", err.msg);
     if (cg == NULL)
         goto out;
-    dir = cgroup_memory_dir(cg);
+    dir = cgroup__memory_dir(cg);
     CHECK_CONTAINS(dir, "/testyard/test-");
-    if (cgroup_sys_version(sys) == TY_CG_V1) {
-        const char *cpu = cgroup_controller_dir(cg, CGROUP_CPU);
-        const char *pids = cgroup_controller_dir(cg, CGROUP_PIDS);
+    if (cgroup__sys_version(sys) == TY_CG_V1) {
+        const char *cpu = cgroup__controller_dir(cg, CGROUP_CPU);
+        const char *pids = cgroup__controller_dir(cg, CGROUP_PIDS);
         char memsw[700];
 
         snprintf(memsw, sizeof(memsw), "%s/memory.memsw.limit_in_bytes", dir);
@@ -114,9 +114,9 @@ t_limits_read_back(void)
         if (path_exists(memsw))
             CHECK_EQ_STR(get(dir, "memory.memsw.limit_in_bytes"), "67108864");
         CHECK_EQ_INT(cpu != NULL,
-                     (cgroup_sys_controllers(sys) & CGROUP_CPU) != 0);
+                     (cgroup__sys_controllers(sys) & CGROUP_CPU) != 0);
         CHECK_EQ_INT(pids != NULL,
-                     (cgroup_sys_controllers(sys) & CGROUP_PIDS) != 0);
+                     (cgroup__sys_controllers(sys) & CGROUP_PIDS) != 0);
         if (cpu != NULL) {
             CHECK_CONTAINS(cpu, "/testyard/test-");
             CHECK_EQ_STR(get(cpu, "cpu.cfs_quota_us"), "50000");
@@ -130,10 +130,10 @@ t_limits_read_back(void)
     }
     snprintf(top, sizeof(top), "%s", dir);
     *strrchr(top, '/') = '\0';
-    CHECK_EQ_INT(cgroup_remove(cg, &err), 0);
+    CHECK_EQ_INT(cgroup__remove(cg, &err), 0);
     CHECK(!path_exists(dir));
     CHECK(!path_exists(top));
-    cgroup_destroy(&cg);
+    cgroup__destroy(&cg);
 out:
     cgroup_sys_destroy(&sys);
 }
@@ -150,23 +150,23 @@ t_oom_kill(void)
     int status;
 
     snprintf(rel, sizeof(rel), "test-%d/oom-0", (int)getpid());
-    cg = cgroup_create(sys, rel, 64 * MiB, 0, 0, &err);
+    cg = cgroup__create(sys, rel, 64 * MiB, 0, 0, &err);
     CHECK_MSG(cg != NULL, "%s", err.msg);
     if (cg == NULL)
         goto out;
-    before = cgroup_oom_kills(cg);
+    before = cgroup__oom_kills(cg);
     CHECK_EQ_INT(before, 0);
     status = th_wait(spawn_alloc(cg, "200", "0"));
     CHECK_MSG(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
               "child status %#x, expected SIGKILL", status);
-    CHECK_MSG(cgroup_oom_kills(cg) > before, "oom_kills %lld",
-              (long long)cgroup_oom_kills(cg));
-    CHECK_EQ_INT(cgroup_read(cg, &m, &err), 0);
+    CHECK_MSG(cgroup__oom_kills(cg) > before, "oom_kills %lld",
+              (long long)cgroup__oom_kills(cg));
+    CHECK_EQ_INT(cgroup__read(cg, &m, &err), 0);
     CHECK_EQ_INT(m.limit, (int64_t)(64 * MiB));
     CHECK(m.peak >= (int64_t)(60 * MiB));
-    CHECK_EQ_INT(cgroup_remove(cg, &err), 0);
-    CHECK(!path_exists(cgroup_memory_dir(cg)));
-    cgroup_destroy(&cg);
+    CHECK_EQ_INT(cgroup__remove(cg, &err), 0);
+    CHECK(!path_exists(cgroup__memory_dir(cg)));
+    cgroup__destroy(&cg);
 out:
     cgroup_sys_destroy(&sys);
 }
@@ -182,18 +182,18 @@ t_within_limit(void)
     int status;
 
     snprintf(rel, sizeof(rel), "test-%d/fits-0", (int)getpid());
-    cg = cgroup_create(sys, rel, 64 * MiB, 1000, 100, &err);
+    cg = cgroup__create(sys, rel, 64 * MiB, 1000, 100, &err);
     CHECK_MSG(cg != NULL, "%s", err.msg);
     if (cg == NULL)
         goto out;
     status = th_wait(spawn_alloc(cg, "24", "0"));
     CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %#x",
               status);
-    CHECK_EQ_INT(cgroup_oom_kills(cg), 0);
-    CHECK_EQ_INT(cgroup_read(cg, &m, &err), 0);
+    CHECK_EQ_INT(cgroup__oom_kills(cg), 0);
+    CHECK_EQ_INT(cgroup__read(cg, &m, &err), 0);
     CHECK_MSG(m.peak >= (int64_t)(24 * MiB), "peak %lld", (long long)m.peak);
-    CHECK_EQ_INT(cgroup_nprocs(cg), 0);
-    cgroup_destroy(&cg);
+    CHECK_EQ_INT(cgroup__nprocs(cg), 0);
+    cgroup__destroy(&cg);
 out:
     cgroup_sys_destroy(&sys);
 }
@@ -208,24 +208,24 @@ t_kill_all(void)
     pid_t kids[3];
 
     snprintf(rel, sizeof(rel), "test-%d/kill-0", (int)getpid());
-    cg = cgroup_create(sys, rel, 0, 0, 10, &err);
+    cg = cgroup__create(sys, rel, 0, 0, 10, &err);
     CHECK_MSG(cg != NULL, "%s", err.msg);
     if (cg == NULL)
         goto out;
     for (int i = 0; i < 3; i++)
         kids[i] = spawn_alloc(cg, "1", "60000");
-    for (int i = 0; i < 200 && cgroup_nprocs(cg) < 3; i++)
+    for (int i = 0; i < 200 && cgroup__nprocs(cg) < 3; i++)
         usleep(5000);
-    CHECK_EQ_INT(cgroup_nprocs(cg), 3);
-    CHECK_EQ_INT(cgroup_kill_all(cg, &err), 0);
+    CHECK_EQ_INT(cgroup__nprocs(cg), 3);
+    CHECK_EQ_INT(cgroup__kill_all(cg, &err), 0);
     for (int i = 0; i < 3; i++) {
         int status = th_wait(kids[i]);
 
         CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
     }
-    CHECK_EQ_INT(cgroup_nprocs(cg), 0);
-    snprintf(dir, sizeof(dir), "%s", cgroup_memory_dir(cg));
-    cgroup_destroy(&cg);
+    CHECK_EQ_INT(cgroup__nprocs(cg), 0);
+    snprintf(dir, sizeof(dir), "%s", cgroup__memory_dir(cg));
+    cgroup__destroy(&cg);
     CHECK(!path_exists(dir));
 out:
     cgroup_sys_destroy(&sys);
@@ -242,18 +242,18 @@ t_open_existing(void)
 
     if (dir == NULL)
         th_skip("no memory cgroup");
-    cg = cgroup_open(dir, ver, &err);
+    cg = cgroup__open(dir, ver, &err);
     CHECK_MSG(cg != NULL, "%s", err.msg);
     if (cg != NULL) {
-        CHECK_EQ_INT(cgroup_read(cg, &m, &err), 0);
+        CHECK_EQ_INT(cgroup__read(cg, &m, &err), 0);
         CHECK(m.usage > 0);
-        CHECK(cgroup_oom_kills(cg) >= 0);
-        CHECK(cgroup_nprocs(cg) >= 1);
-        CHECK_EQ_INT(cgroup_remove(cg, &err), 0);
-        cgroup_destroy(&cg);
+        CHECK(cgroup__oom_kills(cg) >= 0);
+        CHECK(cgroup__nprocs(cg) >= 1);
+        CHECK_EQ_INT(cgroup__remove(cg, &err), 0);
+        cgroup__destroy(&cg);
     }
     CHECK(path_is_dir(dir));
-    CHECK(cgroup_open("/nonexistent/cg", TY_CG_V1, &err) == NULL);
+    CHECK(cgroup__open("/nonexistent/cg", TY_CG_V1, &err) == NULL);
     CHECK_EQ_INT(err.code, ENOENT);
     free(dir);
 }
@@ -297,40 +297,40 @@ static void
 t_v2_fake_create(void)
 {
     char *root = fake_v2("cpuset cpu io memory hugetlb pids rdma\n");
-    struct cgroup_sys *sys = cgroup_sys_new_at(TY_CG_V2, root);
+    struct cgroup_sys *sys = cgroup__sys_new_at(TY_CG_V2, root);
     char *leaf = path_join(root, "testyard/run-1/g-0");
     char *mid = path_join(root, "testyard/run-1");
     struct err err = {0};
     struct cgroup *cg;
 
     CHECK(cgroup_sys_usable(sys));
-    CHECK_EQ_INT(cgroup_sys_controllers(sys),
+    CHECK_EQ_INT(cgroup__sys_controllers(sys),
                  CGROUP_MEMORY | CGROUP_CPU | CGROUP_PIDS);
-    CHECK(cgroup_sys_warning(sys) == NULL);
-    cg = cgroup_create(sys, "run-1/g-0", 2048 * MiB, 1500, 100, &err);
+    CHECK(cgroup__sys_warning(sys) == NULL);
+    cg = cgroup__create(sys, "run-1/g-0", 2048 * MiB, 1500, 100, &err);
     CHECK_MSG(cg != NULL, "%s", err.msg);
     if (cg != NULL) {
-        CHECK_EQ_STR(cgroup_memory_dir(cg), leaf);
-        CHECK_EQ_STR(cgroup_controller_dir(cg, CGROUP_CPU), leaf);
-        CHECK_EQ_STR(cgroup_controller_dir(cg, CGROUP_PIDS), leaf);
+        CHECK_EQ_STR(cgroup__memory_dir(cg), leaf);
+        CHECK_EQ_STR(cgroup__controller_dir(cg, CGROUP_CPU), leaf);
+        CHECK_EQ_STR(cgroup__controller_dir(cg, CGROUP_PIDS), leaf);
         CHECK_EQ_STR(get(root, "cgroup.subtree_control"), "+memory +cpu +pids");
         CHECK_EQ_STR(get(mid, "cgroup.subtree_control"), "+memory +cpu +pids");
         CHECK_EQ_STR(get(leaf, "memory.max"), "2147483648");
         CHECK_EQ_STR(get(leaf, "memory.swap.max"), "0");
         CHECK_EQ_STR(get(leaf, "cpu.max"), "150000 100000");
         CHECK_EQ_STR(get(leaf, "pids.max"), "100");
-        CHECK_EQ_INT(cgroup_attach_self_prepared(cg), 0);
+        CHECK_EQ_INT(cgroup__attach_self_prepared(cg), 0);
         CHECK_EQ_STR(get(leaf, "cgroup.procs"), "0");
         th_write(leaf, "cgroup.procs", "");
-        CHECK_EQ_INT(cgroup_kill_all(cg, &err), 0);
+        CHECK_EQ_INT(cgroup__kill_all(cg, &err), 0);
         CHECK_EQ_STR(get(leaf, "cgroup.kill"), "1");
         th_write(leaf, "memory.events",
                  "low 0\nhigh 0\nmax 9\noom 2\n"
                  "oom_kill 2\noom_group_kill 0\n");
-        CHECK_EQ_INT(cgroup_oom_kills(cg), 2);
+        CHECK_EQ_INT(cgroup__oom_kills(cg), 2);
         /* A fake tree's directories hold files, so rmdir must fail. */
-        CHECK_EQ_INT(cgroup_remove(cg, &err), -1);
-        cgroup_destroy(&cg);
+        CHECK_EQ_INT(cgroup__remove(cg, &err), -1);
+        cgroup__destroy(&cg);
     }
     cgroup_sys_destroy(&sys);
     free(mid);
@@ -342,22 +342,22 @@ static void
 t_v2_fake_enabled_already(void)
 {
     char *root = fake_v2("memory pids\n");
-    struct cgroup_sys *sys = cgroup_sys_new_at(TY_CG_V2, root);
+    struct cgroup_sys *sys = cgroup__sys_new_at(TY_CG_V2, root);
     char *leaf = path_join(root, "testyard/run-1/g-0");
     struct err err = {0};
     struct cgroup *cg;
 
     th_write(root, "cgroup.subtree_control", "memory pids\n");
-    CHECK_EQ_INT(cgroup_sys_controllers(sys), CGROUP_MEMORY | CGROUP_PIDS);
-    CHECK_CONTAINS(cgroup_sys_warning(sys), "without a CPU quota");
-    cg = cgroup_create(sys, "run-1/g-0", 0, 500, 0, &err);
+    CHECK_EQ_INT(cgroup__sys_controllers(sys), CGROUP_MEMORY | CGROUP_PIDS);
+    CHECK_CONTAINS(cgroup__sys_warning(sys), "without a CPU quota");
+    cg = cgroup__create(sys, "run-1/g-0", 0, 500, 0, &err);
     CHECK_MSG(cg != NULL, "%s", err.msg);
     CHECK_EQ_STR(get(root, "cgroup.subtree_control"), "memory pids");
     CHECK_EQ_STR(get(root, "testyard/cgroup.subtree_control"), "+memory");
     CHECK_EQ_STR(get(leaf, "memory.max"), "");
     CHECK_EQ_STR(get(leaf, "cpu.max"), "");
-    CHECK(cg != NULL && cgroup_controller_dir(cg, CGROUP_CPU) == NULL);
-    cgroup_destroy(&cg);
+    CHECK(cg != NULL && cgroup__controller_dir(cg, CGROUP_CPU) == NULL);
+    cgroup__destroy(&cg);
     cgroup_sys_destroy(&sys);
     free(leaf);
     free(root);
@@ -367,14 +367,14 @@ static void
 t_v2_fake_no_memory(void)
 {
     char *root = fake_v2("cpu io pids\n");
-    struct cgroup_sys *sys = cgroup_sys_new_at(TY_CG_V2, root);
+    struct cgroup_sys *sys = cgroup__sys_new_at(TY_CG_V2, root);
     struct err err = {0};
 
     CHECK(!cgroup_sys_usable(sys));
-    CHECK_EQ_INT(cgroup_sys_version(sys), TY_CG_NONE);
-    CHECK_CONTAINS(cgroup_sys_warning(sys), "no memory cgroup controller");
-    CHECK_CONTAINS(cgroup_sys_warning(sys), "without memory, CPU or pids");
-    CHECK(cgroup_create(sys, "run-1/g-0", MiB, 0, 0, &err) == NULL);
+    CHECK_EQ_INT(cgroup__sys_version(sys), TY_CG_NONE);
+    CHECK_CONTAINS(cgroup__sys_warning(sys), "no memory cgroup controller");
+    CHECK_CONTAINS(cgroup__sys_warning(sys), "without memory, CPU or pids");
+    CHECK(cgroup__create(sys, "run-1/g-0", MiB, 0, 0, &err) == NULL);
     CHECK_EQ_INT(err.code, ENOTSUP);
     CHECK_CONTAINS(err.msg, "no memory cgroup controller");
     cgroup_sys_destroy(&sys);
@@ -396,16 +396,17 @@ t_v1_fake(void)
     th_write(leaf, "memory.limit_in_bytes", "");
     th_write(leaf, "memory.memsw.limit_in_bytes", "");
     th_write(leaf, "cgroup.procs", "");
-    sys = cgroup_sys_new_at(TY_CG_V1, root);
+    sys = cgroup__sys_new_at(TY_CG_V1, root);
     CHECK(cgroup_sys_usable(sys));
-    CHECK_EQ_INT(cgroup_sys_controllers(sys), CGROUP_MEMORY);
-    CHECK_CONTAINS(cgroup_sys_warning(sys), "no usable cpu or pids controller");
-    cg = cgroup_create(sys, "r/g-3", 256 * MiB, 250, 10, &err);
+    CHECK_EQ_INT(cgroup__sys_controllers(sys), CGROUP_MEMORY);
+    CHECK_CONTAINS(cgroup__sys_warning(sys),
+                   "no usable cpu or pids controller");
+    cg = cgroup__create(sys, "r/g-3", 256 * MiB, 250, 10, &err);
     CHECK_MSG(cg != NULL, "%s", err.msg);
     CHECK_EQ_STR(get(leaf, "memory.limit_in_bytes"), "268435456");
     CHECK_EQ_STR(get(leaf, "memory.memsw.limit_in_bytes"), "268435456");
-    CHECK_EQ_INT(cgroup_oom_kills(cg), -1);
-    cgroup_destroy(&cg);
+    CHECK_EQ_INT(cgroup__oom_kills(cg), -1);
+    cgroup__destroy(&cg);
     cgroup_sys_destroy(&sys);
     free(leaf);
     free(mem);
@@ -416,12 +417,12 @@ static void
 t_bad_paths(void)
 {
     char *root = fake_v2("memory\n");
-    struct cgroup_sys *sys = cgroup_sys_new_at(TY_CG_V2, root);
+    struct cgroup_sys *sys = cgroup__sys_new_at(TY_CG_V2, root);
     const char *bad[] = {"", "/abs", "../up", "a/../b", "a//b", "a/", "."};
     struct err err = {0};
 
     for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
-        CHECK_MSG(cgroup_create(sys, bad[i], 0, 0, 0, &err) == NULL,
+        CHECK_MSG(cgroup__create(sys, bad[i], 0, 0, 0, &err) == NULL,
                   "accepted \"%s\"", bad[i]);
         CHECK_EQ_INT(err.code, EINVAL);
     }
@@ -433,12 +434,12 @@ static void
 t_create_error_cleans_up(void)
 {
     char *root = fake_v2("memory\n");
-    struct cgroup_sys *sys = cgroup_sys_new_at(TY_CG_V2, root);
+    struct cgroup_sys *sys = cgroup__sys_new_at(TY_CG_V2, root);
     char *leaf = path_join(root, "testyard/new/g-0");
     struct err err = {0};
 
     /* testyard/new gets no cgroup.subtree_control: enabling must fail. */
-    CHECK(cgroup_create(sys, "new/g-0", MiB, 0, 0, &err) == NULL);
+    CHECK(cgroup__create(sys, "new/g-0", MiB, 0, 0, &err) == NULL);
     CHECK_CONTAINS(err.msg, "enable cgroup controllers");
     CHECK_CONTAINS(err.msg, "testyard/new/cgroup.subtree_control");
     CHECK(!path_exists(leaf));

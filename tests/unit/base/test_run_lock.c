@@ -303,24 +303,24 @@ t_cgroups(void)
     }
     snprintf(run, sizeof(run), "test-leftovers-%d", (int)getpid());
     snprintf(rel, sizeof(rel), "%s/g-0", run);
-    cg = cgroup_create(sys, rel, 0, 0, 64, &e);
+    cg = cgroup__create(sys, rel, 0, 0, 64, &e);
     CHECK(cg != NULL);
     pid = fork();
     if (pid == 0) {
-        cgroup_attach_self_prepared(cg);
+        cgroup__attach_self_prepared(cg);
         execlp("sleep", "sleep", "60", (char *)NULL);
         _exit(127);
     }
-    for (int i = 0; i < 200 && cgroup_nprocs(cg) < 1; i++)
+    for (int i = 0; i < 200 && cgroup__nprocs(cg) < 1; i++)
         usleep(5000);
     CHECK_EQ_INT(leftovers_cgroups(sys, run, true, &n, &e), 0);
     CHECK_EQ_INT(n, 1);
     CHECK_EQ_INT(leftovers_cgroups(sys, run, false, &n, &e), 0);
     CHECK_EQ_INT(waitpid(pid, &status, 0), pid);
     CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-    CHECK(!path_exists(cgroup_memory_dir(cg)));
+    CHECK(!path_exists(cgroup__memory_dir(cg)));
     CHECK(cgroup_list(sys, run) == NULL);
-    cgroup_destroy(&cg); /* already removed: frees the struct */
+    cgroup__destroy(&cg); /* already removed: frees the struct */
     cgroup_sys_destroy(&sys);
 }
 

@@ -51,7 +51,7 @@ t_load(void)
         CHECK(c != NULL && c->min_instances == 2 && c->max_instances == 100);
         CHECK(c != NULL && manifest_case_allows(c, "requestors"));
         CHECK(c != NULL && !manifest_case_allows(c, "others"));
-        CHECK(c != NULL && params_find(&c->params, "seed") != NULL);
+        CHECK(c != NULL && params__find(&c->params, "seed") != NULL);
         c = manifest_case(m, "smoke");
         CHECK(c != NULL && manifest_case_allows(c, "anything"));
         CHECK(manifest_case(m, "nope") == NULL);

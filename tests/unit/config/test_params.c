@@ -15,7 +15,7 @@ tree(const char *text)
 {
     struct err err = {0};
     struct yamltree *t =
-        yamltree_parse("m.yaml", text, strlen(text), false, &err);
+        yamltree__parse("m.yaml", text, strlen(text), false, &err);
 
     if (t == NULL)
         th_fail(__FILE__, __LINE__, "parse: %s", err.msg);
@@ -32,11 +32,11 @@ declare(struct params *ps, const char *text)
     int rc;
 
     err_clear(&err);
-    params_init(ps);
+    params__init(ps);
     if (t == NULL)
         return "parse failed";
-    rc = params_parse(ps, t->root, "params", &err);
-    yamltree_destroy(&t);
+    rc = params__parse(ps, t->root, "params", &err);
+    yamltree__destroy(&t);
     return rc == 0 ? "" : err.msg;
 }
 
@@ -61,16 +61,16 @@ t_declare(void)
 
     CHECK_EQ_STR(declare(&ps, decls), "");
     CHECK_EQ_INT(ps.n, 9);
-    p = params_find(&ps, "z");
+    p = params__find(&ps, "z");
     CHECK(p != NULL && p->type == PARAM_SIZE);
     if (p != NULL) {
         CHECK_EQ_STR(p->unit, "bytes");
         CHECK_EQ_STR(p->description, "per file");
         CHECK_EQ_STR(p->def->valuestring, "64MB");
     }
-    p = params_find(&ps, "s");
+    p = params__find(&ps, "s");
     CHECK(p != NULL && p->def == NULL);
-    p = params_find(&ps, "ae");
+    p = params__find(&ps, "ae");
     if (p != NULL) {
         params_type_name(p, name, sizeof(name));
         CHECK_EQ_STR(name, "array of enum");
@@ -79,8 +79,8 @@ t_declare(void)
         CHECK_EQ_STR(text, "[\"x\",\"y\",\"x\"]");
         free(text);
     }
-    CHECK(params_find(&ps, "nope") == NULL);
-    params_release(&ps);
+    CHECK(params__find(&ps, "nope") == NULL);
+    params__release(&ps);
     CHECK_EQ_INT(ps.n, 0);
 }
 
@@ -133,7 +133,7 @@ t_declare_errors(void)
         struct params ps;
 
         CHECK_EQ_STR(declare(&ps, bad[i].text), bad[i].msg);
-        params_release(&ps);
+        params__release(&ps);
     }
 }
 
@@ -148,14 +148,15 @@ convert(const char *name, const char *value_yaml, struct err *err)
     char *text = NULL;
 
     declare(&ps, decls);
-    p = params_find(&ps, name);
+    p = params__find(&ps, name);
     err_clear(err);
-    v = t && p ? params_convert(p, yamltree_get(t->root, "v"), "v", err) : NULL;
+    v = t && p ? params__convert(p, yamltree__get(t->root, "v"), "v", err)
+               : NULL;
     if (v != NULL)
         text = cJSON_PrintUnformatted(v);
     cJSON_Delete(v);
-    yamltree_destroy(&t);
-    params_release(&ps);
+    yamltree__destroy(&t);
+    params__release(&ps);
     return text;
 }
 
@@ -252,9 +253,9 @@ layered_init(struct layered *x, const char *case_decls, const char *values)
         .decls = x->decls,
         .ndecls = 2,
         .scope = "case \"c\" of plan \"p\"",
-        .global = yamltree_get(x->t->root, "global"),
+        .global = yamltree__get(x->t->root, "global"),
         .global_path = "global.run.test_params",
-        .group = yamltree_get(x->t->root, "group"),
+        .group = yamltree__get(x->t->root, "group"),
         .group_path = "groups[0].run.test_params",
         .where = x->t->root,
         .where_path = "groups[0]",
@@ -264,9 +265,9 @@ layered_init(struct layered *x, const char *case_decls, const char *values)
 static void
 layered_release(struct layered *x)
 {
-    params_release(&x->plan);
-    params_release(&x->cases);
-    yamltree_destroy(&x->t);
+    params__release(&x->plan);
+    params__release(&x->cases);
+    yamltree__destroy(&x->t);
 }
 
 static void
@@ -280,7 +281,7 @@ t_resolve(void)
     layered_init(&x, "seed: {type: int}\n",
                  "global: {n: 5, s: g, seed: 1, z: 1Gi}\n"
                  "group: {n: 7, seed: 2}\n");
-    v = params_resolve(&x.l, &err);
+    v = params__resolve(&x.l, &err);
     CHECK_MSG(v != NULL, "%s", err.msg);
     text = v ? cJSON_PrintUnformatted(v) : NULL;
     CHECK_EQ_STR(text, "{\"n\":7,\"f\":0.5,\"b\":false,\"s\":\"g\",\"e\":"
@@ -298,7 +299,7 @@ t_resolve_errors(void)
     struct err err = {0};
 
     layered_init(&x, "seed: {type: int}\n", "global: {s: g}\n");
-    CHECK(params_resolve(&x.l, &err) == NULL);
+    CHECK(params__resolve(&x.l, &err) == NULL);
     CHECK_EQ_STR(err.msg, "m.yaml:1:1: groups[0]: parameter \"seed\" has no "
                           "default in the manifest; set it in "
                           "global.run.test_params or in this group's "
@@ -306,13 +307,13 @@ t_resolve_errors(void)
     layered_release(&x);
 
     layered_init(&x, "{}", "global: {s: g}\ngroup: {ae1: 1}\n");
-    CHECK(params_resolve(&x.l, &err) == NULL);
+    CHECK(params__resolve(&x.l, &err) == NULL);
     CHECK_EQ_STR(err.msg, "m.yaml:2:9: groups[0].run.test_params.ae1: "
                           "unknown parameter; did you mean \"ae\"?");
     layered_release(&x);
 
     layered_init(&x, "{}", "global: {s: g, bandwidth: 1}\n");
-    CHECK(params_resolve(&x.l, &err) == NULL);
+    CHECK(params__resolve(&x.l, &err) == NULL);
     CHECK_EQ_STR(err.msg, "m.yaml:1:16: global.run.test_params.bandwidth: "
                           "unknown parameter; case \"c\" of plan \"p\" takes "
                           "n, f, b, s, e, z, d, a, ae");
@@ -320,12 +321,12 @@ t_resolve_errors(void)
 
     /* A bad global value is reported at the global value. */
     layered_init(&x, "{}", "global: {s: g, n: many}\ngroup: {}\n");
-    CHECK(params_resolve(&x.l, &err) == NULL);
+    CHECK(params__resolve(&x.l, &err) == NULL);
     CHECK_CONTAINS(err.msg, "m.yaml:1:19: global.run.test_params.n: ");
     layered_release(&x);
 
     layered_init(&x, "{}", "global: [1]\n");
-    CHECK(params_resolve(&x.l, &err) == NULL);
+    CHECK(params__resolve(&x.l, &err) == NULL);
     CHECK_CONTAINS(err.msg, "global.run.test_params: expected a mapping");
     layered_release(&x);
 }

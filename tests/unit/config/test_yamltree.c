@@ -16,8 +16,8 @@ static struct yamltree *
 parse(const char *text, bool json, struct err *err)
 {
     err_clear(err);
-    return yamltree_parse(json ? "t.json" : "t.yaml", text, strlen(text), json,
-                          err);
+    return yamltree__parse(json ? "t.json" : "t.yaml", text, strlen(text), json,
+                           err);
 }
 
 /* The message of a parse that must fail. */
@@ -28,7 +28,7 @@ parse_error(const char *text, bool json)
     struct yamltree *t = parse(text, json, &err);
 
     CHECK_MSG(t == NULL, "\"%s\" parsed", text);
-    yamltree_destroy(&t);
+    yamltree__destroy(&t);
     if (err.status != EXIT_DATAERR)
         th_fail(__FILE__, __LINE__, "status %d", err.status);
     return err.msg;
@@ -46,21 +46,21 @@ t_positions(void)
     if (t == NULL)
         return;
     CHECK_EQ_INT(t->root->kind, YNODE_MAP);
-    CHECK_EQ_INT(yamltree_len(t->root), 2);
-    CHECK_EQ_INT(yamltree_key_at(t->root, 0)->line, 1);
-    CHECK_EQ_INT(yamltree_val_at(t->root, 0)->col, 4);
-    b = yamltree_get(t->root, "b");
-    c = yamltree_get(b, "c");
+    CHECK_EQ_INT(yamltree__len(t->root), 2);
+    CHECK_EQ_INT(yamltree__key_at(t->root, 0)->line, 1);
+    CHECK_EQ_INT(yamltree__val_at(t->root, 0)->col, 4);
+    b = yamltree__get(t->root, "b");
+    c = yamltree__get(b, "c");
     CHECK_EQ_INT(c->line, 3);
     CHECK_EQ_INT(c->col, 6);
     CHECK_EQ_STR(c->str, "x y");
     CHECK(!c->plain);
-    d = yamltree_get(b, "d");
+    d = yamltree__get(b, "d");
     CHECK_EQ_INT(d->kind, YNODE_SEQ);
-    CHECK_EQ_INT(yamltree_val_at(d, 1)->col, 10);
-    CHECK(yamltree_val_at(d, 0)->plain);
-    CHECK(yamltree_get(t->root, "nope") == NULL);
-    yamltree_destroy(&t);
+    CHECK_EQ_INT(yamltree__val_at(d, 1)->col, 10);
+    CHECK(yamltree__val_at(d, 0)->plain);
+    CHECK(yamltree__get(t->root, "nope") == NULL);
+    yamltree__destroy(&t);
     CHECK(t == NULL);
 }
 
@@ -80,11 +80,12 @@ t_scalar_types(void)
     CHECK(t != NULL);
     if (t == NULL)
         return;
-    CHECK_EQ_INT(yamltree_len(t->root), ARRAY_LEN(want));
+    CHECK_EQ_INT(yamltree__len(t->root), ARRAY_LEN(want));
     for (size_t i = 0; i < ARRAY_LEN(want); i++)
-        CHECK_MSG(yamltree_scalar_type(yamltree_val_at(t->root, i)) == want[i],
-                  "item %zu \"%s\"", i, yamltree_val_at(t->root, i)->str);
-    yamltree_destroy(&t);
+        CHECK_MSG(yamltree__scalar_type(yamltree__val_at(t->root, i)) ==
+                      want[i],
+                  "item %zu \"%s\"", i, yamltree__val_at(t->root, i)->str);
+    yamltree__destroy(&t);
 }
 
 static void
@@ -99,15 +100,15 @@ t_json_same_tree(void)
     CHECK_MSG(t != NULL, "%s", err.msg);
     if (t == NULL)
         return;
-    a = yamltree_get(t->root, "a");
+    a = yamltree__get(t->root, "a");
     CHECK_EQ_INT(a->line, 2);
     CHECK_EQ_INT(a->col, 7);
-    CHECK(yamltree_val_at(a, 0)->plain);
-    CHECK(!yamltree_val_at(a, 1)->plain);
+    CHECK(yamltree__val_at(a, 0)->plain);
+    CHECK(!yamltree__val_at(a, 1)->plain);
     CHECK_EQ_INT(
-        yamltree_scalar_type(yamltree_get(yamltree_get(t->root, "b"), "c")),
+        yamltree__scalar_type(yamltree__get(yamltree__get(t->root, "b"), "c")),
         YSCALAR_BOOL);
-    yamltree_destroy(&t);
+    yamltree__destroy(&t);
 }
 
 static void
@@ -174,8 +175,8 @@ t_limits(void)
     t = parse("a: &x {k: 1}\nb: *x\n", false, &err);
     CHECK(t != NULL);
     if (t != NULL)
-        CHECK(yamltree_get(t->root, "a") == yamltree_get(t->root, "b"));
-    yamltree_destroy(&t);
+        CHECK(yamltree__get(t->root, "a") == yamltree__get(t->root, "b"));
+    yamltree__destroy(&t);
 }
 
 static void
@@ -192,15 +193,15 @@ t_load_file(void)
     memset(data, '#', n);
     CHECK(file_write_atomic(big, data, n, &err) == 0);
     CHECK(file_write_atomic(ok, "x: 1\n", 5, &err) == 0);
-    CHECK(yamltree_load(big, &err) == NULL);
+    CHECK(yamltree__load(big, &err) == NULL);
     CHECK_CONTAINS(err.msg, "larger than 4 MiB");
     CHECK_EQ_INT(err.status, EXIT_DATAERR);
     err_clear(&err);
-    CHECK(yamltree_load(missing, &err) == NULL);
+    CHECK(yamltree__load(missing, &err) == NULL);
     CHECK_EQ_INT(err.status, EXIT_NOINPUT);
-    t = yamltree_load(ok, &err);
+    t = yamltree__load(ok, &err);
     CHECK(t != NULL && strcmp(t->file, ok) == 0);
-    yamltree_destroy(&t);
+    yamltree__destroy(&t);
     free(data);
     free(big);
     free(ok);
@@ -221,12 +222,12 @@ t_got(void)
     if (t == NULL)
         return;
     for (size_t i = 0; i < ARRAY_LEN(want); i++) {
-        yamltree_got(yamltree_val_at(t->root, i), buf, sizeof(buf));
+        yamltree__got(yamltree__val_at(t->root, i), buf, sizeof(buf));
         CHECK_EQ_STR(buf, want[i]);
     }
-    yamltree_got(NULL, buf, sizeof(buf));
+    yamltree__got(NULL, buf, sizeof(buf));
     CHECK_EQ_STR(buf, "nothing");
-    yamltree_destroy(&t);
+    yamltree__destroy(&t);
 }
 
 /* Run one typed reader on the value of "v: ..." and return its message
@@ -240,9 +241,9 @@ read_msg(const char *yaml, int (*fn)(const struct ynode *, struct err *))
     err_clear(&err);
     if (t == NULL)
         return "parse failed";
-    if (fn(yamltree_get(t->root, "v"), &err) == 0)
+    if (fn(yamltree__get(t->root, "v"), &err) == 0)
         err.msg[0] = '\0';
-    yamltree_destroy(&t);
+    yamltree__destroy(&t);
     return err.msg;
 }
 
@@ -251,7 +252,7 @@ rd_int(const struct ynode *n, struct err *err)
 {
     int64_t v;
 
-    return yamltree_int(n, "v", 1, 10, &v, err);
+    return yamltree__int(n, "v", 1, 10, &v, err);
 }
 
 static int
@@ -259,7 +260,7 @@ rd_bool(const struct ynode *n, struct err *err)
 {
     bool v;
 
-    return yamltree_bool(n, "v", &v, err);
+    return yamltree__bool(n, "v", &v, err);
 }
 
 static int
@@ -267,7 +268,7 @@ rd_size(const struct ynode *n, struct err *err)
 {
     uint64_t v;
 
-    return yamltree_size(n, "v", &v, err);
+    return yamltree__size(n, "v", &v, err);
 }
 
 static int
@@ -275,7 +276,7 @@ rd_duration(const struct ynode *n, struct err *err)
 {
     int64_t v;
 
-    return yamltree_duration(n, "v", &v, err);
+    return yamltree__duration(n, "v", &v, err);
 }
 
 static int
@@ -283,7 +284,7 @@ rd_cpu(const struct ynode *n, struct err *err)
 {
     int64_t v;
 
-    return yamltree_cpu(n, "v", &v, err);
+    return yamltree__cpu(n, "v", &v, err);
 }
 
 static int
@@ -291,7 +292,7 @@ rd_enum(const struct ynode *n, struct err *err)
 {
     static const char *const values[] = {"host", "bridge", NULL};
 
-    return yamltree_enum(n, "v", values, err) < 0 ? -1 : 0;
+    return yamltree__enum(n, "v", values, err) < 0 ? -1 : 0;
 }
 
 static void
@@ -337,13 +338,13 @@ t_check_keys(void)
     CHECK(t != NULL);
     if (t == NULL)
         return;
-    CHECK(yamltree_check_keys(yamltree_get(t->root, "r"), "r", allowed, &err) <
-          0);
+    CHECK(yamltree__check_keys(yamltree__get(t->root, "r"), "r", allowed,
+                               &err) < 0);
     CHECK_EQ_STR(err.msg, "t.yaml:3:3: r.memroy: unknown key; did you mean "
                           "\"memory\"?");
-    CHECK(yamltree_require(t->root, "", "s", &err) == NULL);
+    CHECK(yamltree__require(t->root, "", "s", &err) == NULL);
     CHECK_EQ_STR(err.msg, "t.yaml:1:1: missing required key \"s\"");
-    yamltree_destroy(&t);
+    yamltree__destroy(&t);
 }
 
 static void
@@ -359,9 +360,9 @@ t_empty(void)
         CHECK(t != NULL);
         if (t == NULL)
             continue;
-        CHECK(yamltree_want_root_map(t, "a map", &err) < 0);
+        CHECK(yamltree__want_root_map(t, "a map", &err) < 0);
         CHECK_EQ_STR(err.msg, "t.yaml:1:1: the file is empty; expected a map");
-        yamltree_destroy(&t);
+        yamltree__destroy(&t);
     }
 }
 

@@ -74,7 +74,7 @@ sdk_profile(void)
     struct err err = {0};
     size_t len = 0;
     cleanup_free void *gz = heap_profile(recs, 3, &len);
-    struct pprof_profile *p = pprof_parse(gz, len, "sdk.pb.gz", &err);
+    struct pprof_profile *p = pprof__parse(gz, len, "sdk.pb.gz", &err);
 
     CHECK_MSG(p != NULL, "%s", err.msg);
     return p;
@@ -96,16 +96,16 @@ t_sdk_profile_totals(void)
 
     if (p == NULL)
         return;
-    CHECK_EQ_INT(pprof_value_index(p, "alloc_objects"), 0);
-    CHECK_EQ_INT(pprof_value_index(p, "inuse_space"), 3);
-    CHECK_EQ_INT(pprof_value_index(p, "cpu"), -1);
-    CHECK_EQ_INT(pprof_nsamples(p), 3);
-    CHECK_EQ_INT(pprof_time_ns(p), 42);
-    CHECK_EQ_INT(pprof_total(p, 3), 16 * MiB + 1 * MiB + 64 * 1024);
-    CHECK_EQ_INT(pprof_total(p, 1), 16 * MiB + 4 * MiB + 64 * 1024);
-    CHECK_EQ_INT(pprof_total(p, 2), 16 + 4 + 1024);
-    CHECK_EQ_INT(pprof_total(p, 9), 0);
-    pprof_destroy(&p);
+    CHECK_EQ_INT(pprof__value_index(p, "alloc_objects"), 0);
+    CHECK_EQ_INT(pprof__value_index(p, "inuse_space"), 3);
+    CHECK_EQ_INT(pprof__value_index(p, "cpu"), -1);
+    CHECK_EQ_INT(pprof__nsamples(p), 3);
+    CHECK_EQ_INT(pprof__time_ns(p), 42);
+    CHECK_EQ_INT(pprof__total(p, 3), 16 * MiB + 1 * MiB + 64 * 1024);
+    CHECK_EQ_INT(pprof__total(p, 1), 16 * MiB + 4 * MiB + 64 * 1024);
+    CHECK_EQ_INT(pprof__total(p, 2), 16 + 4 + 1024);
+    CHECK_EQ_INT(pprof__total(p, 9), 0);
+    pprof__destroy(&p);
     CHECK(p == NULL);
 }
 
@@ -120,7 +120,7 @@ t_sdk_profile_sites(void)
 
     if (p == NULL)
         return;
-    n = pprof_sites(p, pprof_value_index(p, "inuse_space"), &s);
+    n = pprof__sites(p, pprof__value_index(p, "inuse_space"), &s);
     CHECK(n >= 3);
     CHECK(n > 0 && strcmp(s[0].function, "test_leak_round") == 0);
     leak = site_named(s, n, "test_leak_round");
@@ -137,11 +137,11 @@ t_sdk_profile_sites(void)
         CHECK(s[i - 1].flat >= s[i].flat);
     free(s);
     /* By allocated bytes the order is the same, with more in blocks. */
-    n = pprof_sites(p, pprof_value_index(p, "alloc_space"), &s);
+    n = pprof__sites(p, pprof__value_index(p, "alloc_space"), &s);
     blocks = site_named(s, n, "test_make_blocks");
     CHECK(blocks && blocks->flat == 4 * MiB);
     free(s);
-    pprof_destroy(&p);
+    pprof__destroy(&p);
 }
 
 static void
@@ -156,13 +156,13 @@ t_read_file(void)
     struct pprof_profile *p;
 
     CHECK_EQ_INT(file_write_atomic(path, gz, len, &err), 0);
-    p = pprof_read_file(path, &err);
+    p = pprof__read_file(path, &err);
     CHECK_MSG(p != NULL, "%s", err.msg);
-    CHECK(p && pprof_total(p, 3) == 2048);
-    pprof_destroy(&p);
+    CHECK(p && pprof__total(p, 3) == 2048);
+    pprof__destroy(&p);
     free(path);
     path = path_join(th_tmpdir(), "absent.pb.gz");
-    CHECK(pprof_read_file(path, &err) == NULL);
+    CHECK(pprof__read_file(path, &err) == NULL);
     CHECK_EQ_INT(err.code, ENOENT);
     CHECK_CONTAINS(err.msg, "absent.pb.gz");
 }
@@ -298,7 +298,7 @@ t_hand_profile(void)
 {
     struct ty__buf b = hand_profile();
     struct err err = {0};
-    struct pprof_profile *p = pprof_parse(b.buf, b.len, "hand", &err);
+    struct pprof_profile *p = pprof__parse(b.buf, b.len, "hand", &err);
     struct pprof_site *s = NULL;
     const struct pprof_site *x;
     size_t n;
@@ -308,9 +308,9 @@ t_hand_profile(void)
         ty__buf_release(&b);
         return;
     }
-    CHECK_EQ_INT(pprof_time_ns(p), 1234);
-    CHECK_EQ_INT(pprof_total(p, 0), 112);
-    n = pprof_sites(p, 0, &s);
+    CHECK_EQ_INT(pprof__time_ns(p), 1234);
+    CHECK_EQ_INT(pprof__total(p, 0), 112);
+    n = pprof__sites(p, 0, &s);
     CHECK(n > 0 && strcmp(s[0].function, "inner") == 0);
     x = site_named(s, n, "inner");
     CHECK(x && x->flat == 105 && x->cum == 105);
@@ -322,7 +322,7 @@ t_hand_profile(void)
     CHECK(x && x->flat == 7);
     CHECK(site_named(s, n, "malloc") == NULL);
     free(s);
-    pprof_destroy(&p);
+    pprof__destroy(&p);
     ty__buf_release(&b);
 }
 
@@ -343,14 +343,14 @@ t_only_wrappers(void)
     add_location(&b, 1, 0, 0x10, l1);
     add_function(&b, 1, 3);
     add_strings(&b, st, 4);
-    p = pprof_parse(b.buf, b.len, "w", &err);
+    p = pprof__parse(b.buf, b.len, "w", &err);
     CHECK_MSG(p != NULL, "%s", err.msg);
     if (p != NULL) {
-        CHECK_EQ_INT(pprof_sites(p, 0, &s), 1);
+        CHECK_EQ_INT(pprof__sites(p, 0, &s), 1);
         CHECK(s && strcmp(s[0].function, "malloc") == 0 && s[0].flat == 64);
         free(s);
     }
-    pprof_destroy(&p);
+    pprof__destroy(&p);
     ty__buf_release(&b);
 }
 
@@ -365,15 +365,15 @@ t_empty(void)
 
     add_type(&b, 1, 2);
     add_strings(&b, st, 3);
-    p = pprof_parse(b.buf, b.len, "e", &err);
+    p = pprof__parse(b.buf, b.len, "e", &err);
     CHECK(p != NULL);
     if (p != NULL) {
-        CHECK_EQ_INT(pprof_total(p, 0), 0);
-        CHECK_EQ_INT(pprof_sites(p, 0, &s), 0);
+        CHECK_EQ_INT(pprof__total(p, 0), 0);
+        CHECK_EQ_INT(pprof__sites(p, 0, &s), 0);
         CHECK(s == NULL);
     }
-    pprof_destroy(&p);
-    pprof_destroy(&p); /* NULL-safe */
+    pprof__destroy(&p);
+    pprof__destroy(&p); /* NULL-safe */
     ty__buf_release(&b);
 }
 
@@ -395,7 +395,7 @@ t_wrappers(void)
     };
 
     for (size_t i = 0; i < ARRAY_LEN(cases); i++)
-        CHECK_MSG(pprof_is_wrapper(cases[i].name) == cases[i].wrapper,
+        CHECK_MSG(pprof__is_wrapper(cases[i].name) == cases[i].wrapper,
                   "%s: expected %s", cases[i].name,
                   cases[i].wrapper ? "a wrapper" : "a site");
 }
@@ -406,10 +406,10 @@ static void
 expect_error(const void *data, size_t len, const char *what, const char *want)
 {
     struct err err = {0};
-    struct pprof_profile *p = pprof_parse(data, len, "bad.pb", &err);
+    struct pprof_profile *p = pprof__parse(data, len, "bad.pb", &err);
 
     CHECK_MSG(p == NULL, "%s: decoded", what);
-    pprof_destroy(&p);
+    pprof__destroy(&p);
     CHECK_MSG(strstr(err.msg, want) != NULL &&
                   strncmp(err.msg, "bad.pb: ", 8) == 0,
               "%s: \"%s\" does not say \"%s\"", what, err.msg, want);
@@ -530,10 +530,10 @@ t_fuzz(void)
     CHECK_EQ_INT(ty__gzip(b.buf, b.len, &gz, &len), 0);
     for (size_t n = 0; n < len; n++) {
         struct err err = {0};
-        struct pprof_profile *p = pprof_parse(gz, n, "cut", &err);
+        struct pprof_profile *p = pprof__parse(gz, n, "cut", &err);
 
         CHECK_MSG(p == NULL && err.msg[0] != '\0', "gzip cut at %zu", n);
-        pprof_destroy(&p);
+        pprof__destroy(&p);
     }
     for (int i = 0; i < 5000; i++) {
         struct err err = {0};
@@ -545,13 +545,13 @@ t_fuzz(void)
             x ^= x << 13, x ^= x >> 7, x ^= x << 17;
             copy[x % b.len] ^= (uint8_t)(x >> 32);
         }
-        p = pprof_parse(copy, b.len - (size_t)(i % 3), "fuzz", &err);
+        p = pprof__parse(copy, b.len - (size_t)(i % 3), "fuzz", &err);
         CHECK_MSG(p != NULL || err.msg[0] != '\0', "case %d: no message", i);
         if (p != NULL) {
-            pprof_sites(p, 0, &s);
+            pprof__sites(p, 0, &s);
             free(s);
         }
-        pprof_destroy(&p);
+        pprof__destroy(&p);
     }
     free(gz);
     ty__buf_release(&b);

@@ -48,7 +48,7 @@ t_fit_exact(void)
 
     for (int i = 0; i < 5; i++)
         y[i] = 3 + 2 * x[i];
-    CHECK_EQ_INT(report_fit_line(x, y, 5, &f), 0);
+    CHECK_EQ_INT(report__fit_line(x, y, 5, &f), 0);
     CHECK(fabs(f.slope - 2) < 1e-12);
     CHECK(fabs(f.intercept - 3) < 1e-12);
     CHECK(fabs(f.r2 - 1) < 1e-12);
@@ -64,7 +64,7 @@ t_fit_known(void)
     double x[] = {1, 2, 3, 4, 5}, y[] = {2, 4, 5, 4, 5};
     struct report_fit f;
 
-    report_fit_line(x, y, 5, &f);
+    report__fit_line(x, y, 5, &f);
     CHECK(fabs(f.slope - 0.6) < 1e-12);
     CHECK(fabs(f.intercept - 2.2) < 1e-12);
     CHECK(fabs(f.r2 - 0.6) < 1e-12);
@@ -76,13 +76,13 @@ t_fit_degenerate(void)
     double x[] = {1, 2, 3, 4}, y[] = {7, 7, 7, 7}, same[] = {2, 2, 2, 2};
     struct report_fit f;
 
-    CHECK_EQ_INT(report_fit_line(x, y, 0, &f), -1);
+    CHECK_EQ_INT(report__fit_line(x, y, 0, &f), -1);
     CHECK_EQ_INT(f.n, 0);
     CHECK_EQ_INT(f.trend, TREND_UNKNOWN);
-    report_fit_line(x, y, 4, &f);
+    report__fit_line(x, y, 4, &f);
     CHECK(f.slope == 0 && f.r2 == 0);
     CHECK_EQ_INT(f.trend, TREND_FLAT);
-    report_fit_line(same, x, 4, &f); /* one round, four values */
+    report__fit_line(same, x, 4, &f); /* one round, four values */
     CHECK(f.slope == 0 && f.span == 0);
     CHECK_EQ_INT(f.trend, TREND_FLAT);
 }
@@ -103,7 +103,7 @@ t_flat_noise_never_grows(void)
         struct report_fit f;
 
         series(x, y, n, base, 0, amp, seed);
-        report_fit_line(x, y, n, &f);
+        report__fit_line(x, y, n, &f);
         if (f.trend != TREND_FLAT) {
             if (moved++ < 3)
                 printf("#   seed %llu: %zu rounds, slope %.0f, R2 %.2f\n",
@@ -120,10 +120,10 @@ t_leak_16mib(void)
     double x[6], y[6], rss[6];
 
     series(x, y, 6, 40 * MiB, 16 * MiB, 1 * MiB, 7);
-    report_fit_line(x, y, 6, &g.heap);
+    report__fit_line(x, y, 6, &g.heap);
     series(x, rss, 6, 60 * MiB, 16.5 * MiB, 1 * MiB, 8);
-    report_fit_line(x, rss, 6, &g.rss);
-    report_verdict_of(&g);
+    report__fit_line(x, rss, 6, &g.rss);
+    report__verdict_of(&g);
     CHECK_EQ_INT(g.heap.trend, TREND_GROWING);
     CHECK_MSG(fabs(g.heap.slope - 16 * MiB) < 0.5 * MiB, "slope %.0f",
               g.heap.slope);
@@ -133,7 +133,7 @@ t_leak_16mib(void)
     CHECK_CONTAINS(g.verdict.text, "growing: +1");
     CHECK_CONTAINS(g.verdict.text, " MiB/round, R\u00b2 ");
     CHECK_CONTAINS(g.verdict.text, "heap in use");
-    CHECK_EQ_STR(report_verdict_name(g.verdict.kind), "growing");
+    CHECK_EQ_STR(report__verdict_name(g.verdict.kind), "growing");
 }
 
 /* The verdict's text reads as docs/report.md shows. The noise (+a, -a,
@@ -148,8 +148,8 @@ t_leak_text(void)
 
     for (int i = 0; i < 4; i++)
         y[i] = 10 * MiB + 16 * MiB * x[i] + e[i] * MiB;
-    report_fit_line(x, y, 4, &g.heap);
-    report_verdict_of(&g);
+    report__fit_line(x, y, 4, &g.heap);
+    report__verdict_of(&g);
     CHECK_CONTAINS(g.verdict.text, "growing: +16.0 MiB/round, R\u00b2 0.99");
 }
 
@@ -161,9 +161,9 @@ t_retention(void)
 
     series(x, heap, 5, 30 * MiB, 0, 0.5 * MiB, 3);
     series(x, rss, 5, 50 * MiB, 8 * MiB, 0.5 * MiB, 4);
-    report_fit_line(x, heap, 5, &g.heap);
-    report_fit_line(x, rss, 5, &g.rss);
-    report_verdict_of(&g);
+    report__fit_line(x, heap, 5, &g.heap);
+    report__fit_line(x, rss, 5, &g.rss);
+    report__verdict_of(&g);
     CHECK_EQ_INT(g.heap.trend, TREND_FLAT);
     CHECK_EQ_INT(g.rss.trend, TREND_GROWING);
     CHECK_EQ_INT(g.verdict.kind, VERDICT_RETENTION);
@@ -172,7 +172,7 @@ t_retention(void)
     CHECK_CONTAINS(g.verdict.text, "RSS +");
     CHECK(fabs(g.verdict.rate - 8 * MiB) < 0.5 * MiB);
     CHECK_CONTAINS(g.verdict.text, "heap in use is flat");
-    CHECK_EQ_STR(report_verdict_name(g.verdict.kind), "retention");
+    CHECK_EQ_STR(report__verdict_name(g.verdict.kind), "retention");
 }
 
 /* Both growing: a leak (the live heap grows), not retention. */
@@ -184,9 +184,9 @@ t_leak_wins_over_retention(void)
 
     series(x, heap, 5, 30 * MiB, 4 * MiB, 0, 1);
     series(x, rss, 5, 50 * MiB, 20 * MiB, 0, 1);
-    report_fit_line(x, heap, 5, &g.heap);
-    report_fit_line(x, rss, 5, &g.rss);
-    report_verdict_of(&g);
+    report__fit_line(x, heap, 5, &g.heap);
+    report__fit_line(x, rss, 5, &g.rss);
+    report__verdict_of(&g);
     CHECK_EQ_INT(g.verdict.kind, VERDICT_GROWING);
 }
 
@@ -196,17 +196,17 @@ t_not_enough(void)
     struct report_growth g = {0};
     double x[] = {1, 2}, y[] = {10 * MiB, 100 * MiB};
 
-    report_fit_line(x, y, 2, &g.heap);
-    report_verdict_of(&g);
+    report__fit_line(x, y, 2, &g.heap);
+    report__verdict_of(&g);
     CHECK_EQ_INT(g.heap.trend, TREND_UNKNOWN);
     CHECK_EQ_INT(g.verdict.kind, VERDICT_NOT_ENOUGH);
     CHECK_EQ_STR(g.verdict.text, "not enough rounds to say (2 rounds; "
                                  "needs 3)");
     memset(&g, 0, sizeof(g));
-    report_verdict_of(&g);
+    report__verdict_of(&g);
     CHECK_EQ_INT(g.verdict.kind, VERDICT_NO_DATA);
     CHECK_CONTAINS(g.verdict.text, "not enough rounds to say (no heap");
-    CHECK_EQ_STR(report_verdict_name(g.verdict.kind), "not enough rounds");
+    CHECK_EQ_STR(report__verdict_name(g.verdict.kind), "not enough rounds");
     CHECK(g.verdict.basis == NULL);
 }
 
@@ -217,14 +217,14 @@ t_cgroup_only(void)
     double x[4], y[4];
 
     series(x, y, 4, 20 * MiB, 5 * MiB, 0.2 * MiB, 9);
-    report_fit_line(x, y, 4, &g.cgroup);
-    report_verdict_of(&g);
+    report__fit_line(x, y, 4, &g.cgroup);
+    report__verdict_of(&g);
     CHECK_EQ_INT(g.verdict.kind, VERDICT_GROWING);
     CHECK_EQ_STR(g.verdict.basis, "cgroup");
     CHECK_CONTAINS(g.verdict.text, "cgroup usage; no heap snapshots");
     /* Heap snapshots in two rounds only: cgroup decides, and says so. */
-    report_fit_line(x, y, 2, &g.heap);
-    report_verdict_of(&g);
+    report__fit_line(x, y, 2, &g.heap);
+    report__verdict_of(&g);
     CHECK_EQ_INT(g.verdict.kind, VERDICT_GROWING);
     CHECK_CONTAINS(g.verdict.text, "heap snapshots in 2 rounds only");
 }
@@ -236,8 +236,8 @@ t_shrinking(void)
     double x[4], y[4];
 
     series(x, y, 4, 200 * MiB, -20 * MiB, 0, 1);
-    report_fit_line(x, y, 4, &g.heap);
-    report_verdict_of(&g);
+    report__fit_line(x, y, 4, &g.heap);
+    report__verdict_of(&g);
     CHECK_EQ_INT(g.verdict.kind, VERDICT_SHRINKING);
     CHECK_CONTAINS(g.verdict.text, "shrinking: -20.0 MiB/round");
 }
@@ -265,9 +265,10 @@ t_thresholds(void)
         struct report_fit f;
 
         series(x, y, cases[i].n, cases[i].base, cases[i].per_round, 0, 1);
-        report_fit_line(x, y, cases[i].n, &f);
+        report__fit_line(x, y, cases[i].n, &f);
         CHECK_MSG(f.trend == cases[i].want, "case %zu: %s, want %s", i,
-                  report_trend_name(f.trend), report_trend_name(cases[i].want));
+                  report__trend_name(f.trend),
+                  report__trend_name(cases[i].want));
     }
 }
 
@@ -281,7 +282,7 @@ t_poor_fit_is_flat(void)
 
     for (int i = 0; i < 6; i++)
         y[i] = v[i] * MiB;
-    report_fit_line(x, y, 6, &f);
+    report__fit_line(x, y, 6, &f);
     CHECK(f.r2 < REPORT_MIN_R2);
     CHECK_EQ_INT(f.trend, TREND_FLAT);
 }
@@ -292,26 +293,26 @@ t_formatting(void)
     char b[64];
     struct strbuf sb;
 
-    report_fmt_rate(16 * MiB, b, sizeof(b));
+    report__fmt_rate(16 * MiB, b, sizeof(b));
     CHECK_EQ_STR(b, "+16.0 MiB/round");
-    report_fmt_rate(-512 * 1024, b, sizeof(b));
+    report__fmt_rate(-512 * 1024, b, sizeof(b));
     CHECK_EQ_STR(b, "-512.0 KiB/round");
-    report_fmt_rate(0, b, sizeof(b));
+    report__fmt_rate(0, b, sizeof(b));
     CHECK_EQ_STR(b, "+0 B/round");
-    report_fmt_bytes(-1, b, sizeof(b));
+    report__fmt_bytes(-1, b, sizeof(b));
     CHECK_EQ_STR(b, "-");
-    report_fmt_bytes(268435456, b, sizeof(b));
+    report__fmt_bytes(268435456, b, sizeof(b));
     CHECK_EQ_STR(b, "256.0 MiB");
-    report_fmt_ms(850, b, sizeof(b));
+    report__fmt_ms(850, b, sizeof(b));
     CHECK_EQ_STR(b, "850 ms");
-    report_fmt_ms(12345, b, sizeof(b));
+    report__fmt_ms(12345, b, sizeof(b));
     CHECK_EQ_STR(b, "12.3 s");
-    report_fmt_ms(3723000, b, sizeof(b));
+    report__fmt_ms(3723000, b, sizeof(b));
     CHECK_EQ_STR(b, "62m03s");
-    report_fmt_ms(-1, b, sizeof(b));
+    report__fmt_ms(-1, b, sizeof(b));
     CHECK_EQ_STR(b, "-");
     strbuf_init(&sb);
-    report_html_esc(&sb, "<a href=\"x\">&'</a>");
+    report__html_esc(&sb, "<a href=\"x\">&'</a>");
     CHECK_EQ_STR(sb.buf, "&lt;a href=&quot;x&quot;&gt;&amp;&#39;&lt;/a&gt;");
     strbuf_release(&sb);
 }

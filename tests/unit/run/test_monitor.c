@@ -47,12 +47,12 @@ real_cgroup(struct cgroup_sys **sys, const char *name, uint64_t limit)
     if (!cgroup_sys_usable(*sys)) {
         static char why[600];
 
-        snprintf(why, sizeof(why), "%s", cgroup_sys_warning(*sys));
+        snprintf(why, sizeof(why), "%s", cgroup__sys_warning(*sys));
         cgroup_sys_destroy(sys);
         th_skip(why);
     }
     snprintf(rel, sizeof(rel), "test-%d/%s", (int)getpid(), name);
-    cg = cgroup_create(*sys, rel, limit, 0, 0, &err);
+    cg = cgroup__create(*sys, rel, limit, 0, 0, &err);
     CHECK_MSG(cg != NULL, "%s", err.msg);
     return cg;
 }
@@ -60,7 +60,7 @@ real_cgroup(struct cgroup_sys **sys, const char *name, uint64_t limit)
 static int
 enter(const void *cg)
 {
-    return cgroup_attach_self_prepared(cg);
+    return cgroup__attach_self_prepared(cg);
 }
 
 static pid_t
@@ -80,8 +80,8 @@ watch_until_exit(struct monitor *mon, pid_t pid)
 
         if (r == pid || (r < 0 && errno != EINTR))
             return status;
-        if (now_ms() >= monitor_next_due_ms(mon))
-            monitor_sample(mon, now_ms());
+        if (now_ms() >= monitor__next_due_ms(mon))
+            monitor__sample(mon, now_ms());
         usleep(5000);
     }
 }
@@ -134,7 +134,7 @@ t_rise_in_csv(void)
     struct cgroup *cg = real_cgroup(&sys, "rise-0", 256 * MiB);
     char *csv_path = path_join(th_tmpdir(), "memory.csv");
     char *partial = xasprintf("%s.partial", csv_path);
-    struct monitor *mon = monitor_new(20, now_ms());
+    struct monitor *mon = monitor__new(20, now_ms());
     struct monitor_stats st;
     struct monitor_inst *in;
     struct err err = {0};
@@ -145,15 +145,15 @@ t_rise_in_csv(void)
 
     if (cg == NULL)
         goto out;
-    in = monitor_add(mon, "g/0", cgroup_memory_dir(cg), cgroup_version(cg),
-                     mf(), now_ms(), &err);
+    in = monitor__add(mon, "g/0", cgroup__memory_dir(cg), cgroup__version(cg),
+                      mf(), now_ms(), &err);
     CHECK_MSG(in != NULL, "%s", err.msg);
     if (in == NULL)
         goto out;
     status = watch_until_exit(mon, spawn_alloc(cg, "200", "10", "200"));
     CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x",
               status);
-    CHECK_EQ_INT(monitor_instance_ended(mon, in, now_ms(), &err), 0);
+    CHECK_EQ_INT(monitor__instance_ended(mon, in, now_ms(), &err), 0);
     csv = th_read(csv_path, NULL);
     CHECK_MSG(csv != NULL, "no %s", csv_path);
     CHECK(!path_exists(partial));
@@ -178,7 +178,7 @@ t_rise_in_csv(void)
     for (size_t i = 0; i < i_max; i++)
         mid += usage[i] > 60 * MiB && usage[i] < 150 * MiB;
     CHECK_MSG(mid >= 2, "%zu rows during the rise", mid);
-    monitor_stats(in, &st);
+    monitor__stats(in, &st);
     CHECK(st.peak >= 190 * MiB);
     CHECK(st.peak_t_ms > 0);
     CHECK_EQ_INT(st.limit, 256 * MiB);
@@ -189,8 +189,8 @@ t_rise_in_csv(void)
     CHECK(st.final >= 0 && st.final < 64 * MiB);
     free(csv);
 out:
-    monitor_destroy(&mon);
-    cgroup_destroy(&cg);
+    monitor__destroy(&mon);
+    cgroup__destroy(&cg);
     cgroup_sys_destroy(&sys);
     free(partial);
     free(csv_path);
@@ -203,7 +203,7 @@ t_oom_detected(void)
     struct cgroup *cg = real_cgroup(&sys, "oom-0", 64 * MiB);
     char *csv_path = path_join(th_tmpdir(), "memory.csv");
     int64_t start = now_ms();
-    struct monitor *mon = monitor_new(10, start);
+    struct monitor *mon = monitor__new(10, start);
     struct monitor_stats st;
     struct monitor_inst *in;
     struct err err = {0};
@@ -214,15 +214,15 @@ t_oom_detected(void)
 
     if (cg == NULL)
         goto out;
-    in = monitor_add(mon, "g/1", cgroup_memory_dir(cg), cgroup_version(cg),
-                     mf(), now_ms(), &err);
+    in = monitor__add(mon, "g/1", cgroup__memory_dir(cg), cgroup__version(cg),
+                      mf(), now_ms(), &err);
     CHECK_MSG(in != NULL, "%s", err.msg);
     if (in == NULL)
         goto out;
     status = watch_until_exit(mon, spawn_alloc(cg, "200", "20", "0"));
     CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-    CHECK_EQ_INT(monitor_instance_ended(mon, in, now_ms(), &err), 0);
-    monitor_stats(in, &st);
+    CHECK_EQ_INT(monitor__instance_ended(mon, in, now_ms(), &err), 0);
+    monitor__stats(in, &st);
     CHECK(st.oom);
     CHECK(st.oom_kills >= 1);
     CHECK(st.oom_t_ms >= 0 && st.oom_t_ms <= now_ms() - start);
@@ -236,8 +236,8 @@ t_oom_detected(void)
     CHECK(rows > 0 && ooms[0] == 0 && ooms[rows - 1] >= 1);
     free(csv);
 out:
-    monitor_destroy(&mon);
-    cgroup_destroy(&cg);
+    monitor__destroy(&mon);
+    cgroup__destroy(&cg);
     cgroup_sys_destroy(&sys);
     free(csv_path);
 }
@@ -248,7 +248,7 @@ t_real_vanish(void)
     struct cgroup_sys *sys;
     struct cgroup *cg = real_cgroup(&sys, "gone-0", 0);
     char *csv_path = path_join(th_tmpdir(), "memory.csv");
-    struct monitor *mon = monitor_new(10, 0);
+    struct monitor *mon = monitor__new(10, 0);
     struct monitor_stats st;
     struct monitor_inst *in;
     struct err err = {0};
@@ -256,29 +256,29 @@ t_real_vanish(void)
 
     if (cg == NULL)
         goto out;
-    in = monitor_add(mon, "g/2", cgroup_memory_dir(cg), cgroup_version(cg),
-                     mf(), 10, &err);
+    in = monitor__add(mon, "g/2", cgroup__memory_dir(cg), cgroup__version(cg),
+                      mf(), 10, &err);
     CHECK_MSG(in != NULL, "%s", err.msg);
     if (in == NULL)
         goto out;
     status = watch_until_exit(mon, spawn_alloc(cg, "16", "0", "300"));
     CHECK(WIFEXITED(status));
-    monitor_sample(mon, now_ms());
-    monitor_stats(in, &st);
+    monitor__sample(mon, now_ms());
+    monitor__stats(in, &st);
     CHECK(!st.gone);
     CHECK(st.peak >= 16 * MiB);
-    CHECK_EQ_INT(cgroup_remove(cg, &err), 0);
-    monitor_sample(mon, now_ms() + 1);
-    monitor_stats(in, &st);
+    CHECK_EQ_INT(cgroup__remove(cg, &err), 0);
+    monitor__sample(mon, now_ms() + 1);
+    monitor__stats(in, &st);
     CHECK(st.gone);
-    CHECK_EQ_INT(monitor_instance_ended(mon, in, now_ms() + 2, &err), 0);
-    monitor_stats(in, &st);
+    CHECK_EQ_INT(monitor__instance_ended(mon, in, now_ms() + 2, &err), 0);
+    monitor__stats(in, &st);
     CHECK(st.peak >= 16 * MiB);
     CHECK_EQ_INT(st.final, st.last);
     CHECK(path_exists(csv_path));
 out:
-    monitor_destroy(&mon);
-    cgroup_destroy(&cg);
+    monitor__destroy(&mon);
+    cgroup__destroy(&cg);
     cgroup_sys_destroy(&sys);
     free(csv_path);
 }
@@ -332,33 +332,33 @@ t_v2_fake_rows(void)
     char *dir = fake_v2_cgroup();
     char *csv_path = path_join(th_tmpdir(), "memory.csv");
     char *partial = xasprintf("%s.partial", csv_path);
-    struct monitor *mon = monitor_new(250, 1000);
+    struct monitor *mon = monitor__new(250, 1000);
     struct monitor_stats st;
     struct monitor_inst *in;
     struct err err = {0};
     char *csv, *rows;
 
-    in = monitor_add(mon, "g/0", dir, TY_CG_V2, mf(), 1000, &err);
+    in = monitor__add(mon, "g/0", dir, TY_CG_V2, mf(), 1000, &err);
     CHECK_MSG(in != NULL, "%s", err.msg);
     CHECK(path_exists(partial) && !path_exists(csv_path));
-    CHECK_EQ_INT(monitor_next_due_ms(mon), 1000);
+    CHECK_EQ_INT(monitor__next_due_ms(mon), 1000);
     /* Due at once, but sampled this very millisecond: no second row. */
-    monitor_sample(mon, 1000);
-    CHECK_EQ_INT(monitor_next_due_ms(mon), 1250);
+    monitor__sample(mon, 1000);
+    CHECK_EQ_INT(monitor__next_due_ms(mon), 1250);
     th_write(dir, "memory.current", "7000\n");
     th_write(dir, "memory.peak", "7000\n");
     th_write(dir, "memory.max", "1048576\n");
     th_write(dir, "memory.stat", "anon 6600\nfile 300\n");
-    monitor_sample(mon, 1250);
-    CHECK_EQ_INT(monitor_next_due_ms(mon), 1500);
+    monitor__sample(mon, 1250);
+    CHECK_EQ_INT(monitor__next_due_ms(mon), 1500);
     th_write(dir, "memory.current", "2000\n");
     th_write(dir, "memory.peak", "8000\n");
     th_write(dir, "memory.stat", "anon 1600\nfile 300\n");
     th_write(dir, "memory.events", "low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n");
-    monitor_sample(mon, 1500);
+    monitor__sample(mon, 1500);
     th_write(dir, "memory.current", "2500\n");
     th_write(dir, "memory.stat", "anon 2100\nfile 300\n");
-    CHECK_EQ_INT(monitor_instance_ended(mon, in, 1600, &err), 0);
+    CHECK_EQ_INT(monitor__instance_ended(mon, in, 1600, &err), 0);
     CHECK(!path_exists(partial));
     csv = th_read(csv_path, NULL);
     CHECK(csv != NULL);
@@ -366,7 +366,7 @@ t_v2_fake_rows(void)
     CHECK_EQ_STR(rows, fake_rows);
     CHECK(csv != NULL && strstr(csv, "\n20") != NULL &&
           strstr(csv, "Z,250,") != NULL);
-    monitor_stats(in, &st);
+    monitor__stats(in, &st);
     CHECK_EQ_INT(st.peak, 8000);
     CHECK_EQ_INT(st.peak_t_ms, 500);
     CHECK(st.oom);
@@ -377,12 +377,12 @@ t_v2_fake_rows(void)
     CHECK_EQ_INT(st.limit, 1048576);
     CHECK_EQ_INT(st.samples, 4);
     /* Ended instances are not sampled again. */
-    monitor_sample(mon, 1750);
-    monitor_stats(in, &st);
+    monitor__sample(mon, 1750);
+    monitor__stats(in, &st);
     CHECK_EQ_INT(st.samples, 4);
     free(rows);
     free(csv);
-    monitor_destroy(&mon);
+    monitor__destroy(&mon);
     free(partial);
     free(csv_path);
     free(dir);
@@ -393,22 +393,22 @@ t_backend_reports_oom(void)
 {
     char *dir = fake_v2_cgroup();
     char *csv_path = path_join(th_tmpdir(), "memory.csv");
-    struct monitor *mon = monitor_new(250, 0);
+    struct monitor *mon = monitor__new(250, 0);
     struct monitor_stats st;
     struct monitor_inst *in;
     struct err err = {0};
 
-    in = monitor_add(mon, "g/0", dir, TY_CG_V2, mf(), 100, &err);
+    in = monitor__add(mon, "g/0", dir, TY_CG_V2, mf(), 100, &err);
     CHECK_MSG(in != NULL, "%s", err.msg);
     th_write(dir, "memory.current", "4000\n");
-    monitor_sample(mon, 300);
-    monitor_oom_reported(mon, in, 420);
-    monitor_stats(in, &st);
+    monitor__sample(mon, 300);
+    monitor__oom_reported(mon, in, 420);
+    monitor__stats(in, &st);
     CHECK(st.oom);
     CHECK_EQ_INT(st.oom_t_ms, 420);
     CHECK_EQ_INT(st.usage_before_oom, 4000);
     CHECK_EQ_INT(st.samples, 3);
-    monitor_destroy(&mon);
+    monitor__destroy(&mon);
     CHECK(path_exists(csv_path));
     free(csv_path);
     free(dir);
@@ -421,7 +421,7 @@ t_by_path_and_vanish(void)
 {
     char *dir = fake_v2_cgroup();
     char *csv_path = path_join(th_tmpdir(), "memory.csv");
-    struct monitor *mon = monitor_new(250, 0);
+    struct monitor *mon = monitor__new(250, 0);
     struct rlimit old, low;
     struct monitor_stats st;
     struct monitor_inst *in;
@@ -435,17 +435,17 @@ t_by_path_and_vanish(void)
     low.rlim_cur = (rlim_t)fd + 2;
     close(fd);
     CHECK_EQ_INT(setrlimit(RLIMIT_NOFILE, &low), 0);
-    in = monitor_add(mon, "g/0", dir, TY_CG_V2, f, 0, &err);
+    in = monitor__add(mon, "g/0", dir, TY_CG_V2, f, 0, &err);
     setrlimit(RLIMIT_NOFILE, &old);
     CHECK_MSG(in != NULL, "%s", err.msg);
     if (in == NULL)
         goto out;
     th_write(dir, "memory.current", "9000\n");
-    monitor_sample(mon, 250);
+    monitor__sample(mon, 250);
     CHECK(rm_rf(dir, &err) == 0);
-    monitor_sample(mon, 500);
-    CHECK_EQ_INT(monitor_instance_ended(mon, in, 600, &err), 0);
-    monitor_stats(in, &st);
+    monitor__sample(mon, 500);
+    CHECK_EQ_INT(monitor__instance_ended(mon, in, 600, &err), 0);
+    monitor__stats(in, &st);
     CHECK(st.gone);
     CHECK_EQ_INT(st.lost_errno, 0); /* gone with its cgroup, not lost */
     CHECK_EQ_INT(st.samples, 2);
@@ -454,7 +454,7 @@ t_by_path_and_vanish(void)
     CHECK_EQ_INT(st.peak, 9000);
     CHECK_EQ_INT(st.peak_t_ms, 250);
 out:
-    monitor_destroy(&mon);
+    monitor__destroy(&mon);
     free(csv_path);
     free(dir);
 }
@@ -478,7 +478,7 @@ t_lost_instance(void)
     char *dir = fake_v2_cgroup();
     const struct monitor_file *f = mf();
     char *csv_path = path_join(th_tmpdir(), "memory.csv");
-    struct monitor *mon = monitor_new(250, 0);
+    struct monitor *mon = monitor__new(250, 0);
     struct rlimit old, low;
     struct monitor_stats st;
     struct monitor_inst *in;
@@ -488,20 +488,20 @@ t_lost_instance(void)
     low = old;
     low.rlim_cur = (rlim_t)next_fd() + 2; /* by path, as in the test above */
     CHECK_EQ_INT(setrlimit(RLIMIT_NOFILE, &low), 0);
-    in = monitor_add(mon, "g/0", dir, TY_CG_V2, f, 0, &err);
+    in = monitor__add(mon, "g/0", dir, TY_CG_V2, f, 0, &err);
     setrlimit(RLIMIT_NOFILE, &old);
     CHECK_MSG(in != NULL, "%s", err.msg);
     if (in == NULL)
         goto out;
     th_write(dir, "memory.current", "9000\n");
-    monitor_sample(mon, 250);
+    monitor__sample(mon, 250);
     low.rlim_cur = (rlim_t)next_fd(); /* no descriptor left at all */
     CHECK_EQ_INT(setrlimit(RLIMIT_NOFILE, &low), 0);
-    monitor_sample(mon, 500);
+    monitor__sample(mon, 500);
     setrlimit(RLIMIT_NOFILE, &old);
-    monitor_sample(mon, 750); /* a lost instance is not read again */
-    CHECK_EQ_INT(monitor_instance_ended(mon, in, 800, &err), 0);
-    monitor_stats(in, &st);
+    monitor__sample(mon, 750); /* a lost instance is not read again */
+    CHECK_EQ_INT(monitor__instance_ended(mon, in, 800, &err), 0);
+    monitor__stats(in, &st);
     CHECK_EQ_INT(st.lost_errno, EMFILE);
     CHECK_EQ_INT(st.lost_t_ms, 500);
     CHECK(st.gone);
@@ -509,7 +509,7 @@ t_lost_instance(void)
     CHECK_EQ_INT(st.last, 9000);
     CHECK_EQ_INT(st.peak, 9000);
 out:
-    monitor_destroy(&mon);
+    monitor__destroy(&mon);
     CHECK(path_exists(csv_path)); /* the rows it had are kept */
     free(csv_path);
     free(dir);
@@ -524,7 +524,7 @@ t_lost_unreadable(void)
     const struct monitor_file *f = mf();
     char *csv_path = path_join(th_tmpdir(), "memory.csv");
     char *usage = path_join(dir, "memory.current");
-    struct monitor *mon = monitor_new(250, 0);
+    struct monitor *mon = monitor__new(250, 0);
     struct rlimit old, low;
     struct monitor_stats st;
     struct monitor_inst *in;
@@ -534,20 +534,20 @@ t_lost_unreadable(void)
     low = old;
     low.rlim_cur = (rlim_t)next_fd() + 2;
     CHECK_EQ_INT(setrlimit(RLIMIT_NOFILE, &low), 0);
-    in = monitor_add(mon, "g/0", dir, TY_CG_V2, f, 0, &err);
+    in = monitor__add(mon, "g/0", dir, TY_CG_V2, f, 0, &err);
     setrlimit(RLIMIT_NOFILE, &old);
     CHECK_MSG(in != NULL, "%s", err.msg);
     if (in == NULL)
         goto out;
     CHECK_EQ_INT(unlink(usage), 0);
     CHECK_EQ_INT(mkdir(usage, 0755), 0);
-    monitor_sample(mon, 250);
-    monitor_stats(in, &st);
+    monitor__sample(mon, 250);
+    monitor__stats(in, &st);
     CHECK_EQ_INT(st.lost_errno, EISDIR);
     CHECK_EQ_INT(st.lost_t_ms, 250);
     CHECK_EQ_INT(st.samples, 1);
 out:
-    monitor_destroy(&mon);
+    monitor__destroy(&mon);
     free(usage);
     free(csv_path);
     free(dir);
@@ -556,23 +556,23 @@ out:
 static void
 t_add_errors(void)
 {
-    struct monitor *mon = monitor_new(0, 0);
+    struct monitor *mon = monitor__new(0, 0);
     char *csv_path = path_join(th_tmpdir(), "memory.csv");
     char *dir = fake_v2_cgroup();
     struct err err = {0};
 
-    CHECK(monitor_add(mon, "g/0", "/nonexistent/cg", TY_CG_V2, mf(), 0, &err) ==
-          NULL);
+    CHECK(monitor__add(mon, "g/0", "/nonexistent/cg", TY_CG_V2, mf(), 0,
+                       &err) == NULL);
     CHECK_CONTAINS(err.msg, "g/0: memory monitor");
     CHECK_CONTAINS(err.msg, "/nonexistent/cg");
-    CHECK(monitor_add(mon, "g/0", dir, TY_CG_V2,
-                      &(struct monitor_file){mf()->dirfd,
-                                             "nonexistent/memory.csv.partial",
-                                             "nonexistent/memory.csv"},
-                      0, &err) == NULL);
+    CHECK(monitor__add(mon, "g/0", dir, TY_CG_V2,
+                       &(struct monitor_file){mf()->dirfd,
+                                              "nonexistent/memory.csv.partial",
+                                              "nonexistent/memory.csv"},
+                       0, &err) == NULL);
     CHECK_CONTAINS(err.msg, "nonexistent/memory.csv.partial");
     CHECK(!path_exists(csv_path));
-    monitor_destroy(&mon);
+    monitor__destroy(&mon);
     CHECK(mon == NULL);
     free(dir);
     free(csv_path);
@@ -586,7 +586,7 @@ bench_fd(struct monitor *mon, int rounds)
     int64_t t0 = now_mono_ns();
 
     for (int r = 0; r < rounds; r++)
-        monitor_sample(mon, now_ms());
+        monitor__sample(mon, now_ms());
     return (double)(now_mono_ns() - t0) / 1000.0 / rounds;
 }
 
@@ -598,8 +598,8 @@ bench_path(struct cgroup **cgs, int n, int rounds)
 
     for (int r = 0; r < rounds; r++)
         for (int i = 0; i < n; i++)
-            ty__cgroup_read_memory(cgroup_memory_dir(cgs[i]),
-                                   cgroup_version(cgs[i]), &m);
+            ty__cgroup_read_memory(cgroup__memory_dir(cgs[i]),
+                                   cgroup__version(cgs[i]), &m);
     return (double)(now_mono_ns() - t0) / 1000.0 / rounds;
 }
 
@@ -610,12 +610,12 @@ t_bench(void)
     int n = env ? atoi(env) : 0;
     struct cgroup_sys *sys = cgroup_sys_new();
     struct cgroup **cgs;
-    struct monitor *mon = monitor_new(250, now_ms());
+    struct monitor *mon = monitor__new(250, now_ms());
     double fd_us, path_us;
 
     if (n <= 0 || !cgroup_sys_usable(sys)) {
         cgroup_sys_destroy(&sys);
-        monitor_destroy(&mon);
+        monitor__destroy(&mon);
         th_skip("needs MONITOR_BENCH=N > 0 and cgroups");
     }
     cgs = xcalloc((size_t)n, sizeof(*cgs));
@@ -624,14 +624,14 @@ t_bench(void)
         char rel[64], *csv, *part;
 
         snprintf(rel, sizeof(rel), "bench-%d/i-%d", (int)getpid(), i);
-        cgs[i] = cgroup_create(sys, rel, 64 * MiB, 0, 0, &err);
+        cgs[i] = cgroup__create(sys, rel, 64 * MiB, 0, 0, &err);
         csv = xasprintf("m%d.csv", i);
         part = xasprintf("m%d.csv.partial", i);
         CHECK(cgs[i] != NULL &&
-              monitor_add(mon, rel, cgroup_memory_dir(cgs[i]),
-                          cgroup_version(cgs[i]),
-                          &(struct monitor_file){mf()->dirfd, part, csv},
-                          now_ms(), &err) != NULL);
+              monitor__add(mon, rel, cgroup__memory_dir(cgs[i]),
+                           cgroup__version(cgs[i]),
+                           &(struct monitor_file){mf()->dirfd, part, csv},
+                           now_ms(), &err) != NULL);
         free(csv);
         free(part);
     }
@@ -642,9 +642,9 @@ t_bench(void)
            "each)\n",
            n, fd_us, fd_us / n, path_us, path_us / n);
     CHECK(fd_us > 0 && path_us > 0);
-    monitor_destroy(&mon);
+    monitor__destroy(&mon);
     for (int i = 0; i < n; i++)
-        cgroup_destroy(&cgs[i]);
+        cgroup__destroy(&cgs[i]);
     free(cgs);
     cgroup_sys_destroy(&sys);
 }
@@ -663,29 +663,29 @@ static void
 t_process_rise(void)
 {
     cleanup_free char *csv_path = path_join(th_tmpdir(), "memory.csv");
-    struct monitor *mon = monitor_new(20, now_ms());
+    struct monitor *mon = monitor__new(20, now_ms());
     struct monitor_inst *in;
     struct monitor_stats st;
     struct err err = {0};
     pid_t pid = th_spawn_alloc(no_cgroup, NULL, "64", "20", "300");
     int status;
 
-    in = monitor_add_process(mon, "p/0", pid, mf(), now_ms(), &err);
+    in = monitor__add_process(mon, "p/0", pid, mf(), now_ms(), &err);
     CHECK_MSG(in != NULL, "%s", err.msg);
     if (in == NULL) {
         th_wait(pid);
-        monitor_destroy(&mon);
+        monitor__destroy(&mon);
         return;
     }
     status = watch_until_exit(mon, pid);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    CHECK_EQ_INT(monitor_instance_ended(mon, in, now_ms(), &err), 0);
-    monitor_stats(in, &st);
+    CHECK_EQ_INT(monitor__instance_ended(mon, in, now_ms(), &err), 0);
+    monitor__stats(in, &st);
     CHECK_MSG(st.peak >= 60 * MiB, "peak %lld", (long long)st.peak);
     CHECK_EQ_INT(st.limit, -1);
     CHECK(!st.oom);
     CHECK(st.samples >= 3);
-    monitor_destroy(&mon);
+    monitor__destroy(&mon);
     CHECK(path_exists(csv_path));
 }
 
