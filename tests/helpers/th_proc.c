@@ -104,9 +104,8 @@ th_alloc_main(char **argv)
     return 0;
 }
 
-/* This program's path, for exec. */
-static const char *
-self_exe(void)
+const char *
+th_self_exe(void)
 {
     static char path[4096];
     ssize_t n;
@@ -125,7 +124,7 @@ pid_t
 th_spawn_alloc(int (*enter)(const void *arg), const void *arg, const char *mib,
                const char *step_ms, const char *hold_ms)
 {
-    const char *exe = self_exe();
+    const char *exe = th_self_exe();
     pid_t pid = fork();
 
     if (pid == 0) {

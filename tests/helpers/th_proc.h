@@ -14,6 +14,9 @@
 /* Run argv[0] (searched in PATH) without a shell, its stdout to /dev/null
  * so that it cannot mix with the TAP lines; stderr is kept. Returns the
  * exit status (128+signal when killed), -1 when it could not be forked. */
+/* This program's path, for exec (readlink of /proc/self/exe, so a child
+ * runs this program even under valgrind). */
+const char *th_self_exe(void);
 int th_run(char *const argv[]);
 /* What `sh -c cmd` prints on stdout ("" when nothing or on failure). */
 char *th_sh(const char *cmd);

@@ -6,6 +6,7 @@
  * (this program re-runs itself as a plan with "--plan").
  */
 #include "th.h"
+#include "th_proc.h"
 #include "ty_int.h"
 
 #include <errno.h>
@@ -425,18 +426,6 @@ static const struct ty_case plan_cases[] = {
     {"abort", plan_abort}, {NULL, NULL},
 };
 
-/* This program's path (readlink, not /proc/self/exe itself, so it also
- * works under valgrind). */
-static const char *
-self_exe(void)
-{
-    static char buf[4096];
-    ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-
-    buf[n > 0 ? n : 0] = '\0';
-    return buf;
-}
-
 static int
 run_plan(const char *name, char **out)
 {
@@ -456,7 +445,7 @@ run_plan(const char *name, char **out)
     if (pid == 0) {
         dup2(open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644), STDOUT_FILENO);
         dup2(open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644), STDERR_FILENO);
-        execl(self_exe(), "plan", "--plan", (char *)NULL);
+        execl(th_self_exe(), "plan", "--plan", (char *)NULL);
         _exit(127);
     }
     waitpid(pid, &status, 0);

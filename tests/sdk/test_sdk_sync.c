@@ -8,6 +8,7 @@
  */
 #include "sdk_fixture.h"
 #include "th.h"
+#include "th_proc.h"
 #include "ty_board.h"
 #include "base/util.h"
 
@@ -389,18 +390,6 @@ static const struct ty_case plan_cases[] = {
     {NULL, NULL},
 };
 
-/* This program's path (readlink, not /proc/self/exe itself, so it also
- * works under valgrind). */
-static const char *
-self_exe(void)
-{
-    static char buf[4096];
-    ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-
-    buf[n > 0 ? n : 0] = '\0';
-    return buf;
-}
-
 /* Run this program as a plan with TEST_CASE=name; returns its wait status
  * and its stdout in *out (caller frees). */
 static int
@@ -420,7 +409,7 @@ run_plan(const char *name, char **out)
 
         dup2(fd, STDOUT_FILENO);
         dup2(efd, STDERR_FILENO);
-        execl(self_exe(), "plan", "--plan", (char *)NULL);
+        execl(th_self_exe(), "plan", "--plan", (char *)NULL);
         _exit(127);
     }
     waitpid(pid, &status, 0);
