@@ -85,6 +85,22 @@ hello_as0(void *sock, const char *secret_part)
     send_str(sock, json);
 }
 
+/* Hello as g/0 on sock until the answer is not "busy" (the service frees
+ * the slots of closed connections when their disconnect reaches it, a
+ * moment after the close), for up to 5 s; the last answer into buf. */
+static void
+hello_as0_settled(void *sock, const char *secret_part, char *buf, size_t size)
+{
+    for (int tries = 0; tries < 250; tries++) {
+        hello_as0(sock, secret_part);
+        if (recv_raw(sock, buf, size, 5000) <= 0)
+            buf[0] = '\0';
+        if (strstr(buf, "\"status\":\"busy\"") == NULL)
+            return;
+        usleep(20 * 1000);
+    }
+}
+
 /* Nothing in a refusal names the run, an instance or how many there are. */
 static void
 check_reveals_nothing(const char *reply)
@@ -155,8 +171,7 @@ t_slots_freed(void)
         for (int i = 0; i < 8; i++) {
             snprintf(rid, sizeof(rid), "claim-%d-%d", round, i);
             s[i] = dealer(rid);
-            hello_as0(s[i], part);
-            CHECK(recv_raw(s[i], buf, sizeof(buf), 5000) > 0);
+            hello_as0_settled(s[i], part, buf, sizeof(buf));
             CHECK_CONTAINS(buf, "\"status\":\"ok\"");
         }
         for (int i = 0; i < 8; i++)
@@ -165,8 +180,7 @@ t_slots_freed(void)
     for (int i = 0; i < 8; i++) {
         snprintf(rid, sizeof(rid), "open-%d", i);
         s[i] = dealer(rid);
-        hello_as0(s[i], part);
-        CHECK(recv_raw(s[i], buf, sizeof(buf), 5000) > 0);
+        hello_as0_settled(s[i], part, buf, sizeof(buf));
         CHECK_CONTAINS(buf, "\"status\":\"ok\"");
     }
     s[8] = dealer("ninth");
@@ -174,15 +188,13 @@ t_slots_freed(void)
     CHECK(recv_raw(s[8], buf, sizeof(buf), 5000) > 0);
     CHECK_CONTAINS(buf, "too many connections for g/0");
     zmq_close(s[0]);
-    usleep(100 * 1000);
-    hello_as0(s[8], part);
-    CHECK(recv_raw(s[8], buf, sizeof(buf), 5000) > 0);
+    hello_as0_settled(s[8], part, buf, sizeof(buf));
     CHECK_CONTAINS(buf, "\"status\":\"ok\"");
     for (int i = 1; i < 9; i++)
         zmq_close(s[i]);
-    usleep(100 * 1000); /* the closes reach the service */
-    hello(0);
-    expect_free(0, "ok");
+    hello_as0_settled(F.cli[0], part, buf, sizeof(buf));
+    CHECK_CONTAINS(buf, "\"status\":\"ok\"");
+    CHECK_EQ_INT(F.hellos, 34); /* 24 + 8 + the ninth + cli[0] */
     fix_stop();
 }
 
