@@ -68,6 +68,7 @@ const struct ty__wire_opdesc ty__wire_ops[TY_WIRE_NOPS] = {
     [TY_WIRE_UPLOAD_END] = {"upload_end", B(F_UPLOAD), false},
     [TY_WIRE_UPLOAD_ABORT] = {"upload_abort", B(F_UPLOAD), false},
     [TY_WIRE_APPEND] = {"append", B(F_NAME), true},
+    [TY_WIRE_SNAPSHOT_WAIT] = {"snapshot_wait", B(F_TIMEOUT), false},
 };
 
 static const struct {

@@ -41,6 +41,11 @@
  * could lose their last digits. */
 #define TY_WIRE_INT_MAX 999999999999999LL
 
+/* The value the coordinator queues with the heap profiler's signal
+ * (sigqueue) to ask an LD_PRELOAD'ed instance for a pre-OOM snapshot
+ * (docs/heap-profiling.md); any other delivery is a user's snapshot. */
+#define TY_WIRE_PREOOM_SIGVAL 0x54594f4d /* "TYOM" */
+
 enum ty_wire_op {
     TY_WIRE_HELLO,
     TY_WIRE_SIGNAL,
@@ -54,6 +59,7 @@ enum ty_wire_op {
     TY_WIRE_UPLOAD_END,
     TY_WIRE_UPLOAD_ABORT,
     TY_WIRE_APPEND,
+    TY_WIRE_SNAPSHOT_WAIT,
     TY_WIRE_NOPS
 };
 
