@@ -63,14 +63,14 @@ write_whole(const char *name, const void *data, size_t len)
 }
 
 static void
-snapshot(const char *what)
+snapshot(const char *what, enum ty__heap_trigger trigger)
 {
     struct ty__heap_files f;
     char label[128], name[160];
     int r;
 
     snprintf(label, sizeof(label), "%s-%ld-%s", P.prog, (long)getpid(), what);
-    r = ty__heap_files_build(label, -1, &f);
+    r = ty__heap_files_build(label, -1, trigger, &f);
     if (r == 0) {
         snprintf(name, sizeof(name), "heap-%s.pb.gz", label);
         r = write_whole(name, f.pb, f.pb_len);
@@ -135,7 +135,7 @@ drain(void)
         if (buf[i] == 'q')
             return false;
         snprintf(what, sizeof(what), "signal-%d", ++P.signals);
-        snapshot(what);
+        snapshot(what, TY_HEAP_TRIGGER_SIGNAL);
     }
     return true;
 }
@@ -157,7 +157,7 @@ worker(void *arg)
             return NULL;
         if (P.interval_ns > 0 && poll_timeout(&next) == 0) {
             snprintf(what, sizeof(what), "periodic-%d", ++P.periodic);
-            snapshot(what);
+            snapshot(what, TY_HEAP_TRIGGER_PERIODIC);
             advance(&next, P.interval_ns);
         }
     }
@@ -267,5 +267,5 @@ preload_stop(void)
         pthread_join(P.thread, NULL);
     P.running = false;
     if (P.at_exit)
-        snapshot("exit");
+        snapshot("exit", TY_HEAP_TRIGGER_EXIT);
 }

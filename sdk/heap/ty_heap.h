@@ -179,9 +179,26 @@ struct ty__heap_files {
     size_t json_len;
 };
 
+/* What took a snapshot: the sidecar's "trigger" (docs/heap-profiling.md). */
+enum ty__heap_trigger {
+    TY_HEAP_TRIGGER_CALL,     /* "call": ty_heap_snapshot */
+    TY_HEAP_TRIGGER_ROUND,    /* "round": ty_memory_round_end */
+    TY_HEAP_TRIGGER_EVENT,    /* "event": ty_memory_event */
+    TY_HEAP_TRIGGER_PERIODIC, /* "periodic": TESTYARD_HEAP_PROFILE_INTERVAL */
+    TY_HEAP_TRIGGER_PEAK,     /* "peak": a new high-water mark */
+    TY_HEAP_TRIGGER_PREOOM,   /* "pre-oom": the coordinator asked */
+    TY_HEAP_TRIGGER_SIGNAL,   /* "signal": the LD_PRELOAD signal */
+    TY_HEAP_TRIGGER_EXIT,     /* "exit": the LD_PRELOAD exit snapshot */
+    TY_HEAP_TRIGGER_N,
+};
+
+/* The trigger's name as the sidecar says it. */
+const char *ty__heap_trigger_name(enum ty__heap_trigger t);
+
 /* Build both files for label; round < 0 leaves "round" out of the sidecar.
  * The profiler's own allocations meanwhile are not sampled. 0 or -errno. */
 int ty__heap_files_build(const char *label, int round,
+                         enum ty__heap_trigger trigger,
                          struct ty__heap_files *f);
 void ty__heap_files_release(struct ty__heap_files *f);
 /* Letters, digits, '.', '_' and '-', 1 to 100 of them, no leading '.'. */

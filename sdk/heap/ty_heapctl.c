@@ -147,9 +147,26 @@ add_cgroup(cJSON *o)
     free(dir);
 }
 
+const char *
+ty__heap_trigger_name(enum ty__heap_trigger t)
+{
+    static const char *const names[TY_HEAP_TRIGGER_N] = {
+        [TY_HEAP_TRIGGER_CALL] = "call",
+        [TY_HEAP_TRIGGER_ROUND] = "round",
+        [TY_HEAP_TRIGGER_EVENT] = "event",
+        [TY_HEAP_TRIGGER_PERIODIC] = "periodic",
+        [TY_HEAP_TRIGGER_PEAK] = "peak",
+        [TY_HEAP_TRIGGER_PREOOM] = "pre-oom",
+        [TY_HEAP_TRIGGER_SIGNAL] = "signal",
+        [TY_HEAP_TRIGGER_EXIT] = "exit",
+    };
+
+    return (unsigned)t < TY_HEAP_TRIGGER_N ? names[t] : "call";
+}
+
 static char *
-sidecar(const char *label, int round, const struct ty__heap_snap *s,
-        const struct ty__heap_totals *t)
+sidecar(const char *label, int round, enum ty__heap_trigger trigger,
+        const struct ty__heap_snap *s, const struct ty__heap_totals *t)
 {
     cJSON *o = cJSON_CreateObject();
     char when[64], *out;
@@ -159,6 +176,7 @@ sidecar(const char *label, int round, const struct ty__heap_snap *s,
     ty__format_rfc3339(s->time_ns, when, sizeof(when));
     cJSON_AddStringToObject(o, "time", when);
     cJSON_AddStringToObject(o, "label", label);
+    cJSON_AddStringToObject(o, "trigger", ty__heap_trigger_name(trigger));
     if (round >= 0)
         cJSON_AddNumberToObject(o, "round", round);
     cJSON_AddNumberToObject(o, "pid", (double)getpid());
@@ -189,7 +207,8 @@ ty__heap_label_ok(const char *label)
 }
 
 int
-ty__heap_files_build(const char *label, int round, struct ty__heap_files *f)
+ty__heap_files_build(const char *label, int round,
+                     enum ty__heap_trigger trigger, struct ty__heap_files *f)
 {
     struct ty__heap_snap s = {0};
     struct ty__heap_totals tot;
@@ -199,7 +218,7 @@ ty__heap_files_build(const char *label, int round, struct ty__heap_files *f)
     *f = (struct ty__heap_files){0};
     if (r == 0)
         r = ty__heap_profile(&s, &f->pb, &f->pb_len, &tot);
-    if (r == 0 && (f->json = sidecar(label, round, &s, &tot)) == NULL)
+    if (r == 0 && (f->json = sidecar(label, round, trigger, &s, &tot)) == NULL)
         r = -ENOMEM;
     if (r == 0)
         f->json_len = strlen(f->json);
@@ -233,7 +252,8 @@ send_files(struct ty *ty, const char *label, const struct ty__heap_files *f)
 }
 
 static int
-snapshot(struct ty *ty, const char *label, int round)
+snapshot(struct ty *ty, const char *label, int round,
+         enum ty__heap_trigger trigger)
 {
     struct ty__heap_files f;
     int was, r;
@@ -244,7 +264,7 @@ snapshot(struct ty *ty, const char *label, int round)
                           "expected 1 to %d letters, digits, '.', '_' or "
                           "'-', not starting with '.'",
                           label ? label : "(null)", LABEL_MAX);
-    r = ty__heap_files_build(label, round, &f);
+    r = ty__heap_files_build(label, round, trigger, &f);
     if (r < 0)
         return ty__seterr(ty, r, "heap snapshot %s: %s", label, strerror(-r));
     was = ty__heap_quiet_begin();
@@ -261,7 +281,7 @@ snapshot(struct ty *ty, const char *label, int round)
 int
 ty_heap_snapshot(struct ty *ty, const char *label)
 {
-    return snapshot(ty, label, -1);
+    return snapshot(ty, label, -1, TY_HEAP_TRIGGER_CALL);
 }
 
 void
@@ -317,12 +337,12 @@ ty_memory_round_end(struct ty *ty, int round)
     if (r <= 0)
         return r;
     snprintf(label, sizeof(label), "round-%d-pre-trim", round);
-    r = snapshot(ty, label, round);
+    r = snapshot(ty, label, round, TY_HEAP_TRIGGER_ROUND);
     if (r < 0)
         return r;
     ty_heap_trim(ty);
     snprintf(label, sizeof(label), "round-%d-post-trim", round);
-    return snapshot(ty, label, round);
+    return snapshot(ty, label, round, TY_HEAP_TRIGGER_ROUND);
 }
 
 static int
@@ -357,7 +377,7 @@ ty_memory_event(struct ty *ty)
     if (n % every != 0)
         return 0;
     snprintf(label, sizeof(label), "event-%lld", (long long)n);
-    return snapshot(ty, label, -1);
+    return snapshot(ty, label, -1, TY_HEAP_TRIGGER_EVENT);
 }
 
 /* ------------------------------------------------------------------------
@@ -386,7 +406,7 @@ periodic_main(void *arg)
             break;
         pthread_mutex_unlock(&h->mu);
         snprintf(label, sizeof(label), "periodic-%d", k);
-        if (snapshot(ty, label, -1) < 0)
+        if (snapshot(ty, label, -1, TY_HEAP_TRIGGER_PERIODIC) < 0)
             ty_message(ty, "heap: periodic snapshot %s failed: %s", label,
                        ty_errmsg(ty));
         pthread_mutex_lock(&h->mu);

@@ -97,6 +97,12 @@ json_num() {
     grep -o "\"$2\":[[:space:]]*[0-9]*" "$1" | head -n 1 | grep -o '[0-9]*$'
 }
 
+# json_str FILE KEY — the first string member KEY of a sidecar
+json_str() {
+    sed -n "s/^[[:space:]]*\"$2\":[[:space:]]*\"\([^\"]*\)\".*/\1/p" "$1" |
+        head -n 1
+}
+
 # --- LD_PRELOAD, at exit -------------------------------------------------
 out=$tmp/preload
 mkdir -p "$out"
@@ -104,6 +110,8 @@ TESTYARD_HEAP_DIR=$out LD_PRELOAD=$lib "$tmp/heap_prog"
 prof=$(first "$out"/heap-heap_prog-*-exit.pb.gz)
 check "preload: exit snapshot written" test -n "$prof"
 check "preload: sidecar written" test -f "${prof%.pb.gz}.json"
+check "preload: exit sidecar's trigger is exit" \
+    test "$(json_str "${prof%.pb.gz}.json" trigger)" = exit
 check_tools "${prof:-none}" prog_keep_blocks "preload"
 inuse=$(json_num "${prof%.pb.gz}.json" inuse_bytes)
 # 400 blocks of 1 MiB at 512 KiB: 2% standard deviation, 12% is 6 sigma
@@ -131,6 +139,9 @@ TESTYARD_HEAP_AT_EXIT=0 TESTYARD_HEAP_DIR=$out LD_PRELOAD=$lib \
     "$tmp/heap_prog" signal
 check "preload: SIGUSR2 snapshot written" \
     test "$(count "$out"/heap-heap_prog-*-signal-1.pb.gz)" = 1
+f=$(first "$out"/heap-heap_prog-*-signal-1.json)
+check "preload: signal sidecar's trigger is signal" \
+    test "$(json_str "${f:-none}" trigger)" = signal
 check "preload: TESTYARD_HEAP_AT_EXIT=0 writes no exit snapshot" \
     test "$(count "$out"/*exit*)" = 0
 
@@ -163,6 +174,10 @@ done
 check "plan: no heap-event-1 (every 2nd event)" test ! -e "$out/heap-event-1.json"
 check "plan: round sidecar has its round" \
     test "$(json_num "$out/heap-round-2-pre-trim.json" round)" = 2
+for lt in one:call round-1-post-trim:round event-2:event periodic-1:periodic; do
+    check "plan: heap-${lt%%:*}.json's trigger is ${lt#*:}" \
+        test "$(json_str "$out/heap-${lt%%:*}.json" trigger)" = "${lt#*:}"
+done
 check_tools "$out/heap-one.pb.gz" plan_keep_blocks "plan"
 
 # --- A bad value: the same line from the SDK and from LD_PRELOAD ---------

@@ -12,6 +12,7 @@
 #include "ty_heap.h"
 #include "ty_int.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,6 +77,26 @@ check_snapshot(const char *label)
     }
 }
 
+/* The sidecar of label says what took it. */
+static void
+check_trigger(const char *label, const char *want)
+{
+    char path[512];
+    size_t len = 0;
+    char *data;
+    cJSON *j;
+
+    snprintf(path, sizeof(path), "%s/heap-%s.json", th_tmpdir(), label);
+    data = th_read(path, &len);
+    j = data != NULL ? cJSON_ParseWithLength(data, len) : NULL;
+    CHECK_MSG(j != NULL, "%s: missing or not JSON", path);
+    if (j != NULL)
+        CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetObjectItem(j, "trigger")),
+                     want);
+    cJSON_Delete(j);
+    free(data);
+}
+
 static void
 t_snapshot(void)
 {
@@ -85,6 +106,7 @@ t_snapshot(void)
         return;
     CHECK_EQ_INT(ty_heap_snapshot(ty, "first"), 0);
     check_snapshot("first");
+    check_trigger("first", "call");
     CHECK(!exists("heap-first.pb.gz.tmp"));
     ty__destroy(&ty);
 }
@@ -134,6 +156,8 @@ t_mode_simple(void)
     CHECK_EQ_INT(ty_memory_round_end(ty, 4), 0);
     check_snapshot("round-4-pre-trim");
     check_snapshot("round-4-post-trim");
+    check_trigger("round-4-pre-trim", "round");
+    check_trigger("round-4-post-trim", "round");
     for (int i = 0; i < 20; i++)
         CHECK_EQ_INT(ty_memory_event(ty), 0);
     CHECK(!exists("heap-event-10.json"));
@@ -152,6 +176,7 @@ t_mode_detailed(void)
         CHECK_EQ_INT(ty_memory_event(ty), 0);
     check_snapshot("event-3");
     check_snapshot("event-6");
+    check_trigger("event-3", "event");
     CHECK(!exists("heap-event-7.json"));
     CHECK_EQ_INT(ty_memory_round_end(ty, 1), 0);
     check_snapshot("round-1-post-trim");
@@ -202,6 +227,7 @@ t_periodic(void)
     ty__heapctl_fini(ty);
     check_snapshot("periodic-1");
     check_snapshot("periodic-2");
+    check_trigger("periodic-2", "periodic");
     do
         snprintf(name, sizeof(name), "heap-periodic-%d.json", ++last);
     while (exists(name));
