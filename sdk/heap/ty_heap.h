@@ -206,9 +206,11 @@ bool ty__heap_label_ok(const char *label);
 
 /* Sampled blocks currently in the table (for tests and diagnostics). */
 size_t ty__heap_live_count(void);
-/* Bytes the profiler's tables hold (mapped; resident is at most this), the
- * filter array, a fixed 1 MiB of which only used pages count, aside. */
-size_t ty__heap_own_bytes(void);
+/* The profiler's own memory at one instant: the bytes its tables and
+ * snapshot arrays have mapped, and the part of them resident now (mincore;
+ * resident <= mapped), the filter array, a fixed 1 MiB of which only used
+ * pages count, aside. Costs a system call per mapping. */
+void ty__heap_own_memory(size_t *mapped, size_t *resident);
 
 /* ------------------------------------------------------------------------
  * Unwinding (ty_heap_unwind.c)

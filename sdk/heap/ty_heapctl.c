@@ -92,13 +92,16 @@ static void
 add_profile(cJSON *o, const struct ty__heap_totals *t)
 {
     cJSON *p = cJSON_AddObjectToObject(o, "profile");
+    size_t mapped, resident;
 
     ty__json_count(p, "inuse_bytes", t->inuse_bytes);
     ty__json_count(p, "inuse_objects", t->inuse_objects);
     ty__json_count(p, "alloc_bytes", t->alloc_bytes);
     ty__json_count(p, "alloc_objects", t->alloc_objects);
     ty__json_count(p, "samples", (int64_t)t->samples);
-    ty__json_count(p, "profiler_bytes", (int64_t)ty__heap_own_bytes());
+    ty__heap_own_memory(&mapped, &resident);
+    ty__json_count(p, "profiler_bytes", (int64_t)mapped);
+    ty__json_count(p, "profiler_resident_bytes", (int64_t)resident);
 }
 
 /* How the stacks were taken: a user whose stacks are short can see that

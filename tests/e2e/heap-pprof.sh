@@ -117,6 +117,10 @@ inuse=$(json_num "${prof%.pb.gz}.json" inuse_bytes)
 # 400 blocks of 1 MiB at 512 KiB: 2% standard deviation, 12% is 6 sigma
 check "preload: inuse_bytes ${inuse:-?} within 12% of 400 MiB" \
     test "${inuse:-0}" -gt 369098752 -a "${inuse:-0}" -lt 469762048
+res=$(json_num "${prof%.pb.gz}.json" profiler_resident_bytes)
+mapped=$(json_num "${prof%.pb.gz}.json" profiler_bytes)
+check "preload: profiler_resident_bytes ${res:-?} > 0 and <= profiler_bytes ${mapped:-?}" \
+    test "${res:-0}" -gt 0 -a "${res:-0}" -le "${mapped:-0}"
 check "preload: no temporary files left" test "$(count "$out"/*tmp*)" = 0
 
 # --- LD_PRELOAD, rate 1: exact -------------------------------------------
