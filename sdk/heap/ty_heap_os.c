@@ -28,8 +28,8 @@ struct mapping {
 };
 
 static struct {
-    pthread_mutex_t mu;  /* guards the list */
-    struct mapping *v;   /* the list, itself from mmap */
+    pthread_mutex_t mu; /* guards the list */
+    struct mapping *v;  /* the list, itself from mmap */
     size_t n, cap;
     size_t mapped; /* bytes listed, and the list's own */
 } M = {.mu = PTHREAD_MUTEX_INITIALIZER};

@@ -11,6 +11,11 @@
  * ty__output_file (to the coordinator, or under TEST_OUTPUTS_PATH); the
  * LD_PRELOAD build (preload.c) writes the same two files itself.
  *
+ * ty_memory_round_end also appends one line per round to
+ * memory-rounds.jsonl with ty__output_append: the post-trim sidecar's
+ * figures, or, in none mode, the same figures read at the call with the
+ * profiler's totals in place of a profile.
+ *
  * The profiler's own allocations while it builds a snapshot are kept out of
  * the profile (ty__heap_quiet_begin). Periodic snapshots, asked for by the
  * composition through TESTYARD_HEAP_PROFILE_INTERVAL, run on a thread of
@@ -33,6 +38,7 @@
 
 #define LABEL_MAX 100
 #define EVERY_DEFAULT 10
+#define ROUNDS_FILE "memory-rounds.jsonl"
 
 struct ty__heapctl {
     pthread_mutex_t mu;
@@ -167,12 +173,12 @@ ty__heap_trigger_name(enum ty__heap_trigger t)
     return (unsigned)t < TY_HEAP_TRIGGER_N ? names[t] : "call";
 }
 
-static char *
-sidecar(const char *label, int round, enum ty__heap_trigger trigger,
-        const struct ty__heap_snap *s, const struct ty__heap_totals *t)
+static cJSON *
+sidecar_object(const char *label, int round, enum ty__heap_trigger trigger,
+               const struct ty__heap_snap *s, const struct ty__heap_totals *t)
 {
     cJSON *o = cJSON_CreateObject();
-    char when[64], *out;
+    char when[64];
 
     if (o == NULL)
         return NULL;
@@ -189,9 +195,95 @@ sidecar(const char *label, int round, enum ty__heap_trigger trigger,
     add_profile(o, t);
     add_unwind(o);
     add_cgroup(o);
-    out = cJSON_Print(o);
+    return o;
+}
+
+static char *
+sidecar(const char *label, int round, enum ty__heap_trigger trigger,
+        const struct ty__heap_snap *s, const struct ty__heap_totals *t)
+{
+    cJSON *o = sidecar_object(label, round, trigger, s, t);
+    char *out = o != NULL ? cJSON_Print(o) : NULL;
+
     cJSON_Delete(o);
     return out;
+}
+
+/* ------------------------------------------------------------------------
+ * Round readings: one line of memory-rounds.jsonl per ty_memory_round_end,
+ * the sidecar's figures of one instant (docs/heap-profiling.md).
+ */
+
+static void
+copy_member(cJSON *to, const cJSON *from, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(from, key);
+    cJSON *d = v != NULL ? cJSON_Duplicate(v, true) : cJSON_CreateNull();
+
+    if (d != NULL)
+        cJSON_AddItemToObject(to, key, d);
+}
+
+/* The line, newline-terminated, from a sidecar object. Caller frees. */
+static char *
+round_line(const cJSON *sc, int round)
+{
+    static const char *const figs[] = {"rss_bytes", "rss_anon_bytes",
+                                       "vm_hwm_bytes", "mallinfo"};
+    static const char *const prof[] = {"inuse_bytes", "inuse_objects",
+                                       "profiler_bytes",
+                                       "profiler_resident_bytes"};
+    const cJSON *sp = cJSON_GetObjectItemCaseSensitive(sc, "profile");
+    cJSON *o = cJSON_CreateObject(), *p;
+    char *line = NULL, *out = NULL;
+
+    if (o == NULL)
+        return NULL;
+    copy_member(o, sc, "time");
+    cJSON_AddNumberToObject(o, "round", round);
+    for (size_t i = 0; i < sizeof(figs) / sizeof(figs[0]); i++)
+        copy_member(o, sc, figs[i]);
+    if ((p = cJSON_AddObjectToObject(o, "profile")) != NULL)
+        for (size_t i = 0; i < sizeof(prof) / sizeof(prof[0]); i++)
+            copy_member(p, sp, prof[i]);
+    copy_member(o, sc, "cgroup");
+    line = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    if (line != NULL && asprintf(&out, "%s\n", line) < 0)
+        out = NULL;
+    free(line);
+    return out;
+}
+
+/* Append round's reading: from sc, the sidecar of the snapshot taken at
+ * this instant, or, when sc is NULL, from figures read now with the
+ * profiler's totals (no profile is built). */
+static int
+round_reading(struct ty *ty, int round, const cJSON *sc)
+{
+    struct ty__heap_snap s = {0};
+    struct ty__heap_totals t;
+    cJSON *own = NULL;
+    char *line = NULL;
+    int was = ty__heap_quiet_begin(), r = 0;
+
+    if (sc == NULL && (r = ty__heap_collect(&s)) == 0) {
+        ty__heap_totals_of(&s, &t);
+        sc = own =
+            sidecar_object("round", round, TY_HEAP_TRIGGER_ROUND, &s, &t);
+    }
+    if (r == 0 && (sc == NULL || (line = round_line(sc, round)) == NULL))
+        r = -ENOMEM;
+    if (r == 0)
+        r = ty__output_append(ty, ROUNDS_FILE, line, strlen(line));
+    else
+        r = ty__seterr(ty, r, "%s: round %d: %s", ROUNDS_FILE, round,
+                       strerror(-r));
+    free(line);
+    cJSON_Delete(own);
+    ty__heap_snap_release(&s);
+    ty__heap_quiet_end(was);
+    return r;
 }
 
 /* ------------------------------------------------------------------------
@@ -254,9 +346,11 @@ send_files(struct ty *ty, const char *label, const struct ty__heap_files *f)
     return ty__output_file(ty, name, f->json, f->json_len);
 }
 
+/* Take and send a snapshot; with figs, also hand back its sidecar as an
+ * object (the caller's). */
 static int
-snapshot(struct ty *ty, const char *label, int round,
-         enum ty__heap_trigger trigger)
+snapshot_figures(struct ty *ty, const char *label, int round,
+                 enum ty__heap_trigger trigger, cJSON **figs)
 {
     struct ty__heap_files f;
     int was, r;
@@ -272,9 +366,19 @@ snapshot(struct ty *ty, const char *label, int round,
         return ty__seterr(ty, r, "heap snapshot %s: %s", label, strerror(-r));
     was = ty__heap_quiet_begin();
     r = send_files(ty, label, &f);
+    if (r == 0 && figs != NULL &&
+        (*figs = cJSON_ParseWithLength(f.json, f.json_len)) == NULL)
+        r = ty__seterr(ty, -ENOMEM, "heap snapshot %s: out of memory", label);
     ty__heap_quiet_end(was);
     ty__heap_files_release(&f);
     return r;
+}
+
+static int
+snapshot(struct ty *ty, const char *label, int round,
+         enum ty__heap_trigger trigger)
+{
+    return snapshot_figures(ty, label, round, trigger, NULL);
 }
 
 /* ------------------------------------------------------------------------
@@ -335,17 +439,22 @@ int
 ty_memory_round_end(struct ty *ty, int round)
 {
     char label[64];
+    cJSON *figs = NULL;
     int r = memory_mode(ty);
 
     if (r <= 0)
-        return r;
+        return r < 0 ? r : round_reading(ty, round, NULL);
     snprintf(label, sizeof(label), "round-%d-pre-trim", round);
     r = snapshot(ty, label, round, TY_HEAP_TRIGGER_ROUND);
     if (r < 0)
         return r;
     ty_heap_trim(ty);
     snprintf(label, sizeof(label), "round-%d-post-trim", round);
-    return snapshot(ty, label, round, TY_HEAP_TRIGGER_ROUND);
+    r = snapshot_figures(ty, label, round, TY_HEAP_TRIGGER_ROUND, &figs);
+    if (r == 0)
+        r = round_reading(ty, round, figs);
+    cJSON_Delete(figs);
+    return r;
 }
 
 static int

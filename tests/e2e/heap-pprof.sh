@@ -178,6 +178,13 @@ done
 check "plan: no heap-event-1 (every 2nd event)" test ! -e "$out/heap-event-1.json"
 check "plan: round sidecar has its round" \
     test "$(json_num "$out/heap-round-2-pre-trim.json" round)" = 2
+check "plan: memory-rounds.jsonl has a line per round (1, 2)" \
+    test "$(jq -s -c 'map(.round)' "$out/memory-rounds.jsonl" 2>/dev/null)" = "[1,2]"
+check "plan: round 2's reading is heap-round-2-post-trim.json's figures" \
+    test "$(jq -c '[.time, .rss_bytes, .profile.inuse_bytes]' \
+        "$out/heap-round-2-post-trim.json")" = \
+    "$(jq -s -c '.[1] | [.time, .rss_bytes, .profile.inuse_bytes]' \
+        "$out/memory-rounds.jsonl" 2>/dev/null)"
 for lt in one:call round-1-post-trim:round event-2:event periodic-1:periodic; do
     check "plan: heap-${lt%%:*}.json's trigger is ${lt#*:}" \
         test "$(json_str "$out/heap-${lt%%:*}.json" trigger)" = "${lt#*:}"
