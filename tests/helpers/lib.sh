@@ -412,6 +412,9 @@ EOF2
                 .cgroup.limit_bytes == $limit"
         check_eq "$1, $g: the sidecar's cgroup limit_bytes is the group's 256Mi" \
             "$(jq '.cgroup.limit_bytes' "$sc")" "$limit"
+        check_eq "$1, $g: diagnostics.out's cgroup.memory.limit_bytes gauge is the group's 256Mi" \
+            "$(jq -s '[.[] | select(.name == "cgroup.memory.limit_bytes")]
+                | last | .measures.value' "$d/diagnostics.out" 2>/dev/null)" "$limit"
         at=$(jq -r .time "$sc")
         cur=$(jq '.cgroup.current_bytes' "$sc")
         csv=$(csv_usage_near "$d/memory.csv" "$at")
