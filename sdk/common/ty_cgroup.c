@@ -95,6 +95,23 @@ ty__cgroup_has_word(const char *list, const char *word, char sep)
     return false;
 }
 
+/* The next whole line of f into buf; a line longer than buf is skipped
+ * (read to its end), so that its tail is never taken for a line of its
+ * own. false at the end of the file. */
+static bool
+next_line(FILE *f, char *buf, int size)
+{
+    while (fgets(buf, size, f) != NULL) {
+        int c;
+
+        if (strchr(buf, '\n') != NULL || feof(f))
+            return true;
+        while ((c = getc(f)) != EOF && c != '\n')
+            ;
+    }
+    return false;
+}
+
 /* ------------------------------------------------------------------------
  * Mounts
  */
@@ -126,7 +143,7 @@ unescape(char *s)
 static bool
 parse_mountline(char *line, struct mountline *l)
 {
-    char *f[6] = {0}, *dash = strstr(line, " - "), *save = NULL, *w;
+    char *f[5] = {0}, *dash = strstr(line, " - "), *save = NULL, *w;
     int n = 0;
 
     if (dash == NULL)
@@ -157,7 +174,7 @@ each_mountline(const char *path,
 
     if (f == NULL)
         return;
-    while (fgets(line, sizeof(line), f) != NULL)
+    while (next_line(f, line, sizeof(line)))
         if (parse_mountline(line, &l))
             fn(&l, arg);
     fclose(f);
@@ -288,7 +305,7 @@ cgroup_path(const char *file, enum ty__cgver ver, char *buf, size_t size)
     char line[4096];
     bool found = false;
 
-    while (!found && f != NULL && fgets(line, sizeof(line), f) != NULL) {
+    while (!found && f != NULL && next_line(f, line, sizeof(line))) {
         char *c1 = strchr(line, ':');
         char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
 

@@ -224,7 +224,8 @@ copy_member(cJSON *to, const cJSON *from, const char *key)
         cJSON_AddItemToObject(to, key, d);
 }
 
-/* The line, newline-terminated, from a sidecar object. Caller frees. */
+/* The line from a sidecar object (ty__output_append ends it). Caller
+ * frees. */
 static char *
 round_line(const cJSON *sc, int round)
 {
@@ -235,7 +236,7 @@ round_line(const cJSON *sc, int round)
                                        "profiler_resident_bytes"};
     const cJSON *sp = cJSON_GetObjectItemCaseSensitive(sc, "profile");
     cJSON *o = cJSON_CreateObject(), *p;
-    char *line = NULL, *out = NULL;
+    char *line;
 
     if (o == NULL)
         return NULL;
@@ -249,10 +250,7 @@ round_line(const cJSON *sc, int round)
     copy_member(o, sc, "cgroup");
     line = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
-    if (line != NULL && asprintf(&out, "%s\n", line) < 0)
-        out = NULL;
-    free(line);
-    return out;
+    return line;
 }
 
 /* Append round's reading: from sc, the sidecar of the snapshot taken at

@@ -290,6 +290,36 @@ t_fallback(void)
     free(dir);
 }
 
+/* A mountinfo line longer than the reader's buffer is skipped whole: its
+ * tail, which reads like a memory mount, is not taken for one. */
+static void
+t_long_line(void)
+{
+    static const char *const lines[] = {v1_memory_line, NULL};
+    static const char *const roots[] = {"/"};
+    char *info, *dir;
+    size_t n = 0, size = 16384;
+    enum ty__cgver ver;
+
+    fake_proc(lines, roots, "4:memory:/real\n");
+    info = malloc(size);
+    if (info == NULL)
+        return;
+    n +=
+        (size_t)snprintf(info, size, "77 52 0:40 / / rw - overlay overlay rw,");
+    while (n < 6000)
+        info[n++] = 'x';
+    n += (size_t)snprintf(info + n, size - n,
+                          " 1 0:9 / /fake rw - cgroup cgroup rw,memory\n");
+    snprintf(info + n, size - n, v1_memory_line, "/");
+    th_write(th_tmpdir(), "proc/self/mountinfo", info);
+    fake_v1("sys/fs/cgroup/memory/real", "4096\n");
+    dir = found(0, &ver);
+    CHECK_EQ_STR(dir, "/sys/fs/cgroup/memory/real");
+    free(dir);
+    free(info);
+}
+
 /* No memory controller: v2 without it listed, no v1 memory mount. */
 static void
 t_none(void)
@@ -317,6 +347,7 @@ static const struct th_case cases[] = {
     {"not_a_prefix", t_not_a_prefix},
     {"two_mounts", t_two_mounts},
     {"fallback", t_fallback},
+    {"long_line", t_long_line},
     {"none", t_none},
     {NULL, NULL},
 };
