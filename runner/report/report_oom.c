@@ -71,13 +71,12 @@ inst_oom(struct report *r, struct report_inst *in, struct err *err)
         return 0;
     near = report__sample_near(in, k->last->t_ms);
     if (in->oom_t_ms >= 0 && k->last->t_ms >= 0)
-        k->before_kill_ms = in->oom_t_ms > k->last->t_ms
-                                ? in->oom_t_ms - k->last->t_ms
-                                : 0;
+        k->before_kill_ms =
+            in->oom_t_ms > k->last->t_ms ? in->oom_t_ms - k->last->t_ms : 0;
     k->usage = k->last->cgroup >= 0 ? k->last->cgroup
                : near != NULL       ? near->usage
                                     : -1;
-    k->limit = k->last->cgroup_limit >= 0 ? k->last->cgroup_limit
+    k->limit = k->last->cgroup_limit >= 0         ? k->last->cgroup_limit
                : near != NULL && near->limit >= 0 ? near->limit
                                                   : in->limit;
     return report__snap_sites(r, k->last, &k->sites, &k->nsites,
@@ -139,7 +138,8 @@ report__oom_profile_text(const struct report_inst *in, char *buf, size_t size)
         snprintf(buf, size, "last profile %s before the kill (%s)%s", age,
                  k->last->label, use);
     else
-        snprintf(buf, size, "last profile at %s (%s)%s; the kill's time is "
+        snprintf(buf, size,
+                 "last profile at %s (%s)%s; the kill's time is "
                  "unknown",
                  at, k->last->label, use);
 }

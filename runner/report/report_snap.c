@@ -169,6 +169,12 @@ label_is(const char *l, enum report_trigger *t)
     return false;
 }
 
+static bool
+round_label(const char *l)
+{
+    return strncmp(l, "round-", 6) == 0 && l[6] >= '0' && l[6] <= '9';
+}
+
 /* What the label says: round-N..., one of label_kinds, or the LD_PRELOAD
  * profiler's <program>-<pid>-<what> with what one of them; anything
  * else is a label the plan chose. */
@@ -177,7 +183,7 @@ trigger_of_label(const char *l)
 {
     enum report_trigger t = TRIG_CALL;
 
-    if (strncmp(l, "round-", 6) == 0 && l[6] >= '0' && l[6] <= '9')
+    if (round_label(l))
         return TRIG_ROUND;
     if (label_is(l, &t))
         return t;
@@ -198,8 +204,7 @@ classify(struct report_snap *s, const char *trigger)
     s->kind = strstr(l, "pre-trim")    ? SNAP_PRE
               : strstr(l, "post-trim") ? SNAP_POST
                                        : SNAP_OTHER;
-    if (s->round < 0 && strncmp(l, "round-", 6) == 0 && l[6] >= '0' &&
-        l[6] <= '9')
+    if (s->round < 0 && round_label(l))
         s->round = atoi(l + 6);
     if (!trigger_of_name(trigger, &s->trigger))
         s->trigger = trigger_of_label(l);

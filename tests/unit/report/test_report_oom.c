@@ -49,8 +49,7 @@ snap_profile(const char *idir, const struct snap_spec *s)
         {l, 2, 1, 100, lb, s->freed ? 100 : 0, s->freed ? lb : 0},
         {w, 1, 1, 100, wb, s->freed ? 100 : 0, s->freed ? wb : 0},
     };
-    struct ty__heap_snap snap = {recs, 2, 2, 1,
-                                 START_NS + s->t_ms * 1000000};
+    struct ty__heap_snap snap = {recs, 2, 2, 1, START_NS + s->t_ms * 1000000};
     struct ty__heap_totals tot;
     void *gz = NULL;
     size_t len = 0;
@@ -73,10 +72,9 @@ snap_write(const char *idir, const struct snap_spec *s)
 {
     char ts[40], rel[160];
     int64_t inuse = s->freed ? 0 : s->leak + s->work;
-    cleanup_free char *trig = s->trigger
-                                  ? xasprintf("\"trigger\": \"%s\", ",
-                                              s->trigger)
-                                  : xstrdup("");
+    cleanup_free char *trig =
+        s->trigger ? xasprintf("\"trigger\": \"%s\", ", s->trigger)
+                   : xstrdup("");
     cleanup_free char *round =
         s->round >= 0 ? xasprintf("\"round\": %d, ", s->round) : xstrdup("");
     cleanup_free char *cur = json_or_null(s->cgroup);
@@ -157,9 +155,9 @@ static char *
 killed_with_preoom(const char *name, char **idir)
 {
     char *dir = make_run(name, &killed);
-    const struct snap_spec pre = {"pre-oom",  "pre-oom", KILL_MS - 300,
-                                  -1,         96 * MiB,  12 * MiB,
-                                  AT_PREOOM,  128 * MiB, false};
+    const struct snap_spec pre = {"pre-oom", "pre-oom", KILL_MS - 300,
+                                  -1,        96 * MiB,  12 * MiB,
+                                  AT_PREOOM, 128 * MiB, false};
 
     *idir = path_join(dir, "providers/0");
     snap_write(*idir, &pre);
@@ -235,9 +233,9 @@ t_oom_usage_from_series(void)
     cleanup_free char *idir = path_join(dir, "providers/0");
     cleanup_free char *csv = slurp(idir, "memory.csv");
     cleanup_free char *table = NULL, *want = NULL;
-    const struct snap_spec pre = {"pre-oom", "pre-oom", KILL_MS - 170, -1,
-                                  96 * MiB,  12 * MiB,  -1,            -1,
-                                  false};
+    const struct snap_spec pre = {"pre-oom", "pre-oom", KILL_MS - 170,
+                                  -1,        96 * MiB,  12 * MiB,
+                                  -1,        -1,        false};
     const char *row = csv ? strstr(csv, ",3200,") : NULL;
     struct err err = {0};
     char b[32];
@@ -324,12 +322,12 @@ t_markers(void)
     cleanup_free char *idir = NULL;
     cleanup_free char *dir = killed_with_preoom("kill-marks", &idir);
     cleanup_free char *table = NULL, *html = NULL;
-    const struct snap_spec peak = {"peak", NULL,     KILL_MS - 1500, -1,
-                                   70 * MiB, 12 * MiB, 100 * MiB,    -1,
-                                   false};
-    const struct snap_spec per = {"periodic-1", "periodic", 1300, -1,
-                                  20 * MiB,     10 * MiB,   60 * MiB, -1,
-                                  false};
+    const struct snap_spec peak = {"peak",    NULL,     KILL_MS - 1500,
+                                   -1,        70 * MiB, 12 * MiB,
+                                   100 * MiB, -1,       false};
+    const struct snap_spec per = {"periodic-1", "periodic", 1300,
+                                  -1,           20 * MiB,   10 * MiB,
+                                  60 * MiB,     -1,         false};
     struct err err = {0};
     const char *svg, *end, *p;
 
@@ -356,7 +354,8 @@ t_markers(void)
     p = strstr(svg, "<g class=\"snap round\" fill=\"#2563eb\"><title>"
                     "providers/0 heap-round-2-post-trim (round) at 2.9 s");
     CHECK_MSG(p != NULL && p < end, "no round-end square in the chart");
-    CHECK(p == NULL || strncmp(strstr(p, "</title>"), "</title><rect ", 14) == 0);
+    CHECK(p == NULL ||
+          strncmp(strstr(p, "</title>"), "</title><rect ", 14) == 0);
     p = strstr(svg, "<g class=\"snap round\" fill=\"#ea580c\"><title>"
                     "requestors/1 heap-round-5-post-trim (round) at 5.9 s: ");
     CHECK_MSG(p != NULL && p < end, "no requestor's square");
@@ -365,7 +364,8 @@ t_markers(void)
     p = strstr(svg, "<g class=\"snap other\" fill=\"#2563eb\"><title>"
                     "providers/0 heap-periodic-1 (periodic) at 1.3 s");
     CHECK_MSG(p != NULL && p < end, "no dot for the periodic snapshot");
-    CHECK(p == NULL || strncmp(strstr(p, "</title>"), "</title><circle ", 16) == 0);
+    CHECK(p == NULL ||
+          strncmp(strstr(p, "</title>"), "</title><circle ", 16) == 0);
     CHECK_CONTAINS(svg, "OOM providers/0</text>");
     CHECK_CONTAINS(html, "</svg>round-end snapshot</li>");
     CHECK_CONTAINS(html, "</svg>peak snapshot</li>");
@@ -451,9 +451,9 @@ freed_requestors(const char *dir, int64_t pre)
         drop_snapshots(idir);
         for (int r = 1; r <= 4; r++) {
             char a[40], b[40];
-            struct snap_spec sp = {a,   "round",  r * 1000 + 900,
-                                   r,   0,        pre > 0 ? pre : 4 * MiB,
-                                   -1,  -1,       pre == 0};
+            struct snap_spec sp = {a,  "round", r * 1000 + 900,
+                                   r,  0,       pre > 0 ? pre : 4 * MiB,
+                                   -1, -1,      pre == 0};
 
             snprintf(a, sizeof(a), "round-%d-pre-trim", r);
             snap_write(idir, &sp);
@@ -478,8 +478,8 @@ t_zero_profiles(void)
     s = summary(dir);
     CHECK_EQ_INT(at_num(s, "groups.#requestors.top_sites.profiles"), 16);
     CHECK_EQ_INT(at_num(s, "groups.#requestors.top_sites.profiles_zero"), 16);
-    CHECK_EQ_INT(cJSON_GetArraySize(at(s, "groups.#requestors.top_sites.sites")),
-                 0);
+    CHECK_EQ_INT(
+        cJSON_GetArraySize(at(s, "groups.#requestors.top_sites.sites")), 0);
     html = slurp(dir, "report.html");
     CHECK(html != NULL && strstr(html, "No heap profiles") == NULL);
     CHECK(strstr(table, "No heap profiles") == NULL);
@@ -535,7 +535,8 @@ t_table_cgroup_column(void)
     struct strbuf want;
     char b[32], path[96];
 
-    CHECK_CONTAINS(table, "       " "        heap        RSS     cgroup"
+    CHECK_CONTAINS(table, "       "
+                          "        heap        RSS     cgroup"
                           "        heap        RSS     cgroup\n");
     strbuf_init(&want);
     strbuf_adds(&want, "\n      1");
