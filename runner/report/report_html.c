@@ -523,7 +523,8 @@ fits_table(struct strbuf *sb, const struct report *r)
  */
 
 /* A list of allocation sites (a group's, an OOM-killed instance's) as
- * one table: share of total, bars in the colour given. */
+ * one table: share of total, bars in the colour given. What is said of
+ * each site (testyard's own, a single sample) goes here. */
 static void
 sites_table(struct strbuf *sb, const struct report_site *sites, size_t n,
             int64_t total, const char *color)

@@ -91,7 +91,8 @@ rounds_json(const struct report_round *rd, size_t n)
 }
 
 /* Allocation sites, as every list of them is written (a group's top
- * sites, an OOM-killed instance's last profile): share of total. */
+ * sites, an OOM-killed instance's last profile): share of total. What is
+ * said of each site (testyard's own, a single sample) goes here. */
 static cJSON *
 site_array(const struct report_site *sites, size_t n, int64_t total)
 {

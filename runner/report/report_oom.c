@@ -50,7 +50,10 @@ report__sample_near(const struct report_inst *in, int64_t t_ms)
     return best;
 }
 
-/* The latest snapshot with a profile: snapshots are in time order. */
+/* The latest snapshot with a profile: snapshots are in time order. The
+ * sites that grew up to it (a diff against the instance's first
+ * post-trim profile) would go next to its top sites, in struct
+ * report_oom. */
 static const struct report_snap *
 last_profile(const struct report_inst *in)
 {

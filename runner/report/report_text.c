@@ -118,7 +118,8 @@ print_rounds(const struct report *r, FILE *out)
         fprintf(out, "  ... %zu more rounds in summary.json\n", w->nrounds - n);
 }
 
-/* One site a line, as the groups' top sites. */
+/* One site a line, for a group's top sites and an OOM-killed
+ * instance's; what is said of each site goes here. */
 static void
 print_site_lines(const struct report_site *sites, size_t n, int64_t total,
                  const char *indent, FILE *out)

@@ -121,24 +121,29 @@ drop_snapshots(const char *idir)
 }
 
 /* result.json's memory.pre_oom for instance `label`, as the coordinator
- * writes it when it asked for a pre-OOM snapshot. */
+ * writes it when it asked for a pre-OOM snapshot (requests 0: null, it
+ * never asked). */
 static void
 set_preoom(const char *dir, const char *label, int requests, int64_t first,
            int64_t last, int64_t usage, int64_t limit)
 {
     cleanup_free char *text = slurp(dir, "result.json");
-    cJSON *j = cJSON_Parse(text), *in, *p;
+    cJSON *j = cJSON_Parse(text), *mem, *p;
     char *out;
 
-    in = (cJSON *)at(j, "instances");
-    in = (cJSON *)at(in, label[0] == 'p' ? "0" : "1");
-    p = cJSON_AddObjectToObject(cJSON_GetObjectItem(in, "memory"), "pre_oom");
-    cJSON_AddNumberToObject(p, "requests", requests);
-    cJSON_AddNumberToObject(p, "first_ms", (double)first);
-    cJSON_AddNumberToObject(p, "last_ms", (double)last);
-    cJSON_AddNumberToObject(p, "usage_bytes", (double)usage);
-    cJSON_AddNumberToObject(p, "limit_bytes", (double)limit);
-    cJSON_AddStringToObject(p, "via", "sync");
+    mem = cJSON_GetObjectItem(
+        at(at(j, "instances"), label[0] == 'p' ? "0" : "1"), "memory");
+    if (requests == 0) {
+        cJSON_AddNullToObject(mem, "pre_oom");
+    } else {
+        p = cJSON_AddObjectToObject(mem, "pre_oom");
+        cJSON_AddNumberToObject(p, "requests", requests);
+        cJSON_AddNumberToObject(p, "first_ms", (double)first);
+        cJSON_AddNumberToObject(p, "last_ms", (double)last);
+        cJSON_AddNumberToObject(p, "usage_bytes", (double)usage);
+        cJSON_AddNumberToObject(p, "limit_bytes", (double)limit);
+        cJSON_AddStringToObject(p, "via", "sync");
+    }
     out = cJSON_Print(j);
     put_text(dir, "result.json", out);
     free(out);
@@ -264,8 +269,13 @@ t_oom_no_profile(void)
     cJSON *s;
 
     drop_snapshots(idir);
+    set_preoom(dir, "providers/0", 0, 0, 0, 0, 0);
     CHECK_MSG(generate(dir, &table, &err) == 0, "%s", err.msg);
     s = summary(dir);
+    CHECK(cJSON_IsNull(at(s, "instances.#providers/0.pre_oom")));
+    CHECK_CONTAINS(table, "  no pre-OOM snapshot was asked for (usage was "
+                          "not seen past run_config.pre_oom_snapshot of the "
+                          "limit, or it is off)\n");
     CHECK(cJSON_IsNull(at(s, "instances.#providers/0.oom.last_profile")));
     CHECK_EQ_INT(cJSON_GetArraySize(at(s, "instances.#providers/0.oom.sites")),
                  0);
