@@ -690,6 +690,26 @@ oom_section(struct strbuf *sb, const struct report *r)
         strbuf_adds(sb, "</section>\n");
 }
 
+/* "10: 8 round, 1 peak, 1 pre-oom": the instance's snapshots by kind. */
+static void
+snaps_cell(struct strbuf *sb, const struct report_inst *in)
+{
+    size_t n[TRIG_EXIT + 1] = {0};
+    const char *sep = ": ";
+
+    for (size_t i = 0; i < in->nsnaps; i++)
+        n[in->snaps[i].trigger]++;
+    strbuf_addf(sb, "<td>%zu", in->nsnaps);
+    for (size_t k = 0; k < ARRAY_LEN(n); k++) {
+        if (n[k] == 0)
+            continue;
+        strbuf_addf(sb, "%s%zu %s", sep, n[k],
+                    report__trigger_name((enum report_trigger)k));
+        sep = ", ";
+    }
+    strbuf_adds(sb, "</td>");
+}
+
 static void
 inst_row(struct strbuf *sb, const struct report_inst *in)
 {
@@ -705,7 +725,7 @@ inst_row(struct strbuf *sb, const struct report_inst *in)
     cell_bytes(sb, in->final);
     cell_ms(sb, in->oom ? in->oom_t_ms : -1);
     cell_bytes(sb, in->oom ? in->before_oom : -1);
-    strbuf_addf(sb, "<td class=\"n\">%zu</td>", in->nsnaps);
+    snaps_cell(sb, in);
     cell_text(sb, NULL, report__verdict_name(in->growth.verdict.kind));
     cell_text(sb, "wrap", in->error ? in->error : in->how);
     strbuf_adds(sb, "</tr>\n");
@@ -719,7 +739,7 @@ insts_table(struct strbuf *sb, const struct report *r)
                     "<th>outcome</th><th class=\"n\">limit</th><th "
                     "class=\"n\">peak</th><th class=\"n\">at</th><th "
                     "class=\"n\">final</th><th class=\"n\">OOM kill at</th>"
-                    "<th class=\"n\">usage before</th><th class=\"n\">"
+                    "<th class=\"n\">usage before</th><th>"
                     "snapshots</th><th>growth</th><th>how it ended</th>"
                     "</tr>\n");
     for (size_t i = 0; i < r->ninsts; i++)

@@ -381,6 +381,8 @@ t_markers(void)
     CHECK_CONTAINS(html, "</svg>peak snapshot</li>");
     CHECK_CONTAINS(html, "</svg>pre-OOM snapshot</li>");
     CHECK_CONTAINS(html, "</svg>other snapshot (periodic");
+    /* and the instances' table counts them by kind */
+    CHECK_CONTAINS(html, "<td>7: 4 round, 1 periodic, 1 peak, 1 pre-oom</td>");
 }
 
 /* Kinds from the sidecar's trigger, else from the label (older runs,
