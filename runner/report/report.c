@@ -1,7 +1,8 @@
 /*
  * report.c — the report's entry points (see report/report.h): build the model
  * of a run folder (report_load.c reads it, report_stats.c analyses it,
- * report_snap.c ranks allocation sites), write summary.json and
+ * report_snap.c ranks allocation sites, report_oom.c looks at what each
+ * OOM-killed instance left), write summary.json and
  * report.html through temporary files, and free it all. Also the small
  * pieces every module shares: notes on what is missing, and finding or
  * adding groups and instances.
@@ -66,6 +67,8 @@ report__inst_add(struct report *r, const char *group, int index)
     in->dir = xasprintf("%s/%d", gdir, index);
     in->limit = in->peak = in->peak_t_ms = in->final = -1;
     in->oom_t_ms = in->before_oom = -1;
+    in->preoom = (struct report_preoom){0, -1, -1, -1, -1, ""};
+    in->kill = (struct report_oom){NULL, -1, -1, -1, NULL, 0, 0};
     return in;
 }
 
@@ -90,6 +93,8 @@ report_build(const char *run_dir, const struct report_opts *o, struct err *err)
     for (size_t g = 0; g < r->ngroups; g++)
         if (report__sites(r, &r->groups[g], err) < 0)
             goto fail;
+    if (report__ooms(r, err) < 0)
+        goto fail;
     return r;
 fail:
     report_destroy(&r);
@@ -155,6 +160,7 @@ inst_release(struct report_inst *in)
     }
     free(in->snaps);
     free(in->rounds);
+    report__sites_free(&in->kill.sites, &in->kill.nsites);
 }
 
 static void

@@ -46,12 +46,17 @@ report__fmt_rate(double rate, char *buf, size_t size)
 }
 
 /* Milliseconds since the run started, as every duration is printed
- * (ty__format_duration): "850 ms", "12.3 s", "12m05s"; "-" below 0. */
+ * (ty__format_duration): "850 ms", "12.3 s", "12m05s"; "-" below 0; the
+ * report's times are whole milliseconds, so 0 is "0 ms". */
 void
 report__fmt_ms(int64_t ms, char *buf, size_t size)
 {
     int64_t ns;
 
+    if (ms == 0) {
+        snprintf(buf, size, "0 ms");
+        return;
+    }
     if (__builtin_mul_overflow(ms, 1000000, &ns))
         ns = ms < 0 ? -1 : INT64_MAX;
     ty__format_duration(ns, buf, size);

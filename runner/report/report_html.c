@@ -1,7 +1,8 @@
 /*
  * report_html.c — report.html: one self-contained page (inline CSS and
  * SVG, no script, no fetch) that a browser opens from the run folder or
- * from a CI artifact. Top to bottom: the verdicts, memory over time, the
+ * from a CI artifact. Top to bottom: the verdicts, the OOM kills (what
+ * each killed instance held before it died), memory over time, the
  * groups, per round, the fits behind the verdicts, the top allocation
  * sites, every instance, and what is missing. The charts are drawn by
  * report_svg.c; the page's head and style are shared with compare.
@@ -60,6 +61,11 @@ static const char css[] =
     ".oom circle{fill:#fff;stroke:#dc2626;stroke-width:2.5}"
     ".oom path{stroke:#dc2626;stroke-width:2.5}"
     ".oom text{fill:#dc2626;font-size:12px;font-weight:700}"
+    ".snap rect,.snap path,.snap circle{stroke:#fff;stroke-width:1.2}"
+    ".snap.preoom path{stroke:#dc2626;stroke-width:1.6}"
+    ".legend svg{vertical-align:middle;margin-right:6px}"
+    "ul.facts{margin:0 0 8px;padding-left:20px}ul.facts li{margin:2px 0}"
+    "ul.facts li.none{color:#b45309}"
     ".rl polyline{fill:none;stroke-width:2.2}"
     ".rl.rss polyline{stroke-dasharray:7 4}.rl.cg polyline{"
     "stroke-dasharray:2 4}.rl.rss rect{fill:#fff;stroke-width:2}"
@@ -280,13 +286,17 @@ memory_chart(struct strbuf *sb, const struct report *r)
                     "<p class=\"note\">cgroup usage of every instance "
                     "(memory.csv), coloured by group; shaded bands are "
                     "rounds (from their barriers), dashed lines the "
-                    "groups' limits.</p>\n");
+                    "groups' limits; markers are heap snapshots at their "
+                    "time and usage, shaped by why they were taken "
+                    "(hover for the label and, for an OOM-killed "
+                    "instance, how long before the kill).</p>\n");
     report__svg_memory(sb, r);
     strbuf_adds(sb, "<ul class=\"legend\">");
     legend_groups(sb, r, "");
     strbuf_adds(sb, "<li><i class=\"dash\" style=\"color:#64748b\"></i>"
-                    "limit</li><li><i class=\"band\"></i>round</li>"
-                    "<li><i class=\"oomk\"></i>OOM kill</li></ul>\n"
+                    "limit</li><li><i class=\"band\"></i>round</li>");
+    report__svg_snap_legend(sb, r);
+    strbuf_adds(sb, "<li><i class=\"oomk\"></i>OOM kill</li></ul>\n"
                     "</section>\n");
 }
 
@@ -512,67 +522,192 @@ fits_table(struct strbuf *sb, const struct report *r)
 /* ---- sites, instances, notes ------------------------------------------------
  */
 
+/* A list of allocation sites (a group's, an OOM-killed instance's) as
+ * one table: share of total, bars in the colour given. What is said of
+ * each site (testyard's own, a single sample) goes here. */
 static void
-sites_group(struct strbuf *sb, const struct report_group *g, size_t gi)
+sites_table(struct strbuf *sb, const struct report_site *sites, size_t n,
+            int64_t total, const char *color)
 {
-    char tot[32];
-
-    report__fmt_bytes(g->sites_total, tot, sizeof(tot));
     strbuf_addf(sb,
-                "<h3 class=\"site\"><span class=\"sw\" style=\"--c:%s\">"
-                "</span>",
-                report__group_color(gi));
-    report__html_esc(sb, g->id);
-    strbuf_adds(sb, " <small class=\"note\">");
-    report__html_esc(sb, g->sites_label && g->sites_label[0]
-                             ? g->sites_label
-                             : "last snapshot of each instance");
-    strbuf_addf(sb,
-                ", %zu instance%s, %s in use</small></h3>\n"
                 "<div class=\"scroll\"><table style=\"--c:%s\">\n<tr>"
                 "<th class=\"n\">#</th><th>function</th><th class=\"n\">"
                 "in use</th><th>share</th><th class=\"n\">cumulative"
                 "</th></tr>\n",
-                g->sites_ninst, g->sites_ninst == 1 ? "" : "s", tot,
-                report__group_color(gi));
-    for (size_t k = 0; k < g->nsites; k++) {
-        double share = g->sites_total > 0 ? 100.0 * (double)g->sites[k].flat /
-                                                (double)g->sites_total
-                                          : 0;
+                color);
+    for (size_t k = 0; k < n; k++) {
+        double share =
+            total > 0 ? 100.0 * (double)sites[k].flat / (double)total : 0;
 
         strbuf_addf(sb, "<tr><td class=\"n\">%zu</td>", k + 1);
-        cell_text(sb, "fn", g->sites[k].function);
-        cell_bytes(sb, g->sites[k].flat);
+        cell_text(sb, "fn", sites[k].function);
+        cell_bytes(sb, sites[k].flat);
         strbuf_addf(sb,
                     "<td><span class=\"bar\" style=\"width:%.0fpx\">"
                     "</span>%.1f%%</td>",
                     share * 1.6 + 1, share);
-        cell_bytes(sb, g->sites[k].cum);
+        cell_bytes(sb, sites[k].cum);
         strbuf_adds(sb, "</tr>\n");
     }
     strbuf_adds(sb, "</table></div>\n");
 }
 
 static void
+sites_head(struct strbuf *sb, const struct report_group *g, size_t gi)
+{
+    strbuf_addf(sb,
+                "<h3 class=\"site\"><span class=\"sw\" style=\"--c:%s\">"
+                "</span>",
+                report__group_color(gi));
+    report__html_esc(sb, g->id);
+    strbuf_adds(sb, " <small class=\"note\">");
+}
+
+static void
+sites_group(struct strbuf *sb, const struct report_group *g, size_t gi)
+{
+    char tot[32], why[256];
+
+    sites_head(sb, g, gi);
+    if (g->nsites == 0) {
+        report__sites_absent_text(g, why, sizeof(why));
+        report__html_esc(sb, why);
+        strbuf_adds(sb, "</small></h3>\n");
+        return;
+    }
+    report__fmt_bytes(g->sites_total, tot, sizeof(tot));
+    report__html_esc(sb, g->sites_label && g->sites_label[0]
+                             ? g->sites_label
+                             : "last snapshot of each instance");
+    strbuf_addf(sb, ", %zu instance%s, %s in use</small></h3>\n",
+                g->sites_ninst, g->sites_ninst == 1 ? "" : "s", tot);
+    if (g->sites_older > 0)
+        strbuf_addf(sb,
+                    "<p class=\"note\">The last profile of %zu instance%s "
+                    "held 0 B in use; %s sites are from the latest profile "
+                    "that held any.</p>\n",
+                    g->sites_older, g->sites_older == 1 ? "" : "s",
+                    g->sites_older == 1 ? "its" : "their");
+    sites_table(sb, g->sites, g->nsites, g->sites_total,
+                report__group_color(gi));
+}
+
+static void
 sites_section(struct strbuf *sb, const struct report *r)
 {
-    bool any = false;
+    size_t profiles = 0;
 
     strbuf_adds(sb, "<section id=\"sites\">\n<h2>Top allocation sites</h2>\n"
                     "<p class=\"note\">Heap in use (inuse_space) by the "
                     "function that allocated it, at each group's last "
                     "snapshot, looking through malloc and its wrappers; "
                     "cumulative counts every function on the stack.</p>\n");
-    for (size_t g = 0; g < r->ngroups; g++) {
-        if (r->groups[g].nsites == 0)
-            continue;
-        any = true;
+    for (size_t g = 0; g < r->ngroups; g++)
+        profiles += r->groups[g].nprofiles;
+    for (size_t g = 0; g < r->ngroups && profiles > 0; g++)
         sites_group(sb, &r->groups[g], g);
-    }
-    if (!any)
+    if (profiles == 0)
         strbuf_adds(sb, "<p class=\"note\">No heap profiles "
                         "(heap-&lt;label&gt;.pb.gz) to read.</p>\n");
     strbuf_adds(sb, "</section>\n");
+}
+
+/* ---- OOM kills ------------------------------------------------------------
+ */
+
+static void
+fact(struct strbuf *sb, const char *cls, const char *text)
+{
+    if (text[0] == '\0')
+        return;
+    strbuf_addf(sb, "<li%s%s%s>", cls ? " class=\"" : "", cls ? cls : "",
+                cls ? "\"" : "");
+    report__html_esc(sb, text);
+    strbuf_adds(sb, "</li>\n");
+}
+
+static void
+oom_inst(struct strbuf *sb, const struct report *r,
+         const struct report_inst *in)
+{
+    size_t gi = 0;
+    char at[32], before[32], lim[32], text[512];
+
+    while (gi < r->ngroups && strcmp(r->groups[gi].id, in->group) != 0)
+        gi++;
+    report__fmt_ms(in->oom_t_ms, at, sizeof(at));
+    report__fmt_bytes(in->before_oom, before, sizeof(before));
+    report__fmt_bytes(in->limit, lim, sizeof(lim));
+    strbuf_addf(sb,
+                "<h3 class=\"site\"><span class=\"sw\" style=\"--c:%s\">"
+                "</span>",
+                report__group_color(gi));
+    report__html_esc(sb, in->label);
+    strbuf_addf(sb,
+                "</h3>\n<ul class=\"facts\">\n<li>killed at <b>%s</b>; "
+                "usage before the kill <b>%s</b> (limit %s)</li>\n",
+                at, before, lim);
+    report__preoom_text(in, text, sizeof(text));
+    fact(sb, NULL, text);
+    report__oom_profile_text(in, text, sizeof(text));
+    fact(sb, in->kill.last ? NULL : "none", text);
+    strbuf_adds(sb, "</ul>\n");
+    if (in->kill.nsites > 0)
+        sites_table(sb, in->kill.sites, in->kill.nsites, in->kill.sites_total,
+                    report__group_color(gi));
+}
+
+/* OOM-killed instances shown one by one; summary.json has them all. */
+#define HTML_MAX_OOM 20
+
+static void
+oom_section(struct strbuf *sb, const struct report *r)
+{
+    size_t shown = 0;
+    bool any = false;
+
+    for (size_t i = 0; i < r->ninsts; i++) {
+        if (!r->insts[i].oom)
+            continue;
+        if (shown++ >= HTML_MAX_OOM)
+            continue;
+        if (!any)
+            strbuf_adds(sb, "<section id=\"oom\">\n<h2>OOM kills</h2>\n"
+                            "<p class=\"note\">What each OOM-killed "
+                            "instance held before it died: its last heap "
+                            "profile, how long before the kill it was "
+                            "taken, the cgroup's usage then, and that "
+                            "profile's top allocation sites.</p>\n");
+        any = true;
+        oom_inst(sb, r, &r->insts[i]);
+    }
+    if (shown > HTML_MAX_OOM)
+        strbuf_addf(sb,
+                    "<p class=\"note\">... and %zu more OOM-killed "
+                    "instances (summary.json has them all).</p>\n",
+                    shown - HTML_MAX_OOM);
+    if (any)
+        strbuf_adds(sb, "</section>\n");
+}
+
+/* "10: 8 round, 1 peak, 1 pre-oom": the instance's snapshots by kind. */
+static void
+snaps_cell(struct strbuf *sb, const struct report_inst *in)
+{
+    size_t n[TRIG_EXIT + 1] = {0};
+    const char *sep = ": ";
+
+    for (size_t i = 0; i < in->nsnaps; i++)
+        n[in->snaps[i].trigger]++;
+    strbuf_addf(sb, "<td>%zu", in->nsnaps);
+    for (size_t k = 0; k < ARRAY_LEN(n); k++) {
+        if (n[k] == 0)
+            continue;
+        strbuf_addf(sb, "%s%zu %s", sep, n[k],
+                    report__trigger_name((enum report_trigger)k));
+        sep = ", ";
+    }
+    strbuf_adds(sb, "</td>");
 }
 
 static void
@@ -590,7 +725,7 @@ inst_row(struct strbuf *sb, const struct report_inst *in)
     cell_bytes(sb, in->final);
     cell_ms(sb, in->oom ? in->oom_t_ms : -1);
     cell_bytes(sb, in->oom ? in->before_oom : -1);
-    strbuf_addf(sb, "<td class=\"n\">%zu</td>", in->nsnaps);
+    snaps_cell(sb, in);
     cell_text(sb, NULL, report__verdict_name(in->growth.verdict.kind));
     cell_text(sb, "wrap", in->error ? in->error : in->how);
     strbuf_adds(sb, "</tr>\n");
@@ -604,7 +739,7 @@ insts_table(struct strbuf *sb, const struct report *r)
                     "<th>outcome</th><th class=\"n\">limit</th><th "
                     "class=\"n\">peak</th><th class=\"n\">at</th><th "
                     "class=\"n\">final</th><th class=\"n\">OOM kill at</th>"
-                    "<th class=\"n\">usage before</th><th class=\"n\">"
+                    "<th class=\"n\">usage before</th><th>"
                     "snapshots</th><th>growth</th><th>how it ended</th>"
                     "</tr>\n");
     for (size_t i = 0; i < r->ninsts; i++)
@@ -638,6 +773,7 @@ report__html(const struct report *r)
     report__html_head(&sb, title);
     header(&sb, r);
     verdicts(&sb, r);
+    oom_section(&sb, r);
     memory_chart(&sb, r);
     groups_table(&sb, r);
     rounds_section(&sb, r);

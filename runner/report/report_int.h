@@ -5,7 +5,9 @@
  *   report_load.c     result.json, composition.json, folders; JSON helpers
  *   report_bars.c     barriers.jsonl and the rounds' spans on the clock
  *   report_csv.c      memory.csv
- *   report_snap.c     heap snapshots (sidecars and profiles), top sites
+ *   report_snap.c     heap snapshots (sidecars and profiles), their kinds
+ *                     and times, top sites
+ *   report_oom.c      what an OOM-killed instance left before the kill
  *   report_stats.c    rounds, least squares, trends and verdicts
  *   report_json.c     summary.json
  *   report_html.c     report.html (report_svg.c draws its charts)
@@ -41,6 +43,19 @@
 
 enum report_snap_kind { SNAP_PRE, SNAP_POST, SNAP_OTHER };
 
+/* Why a snapshot was taken: the sidecar's "trigger", or for older runs
+ * what its label says (docs/report.md, "Snapshot kinds"). */
+enum report_trigger {
+    TRIG_CALL,     /* ty_heap_snapshot with a label of the plan's */
+    TRIG_ROUND,    /* ty_memory_round_end: round-N-pre-trim / -post-trim */
+    TRIG_EVENT,    /* event-k */
+    TRIG_PERIODIC, /* periodic-k (profiles.heap) */
+    TRIG_PEAK,     /* a new high-water mark of heap in use */
+    TRIG_PREOOM,   /* asked for by the coordinator near the limit */
+    TRIG_SIGNAL,   /* the LD_PRELOAD profiler's signal: signal-k */
+    TRIG_EXIT,     /* the LD_PRELOAD profiler at exit */
+};
+
 struct report_sample {
     int64_t t_ms, usage, anon, file, peak, limit, oom_kills;
 };
@@ -52,10 +67,13 @@ struct report_snap {
     char *json_path; /* NULL when the sidecar is missing */
     int round;       /* -1: not a round's snapshot */
     enum report_snap_kind kind;
+    enum report_trigger trigger;
     int64_t time_ns; /* wall clock; 0 when unknown */
+    int64_t t_ms;    /* on the run's clock; -1 when unknown */
     int64_t inuse, rss, hwm, rss_anon, malloc_inuse, cgroup;
-    int64_t own; /* the profiler's own tables (profiler_bytes) */
-    bool empty;  /* the profiler had sampled nothing: inuse is unknown */
+    int64_t cgroup_limit; /* the sidecar's cgroup.limit_bytes */
+    int64_t own;          /* the profiler's own tables (profiler_bytes) */
+    bool empty; /* the profiler had sampled nothing: inuse is unknown */
 };
 
 /* A round's figures for an instance, or averaged over a group's
@@ -108,6 +126,25 @@ struct report_site {
     int64_t flat, cum;
 };
 
+/* result.json's memory.pre_oom: the coordinator asked the instance for
+ * a pre-OOM snapshot (requests > 0), or never did. */
+struct report_preoom {
+    int64_t requests, first_ms, last_ms, usage, limit;
+    char via[8]; /* "sync", "signal" or "" */
+};
+
+/* What an OOM-killed instance left (report_oom.c): its last profile
+ * before the kill (NULL when it left none; it points into the instance's
+ * snaps), how long before the kill it was taken, the usage and limit at
+ * that moment, and the profile's top sites. */
+struct report_oom {
+    const struct report_snap *last;
+    int64_t before_kill_ms, usage, limit;
+    struct report_site *sites;
+    size_t nsites;
+    int64_t sites_total;
+};
+
 struct report_inst {
     char *group;
     int index;
@@ -118,7 +155,10 @@ struct report_inst {
     char *outcome, *how, *error;
     int64_t limit, peak, peak_t_ms, final, oom_t_ms, before_oom;
     bool oom;
-    const char *series; /* "memory.csv", "memory.csv.partial" or NULL */
+    bool has_preoom; /* result.json has memory.pre_oom (null or not) */
+    struct report_preoom preoom;
+    struct report_oom kill; /* when oom */
+    const char *series;     /* "memory.csv", "memory.csv.partial" or NULL */
     struct report_sample *samples;
     size_t nsamples, capsamples;
     struct report_snap *snaps;
@@ -141,9 +181,13 @@ struct report_group {
     struct report_growth growth;
     struct report_site *sites; /* the top ones, largest first */
     size_t nsites;
-    int64_t sites_total; /* inuse_space of the profiles they come from */
-    size_t sites_ninst;  /* instances whose last profile was read */
-    char *sites_label;   /* label of those profiles when all agree */
+    int64_t sites_total;   /* inuse_space of the profiles they come from */
+    size_t sites_ninst;    /* instances whose last profile was read */
+    char *sites_label;     /* label of those profiles when all agree */
+    size_t sites_older;    /* instances whose sites come from a profile
+                              before their last (which held 0 B in use) */
+    size_t nprofiles;      /* heap profiles of the group's instances */
+    size_t nprofiles_zero; /* of them, those with 0 B in use */
 };
 
 enum report_bar_kind { BAR_START, BAR_END, BAR_OTHER };
@@ -241,6 +285,33 @@ int report__csv_load(struct report *r, struct report_inst *in, struct err *err);
 int report__snaps_load(struct report *r, struct report_inst *in,
                        struct err *err);
 int report__sites(struct report *r, struct report_group *g, struct err *err);
+/* The top sites of one profile (at most r->top, largest first) into
+ * *sites (caller frees with report__sites_free) and its inuse_space
+ * total into *total. */
+int report__snap_sites(struct report *r, const struct report_snap *s,
+                       struct report_site **sites, size_t *n, int64_t *total,
+                       struct err *err);
+void report__sites_free(struct report_site **sites, size_t *n);
+/* Why group g has no sites: "no heap profiles ...", or "8 heap profiles,
+ * all with 0 B in use at the snapshot: ...". */
+void report__sites_absent_text(const struct report_group *g, char *buf,
+                               size_t size);
+/* Every snapshot's time on the run's clock, once the start is known. */
+void report__snaps_clock(struct report *r);
+const char *report__trigger_name(enum report_trigger t);
+
+/* report_oom.c */
+int report__ooms(struct report *r, struct err *err);
+/* "last profile 800 ms before the kill (pre-oom), at 115.2 MiB of 128.0
+ * MiB limit", or why there is none. */
+void report__oom_profile_text(const struct report_inst *in, char *buf,
+                              size_t size);
+/* "pre-OOM snapshot asked for at 3.3 s over the sync connection, at
+ * 88.0 MiB of 96.0 MiB limit", or "" when result.json does not say. */
+void report__preoom_text(const struct report_inst *in, char *buf, size_t size);
+/* The sample of the instance's memory.csv nearest t_ms; NULL when none. */
+const struct report_sample *report__sample_near(const struct report_inst *in,
+                                                int64_t t_ms);
 
 /* report_stats.c */
 int report__fit_line(const double *x, const double *y, size_t n,
@@ -266,6 +337,8 @@ void report__html_foot(struct strbuf *sb);
 /* report_svg.c */
 void report__svg_memory(struct strbuf *sb, const struct report *r);
 void report__svg_rounds(struct strbuf *sb, const struct report *r);
+/* Legend entries (<li>) for the snapshot markers the memory chart drew. */
+void report__svg_snap_legend(struct strbuf *sb, const struct report *r);
 const char *report__group_color(size_t g);
 
 /* report_fmt.c */

@@ -90,10 +90,31 @@ rounds_json(const struct report_round *rd, size_t n)
     return arr;
 }
 
+/* Allocation sites, as every list of them is written (a group's top
+ * sites, an OOM-killed instance's last profile): share of total. What is
+ * said of each site (testyard's own, a single sample) goes here. */
+static cJSON *
+site_array(const struct report_site *sites, size_t n, int64_t total)
+{
+    cJSON *arr = cJSON_CreateArray();
+
+    for (size_t i = 0; i < n; i++) {
+        cJSON *s = cJSON_CreateObject();
+
+        cJSON_AddStringToObject(s, "function", sites[i].function);
+        ty__json_count(s, "inuse_bytes", sites[i].flat);
+        ty__json_count(s, "cum_bytes", sites[i].cum);
+        ratio(s, "share",
+              total > 0 ? (double)sites[i].flat / (double)total : 0);
+        cJSON_AddItemToArray(arr, s);
+    }
+    return arr;
+}
+
 static cJSON *
 sites_json(const struct report_group *g)
 {
-    cJSON *o = cJSON_CreateObject(), *arr;
+    cJSON *o = cJSON_CreateObject();
 
     ty__json_string(o, "snapshot",
                     g->sites_label && g->sites_label[0] ? g->sites_label
@@ -101,19 +122,11 @@ sites_json(const struct report_group *g)
     cJSON_AddNumberToObject(o, "instances", (double)g->sites_ninst);
     ty__json_count(o, "total_inuse_bytes",
                    g->sites_ninst ? g->sites_total : -1);
-    arr = cJSON_AddArrayToObject(o, "sites");
-    for (size_t i = 0; i < g->nsites; i++) {
-        cJSON *s = cJSON_CreateObject();
-
-        cJSON_AddStringToObject(s, "function", g->sites[i].function);
-        ty__json_count(s, "inuse_bytes", g->sites[i].flat);
-        ty__json_count(s, "cum_bytes", g->sites[i].cum);
-        ratio(s, "share",
-              g->sites_total > 0
-                  ? (double)g->sites[i].flat / (double)g->sites_total
-                  : 0);
-        cJSON_AddItemToArray(arr, s);
-    }
+    cJSON_AddNumberToObject(o, "older_instances", (double)g->sites_older);
+    cJSON_AddNumberToObject(o, "profiles", (double)g->nprofiles);
+    cJSON_AddNumberToObject(o, "profiles_zero", (double)g->nprofiles_zero);
+    cJSON_AddItemToObject(o, "sites",
+                          site_array(g->sites, g->nsites, g->sites_total));
     return o;
 }
 
@@ -159,6 +172,80 @@ group_json(const struct report *r, const struct report_group *g)
     return o;
 }
 
+/* Every heap snapshot of the instance, in time order. */
+static cJSON *
+snaps_json(const struct report_inst *in)
+{
+    cJSON *arr = cJSON_CreateArray();
+
+    for (size_t i = 0; i < in->nsnaps; i++) {
+        const struct report_snap *s = &in->snaps[i];
+        cJSON *o = cJSON_CreateObject();
+
+        cJSON_AddStringToObject(o, "label", s->label);
+        cJSON_AddStringToObject(o, "trigger", report__trigger_name(s->trigger));
+        ty__json_count(o, "round", s->round);
+        ty__json_count(o, "at_ms", s->t_ms);
+        ty__json_count(o, "inuse_bytes", s->inuse);
+        ty__json_count(o, "cgroup_bytes", s->cgroup);
+        cJSON_AddBoolToObject(o, "profile", s->pb_path != NULL);
+        cJSON_AddItemToArray(arr, o);
+    }
+    return arr;
+}
+
+static cJSON *
+preoom_json(const struct report_inst *in)
+{
+    const struct report_preoom *p = &in->preoom;
+    cJSON *o;
+
+    if (p->requests == 0)
+        return cJSON_CreateNull();
+    o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "requests", (double)p->requests);
+    ty__json_count(o, "first_ms", p->first_ms);
+    ty__json_count(o, "last_ms", p->last_ms);
+    ty__json_count(o, "usage_bytes", p->usage);
+    ty__json_count(o, "limit_bytes", p->limit);
+    ty__json_string(o, "via", p->via[0] ? p->via : NULL);
+    return o;
+}
+
+/* What an OOM-killed instance left (report_oom.c); null for the rest. */
+static cJSON *
+oom_json(const struct report_inst *in)
+{
+    const struct report_oom *k = &in->kill;
+    cJSON *o, *p;
+    char text[512];
+
+    if (!in->oom)
+        return cJSON_CreateNull();
+    o = cJSON_CreateObject();
+    ty__json_count(o, "at_ms", in->oom_t_ms);
+    ty__json_count(o, "usage_before_bytes", in->before_oom);
+    ty__json_count(o, "limit_bytes", in->limit);
+    report__oom_profile_text(in, text, sizeof(text));
+    cJSON_AddStringToObject(o, "text", text);
+    if (k->last == NULL) {
+        cJSON_AddNullToObject(o, "last_profile");
+    } else {
+        p = cJSON_AddObjectToObject(o, "last_profile");
+        cJSON_AddStringToObject(p, "label", k->last->label);
+        cJSON_AddStringToObject(p, "trigger",
+                                report__trigger_name(k->last->trigger));
+        ty__json_count(p, "at_ms", k->last->t_ms);
+        ty__json_count(p, "before_kill_ms", k->before_kill_ms);
+        ty__json_count(p, "usage_bytes", k->usage);
+        ty__json_count(p, "limit_bytes", k->limit);
+        ty__json_count(p, "inuse_bytes", k->last->inuse);
+    }
+    cJSON_AddItemToObject(o, "sites",
+                          site_array(k->sites, k->nsites, k->sites_total));
+    return o;
+}
+
 static cJSON *
 inst_json(const struct report_inst *in)
 {
@@ -181,6 +268,9 @@ inst_json(const struct report_inst *in)
     ty__json_string(o, "series", in->series);
     cJSON_AddNumberToObject(o, "samples", (double)in->nsamples);
     cJSON_AddNumberToObject(o, "snapshots", (double)in->nsnaps);
+    cJSON_AddItemToObject(o, "heap_snapshots", snaps_json(in));
+    cJSON_AddItemToObject(o, "pre_oom", preoom_json(in));
+    cJSON_AddItemToObject(o, "oom", oom_json(in));
     cJSON_AddItemToObject(o, "rounds", rounds_json(in->rounds, in->nrounds));
     cJSON_AddItemToObject(o, "growth", growth_json(&in->growth));
     cJSON_AddItemToObject(o, "verdict", verdict_json(&in->growth.verdict));

@@ -224,6 +224,35 @@ dup_or_null(const char *s)
 
 /* ---- result.json --------------------------------------------------------- */
 
+/* memory.pre_oom (docs/memory.md): null when the coordinator never
+ * asked for a pre-OOM snapshot; absent in runs from before it could. */
+static void
+inst_preoom(struct report_jctx *c, struct report_inst *in, const cJSON *m,
+            const char *where)
+{
+    char w[160];
+    const cJSON *p;
+    const char *via;
+
+    in->preoom = (struct report_preoom){0, -1, -1, -1, -1, ""};
+    in->has_preoom = m != NULL && cJSON_HasObjectItem(m, "pre_oom");
+    snprintf(w, sizeof(w), "%s.pre_oom", where);
+    p = report__jitem(c, m, where, "pre_oom", cJSON_Object);
+    if (p == NULL)
+        return;
+    /* an object says it asked at least once */
+    in->preoom.requests = report__jnum(c, p, w, "requests");
+    if (in->preoom.requests < 1)
+        in->preoom.requests = 1;
+    in->preoom.first_ms = report__jnum(c, p, w, "first_ms");
+    in->preoom.last_ms = report__jnum(c, p, w, "last_ms");
+    in->preoom.usage = report__jnum(c, p, w, "usage_bytes");
+    in->preoom.limit = report__jnum(c, p, w, "limit_bytes");
+    via = report__jstr(c, p, w, "via");
+    if (via != NULL)
+        snprintf(in->preoom.via, sizeof(in->preoom.via), "%s", via);
+}
+
 static void
 inst_memory(struct report_jctx *c, struct report_inst *in, const cJSON *m,
             const char *where)
@@ -238,6 +267,7 @@ inst_memory(struct report_jctx *c, struct report_inst *in, const cJSON *m,
     in->oom = in->oom || report__jbool(c, m, w, "oom_kill");
     in->oom_t_ms = report__jnum(c, m, w, "oom_at_ms");
     in->before_oom = report__jnum(c, m, w, "usage_before_oom_bytes");
+    inst_preoom(c, in, m, w);
 }
 
 static int
@@ -552,5 +582,6 @@ report__load(struct report *r, struct err *err)
     sort_insts(r);
     if (load_insts(r, err) < 0 || report__bars_load(r, err) < 0)
         return -1;
+    report__snaps_clock(r);
     return 0;
 }

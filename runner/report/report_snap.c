@@ -4,15 +4,22 @@
  *
  * A snapshot is heap-<label>.pb.gz (the pprof profile) and heap-<label>.json
  * (its sidecar: RSS, VmHWM, RssAnon, mallinfo2, the profile's totals, the
- * cgroup's usage, the label and the round; see sdk/heap/ty_heapctl.c). The
- * figures come from the sidecar; when it is missing, the profile is
- * decoded for heap in use and its time. The round is the sidecar's, or the
- * N of a label starting "round-N"; "pre-trim" and "post-trim" in the label
- * say which side of malloc_trim the snapshot was taken.
+ * cgroup's usage, the label, the round and the trigger; see
+ * sdk/heap/ty_heapctl.c). The figures come from the sidecar; when it is
+ * missing, the profile is decoded for heap in use and its time. The round
+ * is the sidecar's, or the N of a label starting "round-N"; "pre-trim" and
+ * "post-trim" in the label say which side of malloc_trim the snapshot was
+ * taken. Why it was taken (its trigger: a round's end, a new peak, the
+ * coordinator's pre-OOM request, ...) is the sidecar's "trigger", or for
+ * runs from before sidecars had one, what the label says; its time is put
+ * on the run's clock once the run's start is known.
  *
  * Top sites: the last snapshot (by time) of each instance of a group that
- * has a profile is decoded, its inuse_space ranked by site
- * (pprof__sites), and the sites of the group's instances added together.
+ * has a profile holding anything is decoded, its inuse_space ranked by
+ * site (pprof__sites), and the sites of the group's instances added
+ * together. A plan that frees everything before its snapshots leaves
+ * profiles of 0 B: the latest one that held something speaks for the
+ * instance then, and the group says how many held nothing.
  */
 #include "report/report_int.h"
 
@@ -43,7 +50,8 @@ snap_get(struct report_inst *in, const char *label, size_t len)
     s->label = xstrndup(label, len);
     s->round = -1;
     s->inuse = s->rss = s->hwm = s->rss_anon = -1;
-    s->malloc_inuse = s->cgroup = s->own = -1;
+    s->malloc_inuse = s->cgroup = s->own = s->cgroup_limit = -1;
+    s->t_ms = -1;
     return s;
 }
 
@@ -101,21 +109,130 @@ scan(struct report *r, struct report_inst *in)
         closedir(d);
 }
 
+/* ---- kinds ----------------------------------------------------------- */
+
+static const char *const trigger_names[] = {
+    [TRIG_CALL] = "call",     [TRIG_ROUND] = "round",
+    [TRIG_EVENT] = "event",   [TRIG_PERIODIC] = "periodic",
+    [TRIG_PEAK] = "peak",     [TRIG_PREOOM] = "pre-oom",
+    [TRIG_SIGNAL] = "signal", [TRIG_EXIT] = "exit",
+};
+
+const char *
+report__trigger_name(enum report_trigger t)
+{
+    return trigger_names[t];
+}
+
+static bool
+trigger_of_name(const char *name, enum report_trigger *t)
+{
+    for (size_t i = 0; name != NULL && i < ARRAY_LEN(trigger_names); i++)
+        if (strcmp(name, trigger_names[i]) == 0) {
+            *t = (enum report_trigger)i;
+            return true;
+        }
+    return false;
+}
+
+/* The labels the SDK and the LD_PRELOAD profiler give their snapshots;
+ * numbered ones end in -<k>. */
+static const struct {
+    const char *name;
+    bool numbered;
+    enum report_trigger trigger;
+} label_kinds[] = {
+    {"peak", false, TRIG_PEAK},   {"pre-oom", false, TRIG_PREOOM},
+    {"exit", false, TRIG_EXIT},   {"periodic-", true, TRIG_PERIODIC},
+    {"event-", true, TRIG_EVENT}, {"signal-", true, TRIG_SIGNAL},
+};
+
+static bool
+digits_to_end(const char *s)
+{
+    return *s != '\0' && strspn(s, "0123456789") == strlen(s);
+}
+
+static bool
+label_is(const char *l, enum report_trigger *t)
+{
+    for (size_t i = 0; i < ARRAY_LEN(label_kinds); i++) {
+        size_t n = strlen(label_kinds[i].name);
+
+        if (label_kinds[i].numbered ? strncmp(l, label_kinds[i].name, n) == 0 &&
+                                          digits_to_end(l + n)
+                                    : strcmp(l, label_kinds[i].name) == 0) {
+            *t = label_kinds[i].trigger;
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool
+round_label(const char *l)
+{
+    return strncmp(l, "round-", 6) == 0 && l[6] >= '0' && l[6] <= '9';
+}
+
+/* What the label says: round-N..., one of label_kinds, or the LD_PRELOAD
+ * profiler's <program>-<pid>-<what> with what one of them; anything
+ * else is a label the plan chose. */
+static enum report_trigger
+trigger_of_label(const char *l)
+{
+    enum report_trigger t = TRIG_CALL;
+
+    if (round_label(l))
+        return TRIG_ROUND;
+    if (label_is(l, &t))
+        return t;
+    for (const char *p = strchr(l, '-'); p != NULL; p = strchr(p + 1, '-')) {
+        size_t d = strspn(p + 1, "0123456789");
+
+        if (d > 0 && p[1 + d] == '-' && label_is(p + 2 + d, &t))
+            return t;
+    }
+    return TRIG_CALL;
+}
+
 static void
-classify(struct report_snap *s)
+classify(struct report_snap *s, const char *trigger)
 {
     const char *l = s->label;
 
     s->kind = strstr(l, "pre-trim")    ? SNAP_PRE
               : strstr(l, "post-trim") ? SNAP_POST
                                        : SNAP_OTHER;
-    if (s->round < 0 && strncmp(l, "round-", 6) == 0 && l[6] >= '0' &&
-        l[6] <= '9')
+    if (s->round < 0 && round_label(l))
         s->round = atoi(l + 6);
+    if (!trigger_of_name(trigger, &s->trigger))
+        s->trigger = trigger_of_label(l);
 }
 
+void
+report__snaps_clock(struct report *r)
+{
+    for (size_t i = 0; i < r->ninsts; i++)
+        for (size_t k = 0; k < r->insts[i].nsnaps; k++) {
+            struct report_snap *s = &r->insts[i].snaps[k];
+
+            s->t_ms = -1;
+            if (s->time_ns > 0 && r->start_ns > 0)
+                /* a clock a little behind the run's start reads as 0 */
+                s->t_ms = s->time_ns > r->start_ns
+                              ? (s->time_ns - r->start_ns) / 1000000
+                              : 0;
+        }
+}
+
+/* ---- reading --------------------------------------------------------- */
+
+/* The sidecar's figures into s; *trigger gets its "trigger" (caller
+ * frees; NULL when it has none). */
 static int
-sidecar(struct report *r, struct report_snap *s, struct err *err)
+sidecar(struct report *r, struct report_snap *s, char **trigger,
+        struct err *err)
 {
     struct report_jctx c = {s->json_path, err, false};
     bool absent;
@@ -143,6 +260,9 @@ sidecar(struct report *r, struct report_snap *s, struct err *err)
                report__jnum(&c, prof, "profile", "samples") == 0;
     cg = report__jitem(&c, j, "", "cgroup", cJSON_Object);
     s->cgroup = report__jnum(&c, cg, "cgroup", "current_bytes");
+    s->cgroup_limit = report__jnum(&c, cg, "cgroup", "limit_bytes");
+    if (report__jstr(&c, j, "", "trigger") != NULL)
+        *trigger = xstrdup(report__jstr(&c, j, "", "trigger"));
     cJSON_Delete(j);
     return c.failed ? -1 : 0;
 }
@@ -217,12 +337,13 @@ report__snaps_load(struct report *r, struct report_inst *in, struct err *err)
     scan(r, in);
     for (size_t i = 0; i < in->nsnaps; i++) {
         struct report_snap *s = &in->snaps[i];
+        cleanup_free char *trigger = NULL;
 
-        if (s->json_path != NULL && sidecar(r, s, err) < 0)
+        if (s->json_path != NULL && sidecar(r, s, &trigger, err) < 0)
             return -1;
         if (s->json_path == NULL && from_profile(r, s, err) < 0)
             return -1;
-        classify(s);
+        classify(s, trigger);
         if (s->pb_path == NULL)
             report__note(r, "%s: heap-%s.json has no profile (heap-%s.pb.gz)",
                          in->label, s->label, s->label);
@@ -249,42 +370,84 @@ acc_add(struct site_acc *a, const struct pprof_site *s, size_t n)
             (struct report_site){xstrdup(s[i].function), s[i].flat, s[i].cum};
 }
 
-static const struct report_snap *
-last_profile(const struct report_inst *in)
+static void
+acc_release(struct site_acc *a)
 {
-    for (size_t i = in->nsnaps; i-- > 0;)
-        if (in->snaps[i].pb_path != NULL)
-            return &in->snaps[i];
-    return NULL;
+    for (size_t k = 0; k < a->n; k++)
+        free(a->v[k].function);
+    free(a->v);
+    a->v = NULL;
+    a->n = a->cap = 0;
 }
 
-/* Add the sites of the instance's last profile; *label is set to its
- * label, or to "" when instances disagree. */
-static int
-inst_sites(struct report *r, struct report_group *g,
-           const struct report_inst *in, struct site_acc *a, struct err *err)
+/* The profile that speaks for an instance: its last, or when that held
+ * 0 B in use, the latest one that held something. */
+static const struct report_snap *
+sites_profile(const struct report_inst *in, bool *older)
 {
-    const struct report_snap *s = last_profile(in);
+    const struct report_snap *last = NULL;
+
+    for (size_t i = in->nsnaps; i-- > 0;) {
+        const struct report_snap *s = &in->snaps[i];
+
+        if (s->pb_path == NULL)
+            continue;
+        if (last == NULL)
+            last = s;
+        if (s->inuse != 0) {
+            *older = s != last;
+            return s;
+        }
+    }
+    *older = false;
+    return last;
+}
+
+/* Add the sites of the profile s to a and its inuse_space to *total. */
+static int
+profile_sites(struct report *r, const struct report_snap *s, struct site_acc *a,
+              int64_t *total, struct err *err)
+{
     struct pprof_profile *p;
     struct pprof_site *sites = NULL;
     size_t n;
     int v;
 
-    if (s == NULL)
-        return 0;
     if ((p = read_profile(r, s->pb_path, err)) == NULL)
         return err_status(err, EXIT_DATAERR);
     v = pprof__value_index(p, "inuse_space");
     n = pprof__sites(p, v, &sites);
     acc_add(a, sites, n);
-    g->sites_total = i64_add_sat(g->sites_total, pprof__total(p, v));
+    *total = i64_add_sat(*total, pprof__total(p, v));
+    free(sites);
+    pprof__destroy(&p);
+    return 0;
+}
+
+/* Add the sites of the instance's profile; g->sites_label is set to its
+ * label, or to "" when instances disagree. */
+static int
+inst_sites(struct report *r, struct report_group *g,
+           const struct report_inst *in, struct site_acc *a, struct err *err)
+{
+    bool older;
+    const struct report_snap *s = sites_profile(in, &older);
+
+    for (size_t i = 0; i < in->nsnaps; i++)
+        if (in->snaps[i].pb_path != NULL) {
+            g->nprofiles++;
+            g->nprofiles_zero += in->snaps[i].inuse == 0;
+        }
+    if (s == NULL)
+        return 0;
+    if (profile_sites(r, s, a, &g->sites_total, err) < 0)
+        return -1;
     g->sites_ninst++;
+    g->sites_older += older;
     if (g->sites_label == NULL)
         g->sites_label = xstrdup(s->label);
     else if (strcmp(g->sites_label, s->label) != 0)
         g->sites_label[0] = '\0';
-    free(sites);
-    pprof__destroy(&p);
     return 0;
 }
 
@@ -307,9 +470,10 @@ cmp_flat(const void *a, const void *b)
     return strcmp(x->function, y->function);
 }
 
-/* Sum the sites of the same function, rank, keep the top r->top. */
+/* Sum the sites of the same function, rank, keep the top `top` into
+ * *out (NULL when none). */
 static void
-merge(struct report *r, struct report_group *g, struct site_acc *a)
+merge(struct site_acc *a, int top, struct report_site **out, size_t *nout)
 {
     size_t n = 0;
 
@@ -326,11 +490,14 @@ merge(struct report *r, struct report_group *g, struct site_acc *a)
     }
     if (n > 1)
         qsort(a->v, n, sizeof(*a->v), cmp_flat);
-    while (n > (size_t)r->top || (n > 0 && a->v[n - 1].flat <= 0))
+    while (n > (size_t)top || (n > 0 && a->v[n - 1].flat <= 0))
         free(a->v[--n].function);
-    g->sites = a->v;
-    g->nsites = n;
+    *out = n > 0 ? a->v : NULL;
+    *nout = n;
+    if (n == 0)
+        free(a->v);
     a->v = NULL;
+    a->n = a->cap = 0;
 }
 
 int
@@ -340,16 +507,57 @@ report__sites(struct report *r, struct report_group *g, struct err *err)
 
     for (size_t i = 0; i < g->ninst; i++) {
         if (inst_sites(r, g, &r->insts[g->inst[i]], &a, err) < 0) {
-            for (size_t k = 0; k < a.n; k++)
-                free(a.v[k].function);
-            free(a.v);
+            acc_release(&a);
             return -1;
         }
     }
-    merge(r, g, &a);
-    if (g->nsites == 0) {
-        free(g->sites);
-        g->sites = NULL;
-    }
+    merge(&a, r->top, &g->sites, &g->nsites);
     return 0;
+}
+
+void
+report__sites_absent_text(const struct report_group *g, char *buf, size_t size)
+{
+    size_t n = g->nprofiles;
+
+    if (n == 0)
+        snprintf(buf, size, "no heap profiles (heap-<label>.pb.gz) to read");
+    else if (g->nprofiles_zero == n)
+        snprintf(buf, size,
+                 "%zu heap profile%s, %s 0 B in use at the snapshot: the "
+                 "plan freed its memory before taking %s",
+                 n, n == 1 ? "" : "s", n == 1 ? "with" : "all with",
+                 n == 1 ? "it" : "them");
+    else
+        snprintf(buf, size,
+                 "%zu heap profile%s, with no sampled allocation in use", n,
+                 n == 1 ? "" : "s");
+}
+
+int
+report__snap_sites(struct report *r, const struct report_snap *s,
+                   struct report_site **sites, size_t *n, int64_t *total,
+                   struct err *err)
+{
+    struct site_acc a = {0};
+
+    *sites = NULL;
+    *n = 0;
+    *total = 0;
+    if (profile_sites(r, s, &a, total, err) < 0) {
+        acc_release(&a);
+        return -1;
+    }
+    merge(&a, r->top, sites, n);
+    return 0;
+}
+
+void
+report__sites_free(struct report_site **sites, size_t *n)
+{
+    for (size_t i = 0; i < *n; i++)
+        free((*sites)[i].function);
+    free(*sites);
+    *sites = NULL;
+    *n = 0;
 }

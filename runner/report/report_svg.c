@@ -5,7 +5,10 @@
  *   memory over time   every instance's cgroup usage (memory.csv), one
  *                      colour per group, with the groups' limits, the
  *                      rounds as shaded bands between their barriers,
- *                      other barriers as ticks, and OOM kills as markers;
+ *                      other barriers as ticks, each heap snapshot as a
+ *                      marker whose shape says why it was taken (a
+ *                      round's end, a peak, the coordinator's pre-OOM
+ *                      request, anything else), and OOM kills;
  *   per round          each group's heap in use after trim (solid) and
  *                      RSS after trim (dashed) against rounds, with the
  *                      fitted line when the heap is said to grow.
@@ -393,6 +396,163 @@ oom_marks(struct strbuf *sb, const struct report *r, const struct plot *p)
     }
 }
 
+/* ---- snapshot markers ------------------------------------------------- */
+
+enum mark { MARK_ROUND, MARK_PEAK, MARK_PREOOM, MARK_OTHER };
+
+static const struct {
+    const char *cls;
+    const char *legend;
+} marks[] = {
+    [MARK_ROUND] = {"round", "round-end snapshot"},
+    [MARK_PEAK] = {"peak", "peak snapshot"},
+    [MARK_PREOOM] = {"preoom", "pre-OOM snapshot"},
+    [MARK_OTHER] = {"other", "other snapshot (periodic, event, signal, exit, "
+                             "the plan's own)"},
+};
+
+/* At most this many markers per instance (peaks and pre-OOM ones are
+ * always drawn; round-end and other ones are thinned evenly). */
+#define MARKS_PER_INST 300
+#define MARKS_TOTAL 6000
+
+static enum mark
+mark_of(enum report_trigger t)
+{
+    return t == TRIG_ROUND    ? MARK_ROUND
+           : t == TRIG_PEAK   ? MARK_PEAK
+           : t == TRIG_PREOOM ? MARK_PREOOM
+                              : MARK_OTHER;
+}
+
+/* The shape centred on (x, y): a square, a triangle pointing up, a
+ * diamond, a dot. */
+static void
+mark_shape(struct strbuf *sb, enum mark m, double x, double y)
+{
+    if (m == MARK_ROUND)
+        strbuf_addf(sb,
+                    "<rect x=\"%.1f\" y=\"%.1f\" width=\"7\" "
+                    "height=\"7\"/>",
+                    x - 3.5, y - 3.5);
+    else if (m == MARK_PEAK)
+        strbuf_addf(sb, "<path d=\"M%.1f %.1f l5.5 9.5 h-11 z\"/>", x, y - 6);
+    else if (m == MARK_PREOOM)
+        strbuf_addf(sb,
+                    "<path d=\"M%.1f %.1f l6.5 6.5 l-6.5 6.5 l-6.5 -6.5 z\"/>",
+                    x, y - 6.5);
+    else
+        strbuf_addf(sb, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\"/>", x, y);
+}
+
+/* Where a snapshot sits: its sidecar's cgroup usage, else the nearest
+ * memory.csv sample's; -1 when neither is known. */
+static int64_t
+snap_usage(const struct report_inst *in, const struct report_snap *s)
+{
+    const struct report_sample *near;
+
+    if (s->cgroup >= 0)
+        return s->cgroup;
+    near = report__sample_near(in, s->t_ms);
+    return near != NULL ? near->usage : -1;
+}
+
+static bool
+drawable(const struct report_inst *in, const struct report_snap *s,
+         const struct plot *p)
+{
+    return s->t_ms >= 0 && (p == NULL || (double)s->t_ms <= p->xmax) &&
+           snap_usage(in, s) >= 0;
+}
+
+static void
+snap_title(struct strbuf *sb, const struct report_inst *in,
+           const struct report_snap *s, int64_t usage)
+{
+    char at[32], u[32], h[32], age[32];
+
+    report__fmt_ms(s->t_ms, at, sizeof(at));
+    report__fmt_bytes(usage, u, sizeof(u));
+    report__fmt_bytes(s->inuse, h, sizeof(h));
+    strbuf_adds(sb, "<title>");
+    report__html_esc(sb, in->label);
+    strbuf_adds(sb, " heap-");
+    report__html_esc(sb, s->label);
+    strbuf_addf(sb, " (%s) at %s: %s in the cgroup, %s heap in use",
+                report__trigger_name(s->trigger), at, u, h);
+    if (in->oom && in->oom_t_ms >= 0) {
+        int64_t d = in->oom_t_ms - s->t_ms;
+
+        report__fmt_ms(d > 0 ? d : 0, age, sizeof(age));
+        strbuf_addf(sb, "; %s before the kill", age);
+    }
+    strbuf_adds(sb, "</title>");
+}
+
+static void
+inst_marks(struct strbuf *sb, const struct report_inst *in, size_t gi,
+           const struct plot *p, size_t budget)
+{
+    size_t thin = 0, every, k = 0;
+
+    for (size_t i = 0; i < in->nsnaps; i++) {
+        enum mark m = mark_of(in->snaps[i].trigger);
+
+        thin += m == MARK_ROUND || m == MARK_OTHER;
+    }
+    every = thin / budget + 1;
+    for (size_t i = 0; i < in->nsnaps; i++) {
+        const struct report_snap *s = &in->snaps[i];
+        enum mark m = mark_of(s->trigger);
+        int64_t y;
+
+        if ((m == MARK_ROUND || m == MARK_OTHER) && k++ % every != 0)
+            continue;
+        if (!drawable(in, s, p))
+            continue;
+        y = snap_usage(in, s);
+        strbuf_addf(sb, "<g class=\"snap %s\" fill=\"%s\">", marks[m].cls,
+                    report__group_color(gi));
+        snap_title(sb, in, s, y);
+        mark_shape(sb, m, px(p, (double)s->t_ms), py(p, (double)y));
+        strbuf_adds(sb, "</g>\n");
+    }
+}
+
+static void
+snap_marks(struct strbuf *sb, const struct report *r, const struct plot *p)
+{
+    size_t budget = MARKS_TOTAL / (r->ninsts ? r->ninsts : 1);
+
+    budget = budget < 20               ? 20
+             : budget > MARKS_PER_INST ? MARKS_PER_INST
+                                       : budget;
+    for (size_t i = 0; i < r->ninsts; i++)
+        inst_marks(sb, &r->insts[i], group_of(r, r->insts[i].group), p, budget);
+}
+
+void
+report__svg_snap_legend(struct strbuf *sb, const struct report *r)
+{
+    bool seen[ARRAY_LEN(marks)] = {false};
+
+    for (size_t i = 0; i < r->ninsts; i++)
+        for (size_t k = 0; k < r->insts[i].nsnaps; k++)
+            if (drawable(&r->insts[i], &r->insts[i].snaps[k], NULL))
+                seen[mark_of(r->insts[i].snaps[k].trigger)] = true;
+    for (size_t m = 0; m < ARRAY_LEN(marks); m++) {
+        if (!seen[m])
+            continue;
+        strbuf_addf(sb,
+                    "<li><svg class=\"snap %s\" viewBox=\"-8 -8 16 16\" "
+                    "width=\"14\" height=\"14\" fill=\"#475569\">",
+                    marks[m].cls);
+        mark_shape(sb, (enum mark)m, 0, 0);
+        strbuf_addf(sb, "</svg>%s</li>", marks[m].legend);
+    }
+}
+
 /* The top of the chart: the highest usage or limit, but when the limits
  * are far above every sample (over 2.5 times), the samples' top, so the
  * series stay readable; the limits are then named at the top edge. */
@@ -433,6 +593,7 @@ report__svg_memory(struct strbuf *sb, const struct report *r)
     limit_lines(sb, r, &p);
     all_series(sb, r, &p);
     barrier_ticks(sb, r, &p);
+    snap_marks(sb, r, &p);
     oom_marks(sb, r, &p);
     strbuf_addf(sb,
                 "<line class=\"frame\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" "

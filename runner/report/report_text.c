@@ -1,9 +1,9 @@
 /*
  * report_text.c — the report as a terminal table: one line per group with
- * its memory figures, the growth verdicts, heap in use and RSS per round,
- * OOM kills, the top allocation sites, what is missing, and where the
- * files are. Short enough to read after every run; summary.json and
- * report.html have the rest.
+ * its memory figures, the growth verdicts, heap in use, RSS and cgroup
+ * usage per round, OOM kills with the last profile before each, the top
+ * allocation sites, what is missing, and where the files are. Short enough to
+ * read after every run; summary.json and report.html have the rest.
  */
 #include "report/report_int.h"
 
@@ -55,32 +55,25 @@ print_verdicts(const struct report *r, FILE *out)
                 r->groups[i].growth.verdict.text);
 }
 
-/* A group's two columns: heap in use and RSS after trim, or cgroup
- * usage at the round's end when it has no snapshots. */
-static bool
-has_heap(const struct report_group *g)
-{
-    return g->growth.heap.n > 0 || g->growth.rss.n > 0;
-}
-
+/* A group's three columns (docs/report.md, "On the terminal"): heap in
+ * use and RSS after the trim ("-" without heap snapshots), and cgroup
+ * usage at the round's end. */
 static void
 print_round_line(const struct report *r, int round, FILE *out)
 {
     fprintf(out, "  %5d", round);
     for (size_t i = 0; i < r->ngroups; i++) {
-        const struct report_group *g = &r->groups[i];
-        const struct report_round *rd = report__round_of(g, round);
-        char h[32] = "-", s[32] = "-";
+        const struct report_round *rd = report__round_of(&r->groups[i], round);
+        char h[32] = "-", s[32] = "-", c[32] = "-";
 
-        if (rd != NULL && has_heap(g)) {
+        if (rd != NULL) {
             report__fmt_bytes(rd->heap_post >= 0 ? rd->heap_post : rd->heap_pre,
                               h, sizeof(h));
             report__fmt_bytes(rd->rss_post >= 0 ? rd->rss_post : rd->rss_pre, s,
                               sizeof(s));
-        } else if (rd != NULL) {
-            report__fmt_bytes(rd->cgroup, s, sizeof(s));
+            report__fmt_bytes(rd->cgroup, c, sizeof(c));
         }
-        fprintf(out, "  %10s %10s", h, s);
+        fprintf(out, "  %10s %10s %10s", h, s, c);
     }
     fputc('\n', out);
 }
@@ -102,11 +95,10 @@ print_rounds_head(const struct report *r, FILE *out)
 {
     fprintf(out, "\nper round (after each round's trim):\n  round");
     for (size_t i = 0; i < r->ngroups; i++)
-        fprintf(out, "  %-21.21s", r->groups[i].id);
+        fprintf(out, "  %-32.32s", r->groups[i].id);
     fprintf(out, "\n       ");
     for (size_t i = 0; i < r->ngroups; i++)
-        fprintf(out, "  %10s %10s", has_heap(&r->groups[i]) ? "heap" : "",
-                has_heap(&r->groups[i]) ? "RSS" : "cgroup");
+        fprintf(out, "  %10s %10s %10s", "heap", "RSS", "cgroup");
     fputc('\n', out);
 }
 
@@ -126,6 +118,41 @@ print_rounds(const struct report *r, FILE *out)
         fprintf(out, "  ... %zu more rounds in summary.json\n", w->nrounds - n);
 }
 
+/* One site a line, for a group's top sites and an OOM-killed
+ * instance's; what is said of each site goes here. */
+static void
+print_site_lines(const struct report_site *sites, size_t n, int64_t total,
+                 const char *indent, FILE *out)
+{
+    for (size_t k = 0; k < n && k < TEXT_MAX_SITES; k++) {
+        char b[32];
+
+        report__fmt_bytes(sites[k].flat, b, sizeof(b));
+        fprintf(out, "%s%10s %5.1f%%  %s\n", indent, b,
+                total > 0 ? 100.0 * (double)sites[k].flat / (double)total : 0.0,
+                sites[k].function);
+    }
+}
+
+static void
+print_oom(const struct report_inst *in, FILE *out)
+{
+    char at[32], before[32], lim[32], text[512];
+
+    report__fmt_ms(in->oom_t_ms, at, sizeof(at));
+    report__fmt_bytes(in->before_oom, before, sizeof(before));
+    report__fmt_bytes(in->limit, lim, sizeof(lim));
+    fprintf(out, "  %-16s killed at %s; last usage before %s (limit %s)\n",
+            in->label, at, before, lim);
+    report__preoom_text(in, text, sizeof(text));
+    if (text[0] != '\0')
+        fprintf(out, "  %-16s %s\n", "", text);
+    report__oom_profile_text(in, text, sizeof(text));
+    fprintf(out, "  %-16s %s\n", "", text);
+    print_site_lines(in->kill.sites, in->kill.nsites, in->kill.sites_total,
+                     "                   ", out);
+}
+
 static void
 print_ooms(const struct report *r, FILE *out)
 {
@@ -133,19 +160,13 @@ print_ooms(const struct report *r, FILE *out)
 
     for (size_t i = 0; i < r->ninsts; i++) {
         const struct report_inst *in = &r->insts[i];
-        char at[32], before[32], lim[32];
 
         if (!in->oom)
             continue;
         if (shown++ == 0)
             fprintf(out, "\nOOM kills:\n");
-        if (shown > TEXT_MAX_OOM)
-            continue;
-        report__fmt_ms(in->oom_t_ms, at, sizeof(at));
-        report__fmt_bytes(in->before_oom, before, sizeof(before));
-        report__fmt_bytes(in->limit, lim, sizeof(lim));
-        fprintf(out, "  %-16s killed at %s; last usage before %s (limit %s)\n",
-                in->label, at, before, lim);
+        if (shown <= TEXT_MAX_OOM)
+            print_oom(in, out);
     }
     if (shown > TEXT_MAX_OOM)
         fprintf(out, "  ... and %zu more\n", shown - TEXT_MAX_OOM);
@@ -156,28 +177,25 @@ print_sites(const struct report *r, FILE *out)
 {
     bool any = false;
 
+    for (size_t i = 0; i < r->ngroups; i++)
+        any = any || r->groups[i].nprofiles > 0;
+    if (!any)
+        return;
+    fprintf(out, "\ntop allocation sites (heap in use at the last "
+                 "snapshot):\n");
     for (size_t i = 0; i < r->ngroups; i++) {
         const struct report_group *g = &r->groups[i];
+        char why[256];
 
-        if (g->nsites == 0)
+        if (g->nsites == 0) {
+            report__sites_absent_text(g, why, sizeof(why));
+            fprintf(out, "  %s: %s\n", g->id, why);
             continue;
-        if (!any)
-            fprintf(out, "\ntop allocation sites (heap in use at the last "
-                         "snapshot):\n");
-        any = true;
+        }
         fprintf(out, "  %s (%s):\n", g->id,
                 g->sites_label && g->sites_label[0] ? g->sites_label
                                                     : "last snapshots");
-        for (size_t k = 0; k < g->nsites && k < TEXT_MAX_SITES; k++) {
-            char b[32];
-
-            report__fmt_bytes(g->sites[k].flat, b, sizeof(b));
-            fprintf(out, "    %10s %5.1f%%  %s\n", b,
-                    g->sites_total > 0 ? 100.0 * (double)g->sites[k].flat /
-                                             (double)g->sites_total
-                                       : 0.0,
-                    g->sites[k].function);
-        }
+        print_site_lines(g->sites, g->nsites, g->sites_total, "    ", out);
     }
 }
 

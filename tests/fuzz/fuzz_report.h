@@ -35,10 +35,13 @@ fuzz_report_render(struct report *r, struct err *err)
     cJSON *j;
     char *s;
 
+    report__snaps_clock(r);
     report__analyse(r);
     for (size_t g = 0; g < r->ngroups; g++)
         if (report__sites(r, &r->groups[g], err) < 0)
             return -1;
+    if (report__ooms(r, err) < 0)
+        return -1;
     j = report__json(r);
     s = j ? cJSON_PrintUnformatted(j) : NULL;
     if (s == NULL)

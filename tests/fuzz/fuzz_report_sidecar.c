@@ -4,7 +4,8 @@
  * helpers of runner/report/report_load.c): the input is the round-1 post-trim
  * sidecar of two instances of a group, next to a small real profile, so the
  * report takes its figures from the sidecar, averages them over the instances
- * and renders them (fuzz_report.h).
+ * and renders them (fuzz_report.h). The second instance was OOM-killed, so
+ * the sidecar is also its last profile before the kill (report_oom.c).
  */
 #include "fuzz_report.h"
 
@@ -22,6 +23,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct err err = {0};
     int rc = 0;
 
+    r->start_ns = 1796126311000000000LL; /* 2026-12-01T11:58:31Z */
     for (int i = 0; i < 2; i++) {
         struct report_inst *in = report__inst_add(r, "g", i);
         char *dir = xasprintf("g/%d/heap-round-1-post-trim", i);
@@ -30,6 +32,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
         free(fuzz_file(json, data, size));
         free(fuzz_file(pb, profile, sizeof(profile) - 1));
+        in->oom = i == 1;
+        in->oom_t_ms = i == 1 ? 5000 : -1;
         if (rc == 0)
             rc = report__snaps_load(r, in, &err);
         free(dir);
