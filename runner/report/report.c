@@ -90,6 +90,7 @@ report_build(const char *run_dir, const struct report_opts *o, struct err *err)
     for (size_t g = 0; g < r->ngroups; g++)
         if (report__sites(r, &r->groups[g], err) < 0)
             goto fail;
+    report__verdicts_name_sites(r);
     return r;
 fail:
     report_destroy(&r);
@@ -154,7 +155,9 @@ inst_release(struct report_inst *in)
         free(in->snaps[i].json_path);
     }
     free(in->snaps);
+    free(in->readings);
     free(in->rounds);
+    report__gsites_release(&in->gsites);
 }
 
 static void
@@ -167,6 +170,7 @@ group_release(struct report_group *g)
         free(g->sites[i].function);
     free(g->sites);
     free(g->sites_label);
+    report__gsites_release(&g->gsites);
 }
 
 void

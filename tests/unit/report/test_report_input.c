@@ -216,25 +216,22 @@ t_empty_profiles(void)
     CHECK(has_note(s, "providers/0: 10 heap profiles sampled no allocation"));
     CHECK_EQ_INT(at_num(s, "groups.#providers.growth.heap_inuse.rounds"), 0);
     CHECK_EQ_STR(at_str(s, "groups.#providers.verdict.basis"), "cgroup");
+    CHECK(fabs(at_num(s, "groups.#providers.verdict.bytes_per_round") -
+               16.5 * MiB) < 0.5 * MiB);
     CHECK_CONTAINS(at_str(s, "groups.#providers.verdict.text"),
-                   "growing: +16.5 MiB/round");
+                   "growing: +16.");
     CHECK_CONTAINS(at_str(s, "groups.#providers.verdict.text"),
                    "(cgroup usage; the heap profiles are empty)");
     CHECK_EQ_STR(at_str(s, "groups.#requestors.verdict.basis"), "heap_inuse");
     cJSON_Delete(s);
 }
 
-/* RSS that grows only by the heap profiler's own tables (profiler_bytes
- * in the sidecars) is not the plan's retention. */
+/* Add "profiler_resident_bytes": r * per_round to every sidecar of
+ * providers/0 (rounds 1..n). */
 static void
-t_profiler_bytes(void)
+add_profiler_resident(const char *dir, int n, int64_t per_round)
 {
-    cleanup_free char *dir = make_run("own", &retain);
-    cleanup_free char *table = NULL;
-    struct err err = {0};
-    cJSON *s;
-
-    for (int r = 1; r <= 6; r++)
+    for (int r = 1; r <= n; r++)
         for (int k = 0; k < 2; k++) {
             cleanup_free char *rel =
                 xasprintf("providers/0/heap-round-%d-%s-trim.json", r,
@@ -247,17 +244,71 @@ t_profiler_bytes(void)
             if (at == NULL)
                 return;
             at[strlen("\"samples\": 3")] = '\0';
-            json = xasprintf("%s, \"profiler_bytes\": %lld}%s", text,
-                             (long long)(r * 8 * MiB), at + 13);
+            json = xasprintf("%s, \"profiler_bytes\": %lld, "
+                             "\"profiler_resident_bytes\": %lld}%s",
+                             text, (long long)(r * per_round + 4 * MiB),
+                             (long long)(r * per_round), at + 13);
             put_text(dir, rel, json);
         }
+}
+
+/* RSS is the process's own, the profiler's tables included; when only
+ * they grow (the resident part, profiler_resident_bytes) RSS grows but
+ * the plan does not: flat, and the verdict says whose it is. */
+static void
+t_profiler_resident(void)
+{
+    cleanup_free char *dir = make_run("own", &mmap_run);
+    cleanup_free char *table = NULL;
+    struct err err = {0};
+    cJSON *s;
+
+    add_profiler_resident(dir, 6, 8 * MiB);
     CHECK_MSG(generate(dir, &table, &err) == 0, "%s", err.msg);
     s = summary(dir);
+    CHECK_EQ_INT(at_num(s, "version"), 2);
     CHECK_EQ_STR(at_str(s, "groups.#providers.verdict.kind"), "flat");
-    CHECK_EQ_STR(at_str(s, "groups.#providers.growth.rss.trend"), "flat");
-    /* 40 MiB + 8 MiB in round 1, less the profiler's 8 MiB. */
+    CHECK_CONTAINS(at_str(s, "groups.#providers.verdict.text"),
+                   "is the heap profiler's own tables");
+    CHECK_EQ_STR(at_str(s, "groups.#providers.growth.rss.trend"), "growing");
+    CHECK_EQ_STR(at_str(s, "groups.#providers.growth.outside.trend"), "flat");
+    /* 40 MiB + 8 MiB in round 1: the real RSS, nothing taken out */
     CHECK(fabs(at_num(s, "groups.#providers.rounds.0.rss_post_bytes") -
-               40 * MiB) < 1 * MiB);
+               48 * MiB) < 1 * MiB);
+    CHECK_EQ_INT(
+        at_num(s, "groups.#providers.rounds.0.profiler_resident_bytes"),
+        8 * MiB);
+    CHECK_EQ_INT(
+        at_num(s, "instances.#providers/0.rounds.2.profiler_resident_bytes"),
+        24 * MiB);
+    cJSON_Delete(s);
+}
+
+/* Without the profiler's tables the same run grows outside malloc, and
+ * an RSS small enough to be less than the profiler's mapped tables still
+ * reads as itself, never 0. */
+static void
+t_outside_malloc_run(void)
+{
+    cleanup_free char *dir = NULL, *table = NULL;
+    cJSON *s = report_of("mmap", &mmap_run, &dir, &table);
+
+    CHECK_EQ_STR(at_str(s, "groups.#providers.verdict.kind"), "outside_malloc");
+    CHECK_EQ_STR(at_str(s, "groups.#providers.verdict.basis"), "rss");
+    CHECK(fabs(at_num(s, "groups.#providers.verdict.bytes_per_round") -
+               8 * MiB) < 1.6 * MiB);
+    CHECK_CONTAINS(at_str(s, "groups.#providers.verdict.text"),
+                   "growing outside malloc: RSS +");
+    CHECK_CONTAINS(at_str(s, "groups.#providers.verdict.text"),
+                   "while heap in use and malloc's arena are flat (mmap, "
+                   "thread stacks or another allocator)");
+    CHECK_EQ_STR(at_str(s, "groups.#providers.growth.malloc.trend"), "flat");
+    CHECK_EQ_STR(at_str(s, "groups.#providers.growth.outside.trend"),
+                 "growing");
+    CHECK(at_num(s, "groups.#providers.rounds.5.outside_malloc_bytes") >
+          at_num(s, "groups.#providers.rounds.0.outside_malloc_bytes") +
+              30 * MiB);
+    CHECK_CONTAINS(table, "growing outside malloc");
     cJSON_Delete(s);
 }
 
@@ -396,7 +447,8 @@ static const struct th_case cases[] = {
     {"planted_links", t_planted_links},
     {"no_heap", t_no_heap},
     {"empty_profiles", t_empty_profiles},
-    {"profiler_bytes", t_profiler_bytes},
+    {"profiler_resident", t_profiler_resident},
+    {"outside_malloc_run", t_outside_malloc_run},
     {"empty_and_absent", t_empty_and_absent},
     {"malformed", t_malformed},
     {"monitor_lost", t_monitor_lost},
