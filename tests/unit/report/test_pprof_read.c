@@ -459,14 +459,22 @@ t_wrappers(void)
         const char *name;
         bool wrapper;
     } cases[] = {
-        {"malloc", true},          {"calloc", true},
-        {"realloc", true},         {"strdup", true},
-        {"__strdup", true},        {"_Znwm", true},
-        {"operator new", true},    {"xmalloc", true},
-        {"ty__heap_sample", false}, {"ty__output_file", false},
-        {"__libc_malloc", true},   {"leak_round", false},
-        {"mallocx_user", false},   {"ty_publish", false},
-        {"main", false},           {"make_blocks", false},
+        {"malloc", true},
+        {"calloc", true},
+        {"realloc", true},
+        {"strdup", true},
+        {"__strdup", true},
+        {"_Znwm", true},
+        {"operator new", true},
+        {"xmalloc", true},
+        {"ty__heap_sample", false},
+        {"ty__output_file", false},
+        {"__libc_malloc", true},
+        {"leak_round", false},
+        {"mallocx_user", false},
+        {"ty_publish", false},
+        {"main", false},
+        {"make_blocks", false},
     };
 
     for (size_t i = 0; i < ARRAY_LEN(cases); i++)

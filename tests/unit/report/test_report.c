@@ -128,7 +128,8 @@ t_testyard_sites(void)
     cleanup_free char *html = NULL;
     cJSON *s = report_of("sync", &sync_run, &dir, &table);
     const cJSON *sites = at(s, "groups.#providers.top_sites.sites");
-    const cJSON *last = cJSON_GetArrayItem(sites, cJSON_GetArraySize(sites) - 1);
+    const cJSON *last =
+        cJSON_GetArrayItem(sites, cJSON_GetArraySize(sites) - 1);
 
     CHECK_EQ_STR(at_str(s, "groups.#providers.top_sites.sites.0.function"),
                  "test_working_set");

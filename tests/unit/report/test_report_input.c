@@ -312,6 +312,117 @@ t_outside_malloc_run(void)
     cJSON_Delete(s);
 }
 
+/* One line of memory-rounds.jsonl: the instance's own readings at a
+ * round's end (heap in use < 0: the profiler was not running). */
+static void
+reading(struct strbuf *sb, int round, int64_t heap, int64_t rss, int64_t arena,
+        int64_t cgroup)
+{
+    strbuf_addf(sb,
+                "{\"time\": \"2026-11-29T18:00:0%d.900Z\", \"round\": %d, "
+                "\"rss_bytes\": %lld, \"rss_anon_bytes\": %lld, "
+                "\"vm_hwm_bytes\": %lld, \"mallinfo\": {\"arena\": %lld, "
+                "\"hblkhd\": 0, \"uordblks\": %lld, \"fordblks\": 65536, "
+                "\"keepcost\": 0}, \"profile\": {\"inuse_bytes\": %lld, "
+                "\"inuse_objects\": %d, \"profiler_bytes\": 4194304, "
+                "\"profiler_resident_bytes\": 1048576}, \"cgroup\": "
+                "{\"version\": 2, \"current_bytes\": %lld, "
+                "\"peak_bytes\": null, \"limit_bytes\": null}}\n",
+                round % 10, round, (long long)rss, (long long)(rss - MiB),
+                (long long)rss, (long long)arena, (long long)arena,
+                (long long)(heap < 0 ? 0 : heap), heap < 0 ? 0 : 100,
+                (long long)cgroup);
+}
+
+/* Without heap snapshots (memory_snapshots: none) the rounds come from
+ * memory-rounds.jsonl, read at each round's end by the instance itself:
+ * a flat plan whose coordinator samples jump is flat, every round has
+ * its figures (the last too), and the cgroup figure is the instance's
+ * reading, not a memory.csv sample. A line cut short at the end is noted. */
+static void
+t_readings_none_mode(void)
+{
+    cleanup_free char *dir = make_run("readings", &leaky);
+    cleanup_free char *table = NULL;
+    struct err err = {0};
+    struct strbuf sb;
+    cJSON *s;
+
+    for (int i = 0; i < 3; i++) {
+        cleanup_free char *idir = xasprintf(
+            "%s/%s/%d", dir, i ? "requestors" : "providers", i ? i - 1 : 0);
+
+        rm_heap_files(idir);
+    }
+    strbuf_init(&sb);
+    for (int r = 1; r <= 5; r++)
+        reading(&sb, r, -1, 60 * MiB + (r % 2) * MiB, 40 * MiB,
+                70 * MiB + (r % 2) * 2 * MiB);
+    strbuf_adds(&sb, "{\"round\": 6, \"rss_by");
+    put_text(dir, "providers/0/memory-rounds.jsonl", sb.buf);
+    strbuf_release(&sb);
+    CHECK_MSG(generate(dir, &table, &err) == 0, "%s", err.msg);
+    s = summary(dir);
+    CHECK_EQ_STR(at_str(s, "groups.#providers.verdict.kind"), "flat");
+    CHECK_EQ_STR(at_str(s, "groups.#providers.verdict.basis"), "cgroup");
+    CHECK_EQ_INT(at_num(s, "groups.#providers.growth.heap_inuse.rounds"), 0);
+    CHECK_EQ_INT(at_num(s, "groups.#providers.growth.rss.rounds"), 5);
+    CHECK_EQ_INT(at_num(s, "groups.#providers.rounds.4.cgroup_bytes"),
+                 72 * MiB);
+    CHECK_EQ_INT(at_num(s, "groups.#providers.rounds.1.rss_post_bytes"),
+                 60 * MiB);
+    CHECK(at(s, "groups.#providers.rounds.1.heap_inuse_post_bytes") &&
+          cJSON_IsNull(
+              at(s, "groups.#providers.rounds.1.heap_inuse_post_bytes")));
+    CHECK_EQ_INT(at_num(s, "groups.#providers.rounds.0.malloc_bytes"),
+                 40 * MiB);
+    CHECK_EQ_INT(
+        at_num(s, "groups.#providers.rounds.0.profiler_resident_bytes"),
+        1 * MiB);
+    /* RssAnon 60 MiB (RSS 61) less malloc's 40 and the profiler's 1 */
+    CHECK_EQ_INT(at_num(s, "groups.#providers.rounds.0.outside_malloc_bytes"),
+                 19 * MiB);
+    CHECK(has_note(s, "memory-rounds.jsonl:6: the last line is cut short"));
+    /* requestors have no readings: their cgroup figures are samples */
+    CHECK_EQ_STR(at_str(s, "groups.#requestors.verdict.basis"), "cgroup");
+    cJSON_Delete(s);
+}
+
+/* Heap in use from the readings when the sidecars are gone: the leak is
+ * found on them, and the post-trim sidecar wins where there is one. */
+static void
+t_readings_heap(void)
+{
+    cleanup_free char *dir = make_run("readings-heap", &fixed);
+    cleanup_free char *table = NULL;
+    cleanup_free char *idir = path_join(dir, "providers/0");
+    struct err err = {0};
+    struct strbuf sb;
+    cJSON *s;
+
+    rm_heap_files(idir);
+    strbuf_init(&sb);
+    for (int r = 1; r <= 5; r++)
+        reading(&sb, r, 24 * MiB + r * 8 * MiB, 40 * MiB + r * 8 * MiB,
+                26 * MiB + r * 8 * MiB, 48 * MiB + r * 8 * MiB);
+    put_text(dir, "providers/0/memory-rounds.jsonl", sb.buf);
+    put_text(dir, "requestors/0/memory-rounds.jsonl", sb.buf);
+    strbuf_release(&sb);
+    CHECK_MSG(generate(dir, &table, &err) == 0, "%s", err.msg);
+    s = summary(dir);
+    CHECK_EQ_STR(at_str(s, "groups.#providers.verdict.kind"), "growing");
+    CHECK_EQ_STR(at_str(s, "groups.#providers.verdict.basis"), "heap_inuse");
+    CHECK(fabs(at_num(s, "groups.#providers.verdict.bytes_per_round") -
+               8 * MiB) < 1.6 * MiB);
+    CHECK_CONTAINS(at_str(s, "groups.#providers.verdict.text"),
+                   "growing: +8.0 MiB/round");
+    /* requestors/0 has its sidecars, which come first: still flat */
+    CHECK_EQ_STR(at_str(s, "instances.#requestors/0.verdict.kind"), "flat");
+    CHECK(fabs(at_num(s, "instances.#requestors/0.rounds.4.rss_post_bytes") -
+               48 * MiB) < 2 * MiB);
+    cJSON_Delete(s);
+}
+
 static void
 t_empty_and_absent(void)
 {
@@ -386,6 +497,15 @@ t_malformed(void)
          "heap-round-2-post-trim.json: round: expected a number"},
         {"providers/0/heap-round-5-post-trim.pb.gz", "\x1f\x8bjunk",
          "heap-round-5-post-trim.pb.gz: not valid gzip"},
+        {"providers/0/memory-rounds.jsonl",
+         "{\"round\": 1, \"rss_bytes\": 5}\n{\"round\": 2, \"rss\n",
+         "memory-rounds.jsonl:2:"},
+        {"providers/0/memory-rounds.jsonl",
+         "{\"round\": 1, \"rss_bytes\": 5}\n{\"round\": 2, "
+         "\"mallinfo\": {\"arena\": \"big\"}}\n",
+         "memory-rounds.jsonl:2: mallinfo.arena: expected a number"},
+        {"providers/0/memory-rounds.jsonl", "{\"rss_bytes\": 5}\n",
+         "memory-rounds.jsonl:1: round: expected a round number"},
     };
 
     for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
@@ -448,6 +568,8 @@ static const struct th_case cases[] = {
     {"no_heap", t_no_heap},
     {"empty_profiles", t_empty_profiles},
     {"profiler_resident", t_profiler_resident},
+    {"readings_none_mode", t_readings_none_mode},
+    {"readings_heap", t_readings_heap},
     {"outside_malloc_run", t_outside_malloc_run},
     {"empty_and_absent", t_empty_and_absent},
     {"malformed", t_malformed},

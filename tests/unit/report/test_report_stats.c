@@ -136,8 +136,8 @@ noisy_flat(double *x, double *y, size_t n, double base, double frac,
 static void
 t_flat_noise_never_grows(void)
 {
-    static const double bases[] = {2 * MiB, 8 * MiB, 40 * MiB, 100 * MiB,
-                                   512 * MiB, 1024 * MiB};
+    static const double bases[] = {2 * MiB,   8 * MiB,   40 * MiB,
+                                   100 * MiB, 512 * MiB, 1024 * MiB};
     double x[12], y[12];
     int grew = 0;
 
@@ -389,13 +389,13 @@ t_thresholds(void)
         size_t n;
         enum report_trend want;
     } cases[] = {
-        {2 * MiB, 0.32 * MiB, 4, TREND_FLAT},       /* rise 0.96 MiB */
-        {2 * MiB, 0.45 * MiB, 4, TREND_FLAT},       /* held 0.90 MiB */
-        {2 * MiB, 0.52 * MiB, 4, TREND_GROWING},    /* held 1.04 MiB */
-        {1024 * MiB, 30 * MiB, 5, TREND_FLAT},      /* 90 MiB < 20% */
-        {1024 * MiB, 100 * MiB, 5, TREND_GROWING},  /* 300 MiB > 265 */
-        {1024 * MiB, 5 * MiB, 30, TREND_FLAT},      /* 95 MiB < 20% */
-        {1024 * MiB, 12 * MiB, 40, TREND_GROWING},  /* 312 MiB > 254 */
+        {2 * MiB, 0.32 * MiB, 4, TREND_FLAT},      /* rise 0.96 MiB */
+        {2 * MiB, 0.45 * MiB, 4, TREND_FLAT},      /* held 0.90 MiB */
+        {2 * MiB, 0.52 * MiB, 4, TREND_GROWING},   /* held 1.04 MiB */
+        {1024 * MiB, 30 * MiB, 5, TREND_FLAT},     /* 90 MiB < 20% */
+        {1024 * MiB, 100 * MiB, 5, TREND_GROWING}, /* 300 MiB > 265 */
+        {1024 * MiB, 5 * MiB, 30, TREND_FLAT},     /* 95 MiB < 20% */
+        {1024 * MiB, 12 * MiB, 40, TREND_GROWING}, /* 312 MiB > 254 */
         {10 * MiB, -0.2 * MiB, 4, TREND_FLAT},
         {200 * MiB, -20 * MiB, 6, TREND_SHRINKING}, /* held 80 MiB > 26 */
     };

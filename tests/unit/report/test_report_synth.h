@@ -403,14 +403,17 @@ synth_write(const char *dir, const struct synth *s)
 static const struct synth_group leaky_groups[] = {
     {"providers", 1, 512 * MiB, 24.0 * MiB, 16.0 * MiB, 40.0 * MiB, 16.5 * MiB,
      0.4 * MiB, 0, 0, 0},
-    {"requestors", 2, 256 * MiB, 30.0 * MiB, 0, 48.0 * MiB, 0, 0.8 * MiB, 0, 0, 0},
+    {"requestors", 2, 256 * MiB, 30.0 * MiB, 0, 48.0 * MiB, 0, 0.8 * MiB, 0, 0,
+     0},
 };
 SYNTH_UNUSED static const struct synth leaky = {5, leaky_groups, 2};
 
 /* The same run after the fix. */
 static const struct synth_group fixed_groups[] = {
-    {"providers", 1, 512 * MiB, 24.0 * MiB, 0, 40.0 * MiB, 0, 0.4 * MiB, 0, 0, 0},
-    {"requestors", 2, 256 * MiB, 30.0 * MiB, 0, 48.0 * MiB, 0, 0.8 * MiB, 0, 0, 0},
+    {"providers", 1, 512 * MiB, 24.0 * MiB, 0, 40.0 * MiB, 0, 0.4 * MiB, 0, 0,
+     0},
+    {"requestors", 2, 256 * MiB, 30.0 * MiB, 0, 48.0 * MiB, 0, 0.8 * MiB, 0, 0,
+     0},
 };
 SYNTH_UNUSED static const struct synth fixed = {5, fixed_groups, 2};
 
@@ -418,7 +421,8 @@ SYNTH_UNUSED static const struct synth fixed = {5, fixed_groups, 2};
 static const struct synth_group oom_groups[] = {
     {"providers", 1, 96 * MiB, 24.0 * MiB, 16.0 * MiB, 40.0 * MiB, 16.0 * MiB,
      0.2 * MiB, 3, 0, 0},
-    {"requestors", 1, 256 * MiB, 30.0 * MiB, 0, 48.0 * MiB, 0, 0.5 * MiB, 0, 0, 0},
+    {"requestors", 1, 256 * MiB, 30.0 * MiB, 0, 48.0 * MiB, 0, 0.5 * MiB, 0, 0,
+     0},
 };
 SYNTH_UNUSED static const struct synth oom = {5, oom_groups, 2};
 
