@@ -551,18 +551,25 @@ fits_table(struct strbuf *sb, const struct report *r)
 /* ---- sites, instances, notes ------------------------------------------------
  */
 
+/* A group's heading over its sites, up to the note that follows. */
 static void
-sites_group(struct strbuf *sb, const struct report_group *g, size_t gi)
+site_heading(struct strbuf *sb, const struct report_group *g, size_t gi)
 {
-    char tot[32];
-
-    report__fmt_bytes(g->sites_total, tot, sizeof(tot));
     strbuf_addf(sb,
                 "<h3 class=\"site\"><span class=\"sw\" style=\"--c:%s\">"
                 "</span>",
                 report__group_color(gi));
     report__html_esc(sb, g->id);
     strbuf_adds(sb, " <small class=\"note\">");
+}
+
+static void
+sites_group(struct strbuf *sb, const struct report_group *g, size_t gi)
+{
+    char tot[32];
+
+    report__fmt_bytes(g->sites_total, tot, sizeof(tot));
+    site_heading(sb, g, gi);
     report__html_esc(sb, g->sites_label && g->sites_label[0]
                              ? g->sites_label
                              : "last snapshot of each instance");
@@ -597,12 +604,7 @@ gsites_group(struct strbuf *sb, const struct report_group *g, size_t gi)
 {
     const struct report_gsites *gs = &g->gsites;
 
-    strbuf_addf(sb,
-                "<h3 class=\"site\"><span class=\"sw\" style=\"--c:%s\">"
-                "</span>",
-                report__group_color(gi));
-    report__html_esc(sb, g->id);
-    strbuf_adds(sb, " <small class=\"note\">");
+    site_heading(sb, g, gi);
     report__html_esc(sb, gs->from ? gs->from : "first post-trim profile");
     strbuf_adds(sb, " &rarr; ");
     report__html_esc(sb, gs->to ? gs->to : "last profile");

@@ -22,6 +22,18 @@ rm_heap_files(const char *idir)
         }
 }
 
+/* Those of the three instances of a `leaky` run. */
+static void
+rm_all_heap_files(const char *dir)
+{
+    for (int i = 0; i < 3; i++) {
+        cleanup_free char *idir = xasprintf(
+            "%s/%s/%d", dir, i ? "requestors" : "providers", i ? i - 1 : 0);
+
+        rm_heap_files(idir);
+    }
+}
+
 /* No result.json and no barriers.jsonl: groups from composition.json,
  * instances from the folders, and notes saying what is missing. */
 static void
@@ -163,12 +175,7 @@ t_no_heap(void)
     struct err err = {0};
     cJSON *s;
 
-    for (int i = 0; i < 3; i++) {
-        cleanup_free char *idir = xasprintf(
-            "%s/%s/%d", dir, i ? "requestors" : "providers", i ? i - 1 : 0);
-
-        rm_heap_files(idir);
-    }
+    rm_all_heap_files(dir);
     CHECK_MSG(generate(dir, &table, &err) == 0, "%s", err.msg);
     s = summary(dir);
     CHECK_EQ_STR(at_str(s, "groups.#providers.verdict.kind"), "growing");
@@ -348,12 +355,7 @@ t_readings_none_mode(void)
     struct strbuf sb;
     cJSON *s;
 
-    for (int i = 0; i < 3; i++) {
-        cleanup_free char *idir = xasprintf(
-            "%s/%s/%d", dir, i ? "requestors" : "providers", i ? i - 1 : 0);
-
-        rm_heap_files(idir);
-    }
+    rm_all_heap_files(dir);
     strbuf_init(&sb);
     for (int r = 1; r <= 5; r++)
         reading(&sb, r, -1, 60 * MiB + (r % 2) * MiB, 40 * MiB,
