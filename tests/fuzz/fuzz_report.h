@@ -1,6 +1,7 @@
 /*
  * fuzz_report.h — the body shared by the report's reader harnesses
- * (fuzz_report_csv.c, fuzz_report_bars.c, fuzz_pprof.c): a report of the
+ * (fuzz_report_csv.c, fuzz_report_bars.c, fuzz_report_sidecar.c,
+ * fuzz_report_rounds.c, fuzz_pprof.c): a report of the
  * scratch folder with instances g/0 (and g/1), whose file the input
  * becomes; once read, the
  * report is analysed and rendered in memory (summary.json, report.html)
@@ -39,6 +40,7 @@ fuzz_report_render(struct report *r, struct err *err)
     for (size_t g = 0; g < r->ngroups; g++)
         if (report__sites(r, &r->groups[g], err) < 0)
             return -1;
+    report__verdicts_name_sites(r);
     j = report__json(r);
     s = j ? cJSON_PrintUnformatted(j) : NULL;
     if (s == NULL)
