@@ -61,6 +61,7 @@ struct report_snap {
     int64_t own_res; /* their resident part (profiler_resident_bytes) */
     int64_t arena, hblkhd, fordblks; /* mallinfo2 */
     bool empty; /* the profiler had sampled nothing: inuse is unknown */
+    int line;   /* a reading's line in memory-rounds.jsonl */
 };
 
 /* A round's figures for an instance, or averaged over a group's

@@ -37,6 +37,9 @@
 
 #define SIDECAR_MAX_BYTES ((size_t)1 << 20)
 #define READINGS_MAX_BYTES ((size_t)64 << 20)
+/* Rounds are matched to readings one by one: beyond this many lines the
+ * rest is left out (with a note) rather than taking minutes. */
+#define READINGS_MAX 10000
 
 static void
 snap_init(struct report_snap *s)
@@ -182,6 +185,7 @@ sidecar(struct report *r, struct report_snap *s, struct err *err)
 struct readings_ctx {
     struct report_inst *in;
     const char *path;
+    bool capped; /* READINGS_MAX lines read; the rest is left out */
 };
 
 /* A reading's heap in use is the profiler's, which may not be running
@@ -192,13 +196,25 @@ reading_line(struct report *r, void *ctx, int line, const char *text,
              size_t len, struct err *err)
 {
     struct readings_ctx *rc = ctx;
-    cleanup_free char *name = xasprintf("%s:%d", rc->path, line);
-    struct report_jctx c = {name, err, false};
-    cJSON *j = report__json_text(text, len, rc->path, line, err);
+    cleanup_free char *name = NULL;
+    struct report_jctx c = {NULL, err, false};
+    cJSON *j;
     const cJSON *prof;
     struct report_snap s;
 
-    (void)r;
+    if (rc->capped)
+        return 0;
+    if (rc->in->nreadings == READINGS_MAX) {
+        report__note(r,
+                     "%s: more than %d rounds; those from line %d on "
+                     "are left out",
+                     rc->path, READINGS_MAX, line);
+        rc->capped = true;
+        return 0;
+    }
+    name = xasprintf("%s:%d", rc->path, line);
+    c.path = name;
+    j = report__json_text(text, len, rc->path, line, err);
     if (j == NULL)
         return -1;
     snap_init(&s);
@@ -215,6 +231,7 @@ reading_line(struct report *r, void *ctx, int line, const char *text,
     if (c.failed)
         return err_status(err, EXIT_DATAERR);
     s.kind = SNAP_POST;
+    s.line = line;
     if (s.empty)
         s.inuse = -1;
     xgrow(&rc->in->readings, &rc->in->capreadings, rc->in->nreadings + 1,
@@ -223,11 +240,22 @@ reading_line(struct report *r, void *ctx, int line, const char *text,
     return 0;
 }
 
+/* By round, then by line. */
+static int
+cmp_reading(const void *a, const void *b)
+{
+    const struct report_snap *x = a, *y = b;
+
+    if (x->round != y->round)
+        return x->round < y->round ? -1 : 1;
+    return (x->line > y->line) - (x->line < y->line);
+}
+
 static int
 readings_load(struct report *r, struct report_inst *in, struct err *err)
 {
     cleanup_free char *path = path_join(in->dir, "memory-rounds.jsonl");
-    struct readings_ctx rc = {in, path};
+    struct readings_ctx rc = {in, path, false};
     struct err e = {0};
     size_t len;
     cleanup_free char *text =
@@ -239,7 +267,11 @@ readings_load(struct report *r, struct report_inst *in, struct err *err)
         *err = e;
         return err_status(err, EXIT_DATAERR);
     }
-    return report__jsonl_lines(r, path, text, len, reading_line, &rc, err);
+    if (report__jsonl_lines(r, path, text, len, reading_line, &rc, err) < 0)
+        return -1;
+    if (in->nreadings > 1)
+        qsort(in->readings, in->nreadings, sizeof(*in->readings), cmp_reading);
+    return 0;
 }
 
 /* No sidecar: heap in use and the time from the profile itself. */

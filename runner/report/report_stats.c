@@ -47,15 +47,21 @@ median(double *v, size_t n)
 }
 
 /* Theil-Sen: the median of the slopes between every two rounds, which one
- * odd round cannot pull far; the intercept is the median of y - slope x. */
+ * odd round cannot pull far; the intercept is the median of y - slope x.
+ * Past TS_ALL_PAIRS rounds, the slopes between each round and the one
+ * half the series later (n/2 of them, as robust, and not n^2). */
+#define TS_ALL_PAIRS 512
+
 static void
 theil_sen(const double *x, const double *y, size_t n, struct report_fit *f)
 {
-    double *v = xcalloc(n * (n - 1) / 2 + n, sizeof(*v));
+    bool all = n <= TS_ALL_PAIRS;
+    double *v = xcalloc(all ? n * (n - 1) / 2 + n : n, sizeof(*v));
     size_t k = 0;
 
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = i + 1; j < n; j++)
+    for (size_t i = 0; i < (all ? n : n / 2); i++)
+        for (size_t j = all ? i + 1 : i + n / 2; j < (all ? n : i + n / 2 + 1);
+             j++)
             if (x[j] != x[i])
                 v[k++] = (y[j] - y[i]) / (x[j] - x[i]);
     f->slope = k > 0 ? median(v, k) : 0;
@@ -375,9 +381,6 @@ struct ints {
 static void
 ints_add(struct ints *s, int x)
 {
-    for (size_t i = 0; i < s->n; i++)
-        if (s->v[i] == x)
-            return;
     xgrow(&s->v, &s->cap, s->n + 1, sizeof(*s->v));
     s->v[s->n++] = x;
 }
@@ -388,6 +391,20 @@ cmp_int(const void *a, const void *b)
     int x = *(const int *)a, y = *(const int *)b;
 
     return (x > y) - (x < y);
+}
+
+/* Sorted, each once. */
+static void
+ints_done(struct ints *s)
+{
+    size_t n = 0;
+
+    if (s->n > 1)
+        qsort(s->v, s->n, sizeof(*s->v), cmp_int);
+    for (size_t i = 0; i < s->n; i++)
+        if (n == 0 || s->v[n - 1] != s->v[i])
+            s->v[n++] = s->v[i];
+    s->n = n;
 }
 
 /* Usage at the last sample at or before end_ms, if the instance was still
@@ -438,6 +455,25 @@ snap_of(const struct report_snap *v, size_t n, int round,
     return s;
 }
 
+/* The round's reading: the last line of memory-rounds.jsonl for it (the
+ * readings are in order of round, then of line; report_snap.c). */
+static const struct report_snap *
+reading_of(const struct report_inst *in, int round)
+{
+    size_t lo = 0, hi = in->nreadings;
+
+    while (lo < hi) { /* the first past the round */
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (in->readings[mid].round <= round)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo > 0 && in->readings[lo - 1].round == round ? &in->readings[lo - 1]
+                                                         : NULL;
+}
+
 /* A figure from the first source that has it: the post-trim sidecar, the
  * round's reading, another snapshot of the round. */
 static int64_t
@@ -481,7 +517,7 @@ round_fill(const struct report *r, const struct report_inst *in,
         snap_of(in->snaps, in->nsnaps, rd->round, SNAP_PRE);
     const struct report_snap *src[3] = {
         snap_of(in->snaps, in->nsnaps, rd->round, SNAP_POST),
-        snap_of(in->readings, in->nreadings, rd->round, SNAP_POST),
+        reading_of(in, rd->round),
         snap_of(in->snaps, in->nsnaps, rd->round, SNAP_OTHER)};
 
     rd->heap_pre = pre ? pre->inuse : -1;
@@ -516,8 +552,7 @@ inst_rounds(const struct report *r, struct report_inst *in)
         ints_add(&rounds, in->readings[i].round);
     for (size_t i = 0; i < r->nspans && in->nsamples > 0; i++)
         ints_add(&rounds, r->spans[i].round);
-    if (rounds.n > 0)
-        qsort(rounds.v, rounds.n, sizeof(*rounds.v), cmp_int);
+    ints_done(&rounds);
     in->rounds = xcalloc(rounds.n ? rounds.n : 1, sizeof(*in->rounds));
     for (size_t i = 0; i < rounds.n; i++) {
         struct report_round *rd = &in->rounds[in->nrounds];
@@ -567,6 +602,7 @@ static void
 group_rounds(const struct report *r, struct report_group *g)
 {
     struct ints rounds = {0};
+    size_t *at;
 
     for (size_t i = 0; i < g->ninst; i++) {
         const struct report_inst *in = &r->insts[g->inst[i]];
@@ -574,10 +610,11 @@ group_rounds(const struct report *r, struct report_group *g)
         for (size_t k = 0; k < in->nrounds; k++)
             ints_add(&rounds, in->rounds[k].round);
     }
-    if (rounds.n > 0)
-        qsort(rounds.v, rounds.n, sizeof(*rounds.v), cmp_int);
+    ints_done(&rounds);
     g->rounds = xcalloc(rounds.n ? rounds.n : 1, sizeof(*g->rounds));
     g->nrounds = rounds.n;
+    /* each instance's rounds are in order: one cursor each */
+    at = xcalloc(g->ninst ? g->ninst : 1, sizeof(*at));
     for (size_t k = 0; k < rounds.n; k++) {
         struct report_round *gr = &g->rounds[k];
         int64_t sum[REPORT_ROUND_FIGURES] = {0};
@@ -587,14 +624,16 @@ group_rounds(const struct report *r, struct report_group *g)
         for (size_t i = 0; i < g->ninst; i++) {
             const struct report_inst *in = &r->insts[g->inst[i]];
 
-            for (size_t j = 0; j < in->nrounds; j++) {
-                if (in->rounds[j].round != gr->round)
+            for (; at[i] < in->nrounds && in->rounds[at[i]].round <= gr->round;
+                 at[i]++) {
+                if (in->rounds[at[i]].round != gr->round)
                     continue;
-                mean_into(gr, &in->rounds[j], sum, cnt);
+                mean_into(gr, &in->rounds[at[i]], sum, cnt);
                 gr->ninst++;
             }
         }
     }
+    free(at);
     free(rounds.v);
     growth(g->rounds, g->nrounds, &g->growth);
 }

@@ -425,6 +425,32 @@ t_readings_heap(void)
     cJSON_Delete(s);
 }
 
+/* An instance that writes more rounds than anyone runs does not make the
+ * report take minutes: the first 10000 are read, and the rest noted. */
+static void
+t_readings_many(void)
+{
+    cleanup_free char *dir = make_run("readings-many", &fixed);
+    cleanup_free char *table = NULL;
+    struct err err = {0};
+    struct strbuf sb;
+    cJSON *s;
+
+    strbuf_init(&sb);
+    for (int r = 1; r <= 10010; r++)
+        strbuf_addf(&sb, "{\"round\": %d, \"rss_bytes\": %d}\n", r, 40 << 20);
+    put_text(dir, "providers/0/memory-rounds.jsonl", sb.buf);
+    strbuf_release(&sb);
+    CHECK_MSG(generate(dir, &table, &err) == 0, "%s", err.msg);
+    s = summary(dir);
+    CHECK(has_note(s, "memory-rounds.jsonl: more than 10000 rounds; those "
+                      "from line 10001 on are left out"));
+    CHECK_EQ_INT(cJSON_GetArraySize(at(s, "instances.#providers/0.rounds")),
+                 10000);
+    CHECK_EQ_STR(at_str(s, "instances.#providers/0.growth.rss.trend"), "flat");
+    cJSON_Delete(s);
+}
+
 static void
 t_empty_and_absent(void)
 {
@@ -572,6 +598,7 @@ static const struct th_case cases[] = {
     {"profiler_resident", t_profiler_resident},
     {"readings_none_mode", t_readings_none_mode},
     {"readings_heap", t_readings_heap},
+    {"readings_many", t_readings_many},
     {"outside_malloc_run", t_outside_malloc_run},
     {"empty_and_absent", t_empty_and_absent},
     {"malformed", t_malformed},

@@ -80,6 +80,23 @@ t_fit_known(void)
     CHECK(fabs(f.held - 2) < 1e-12);
 }
 
+/* Thousands of rounds: slopes between rounds half the series apart, so
+ * the fit stays fast, and as exact on a line. */
+static void
+t_fit_long(void)
+{
+    static double x[3001], y[3001];
+    struct report_fit f;
+
+    for (int i = 0; i < 3001; i++) {
+        x[i] = i + 1;
+        y[i] = 7 * MiB + 3 * x[i] * 1024 + (i == 1500 ? 900 * MiB : 0);
+    }
+    report__fit_line(x, y, 3001, &f);
+    CHECK(fabs(f.slope - 3 * 1024) < 1e-6);
+    CHECK(fabs(f.intercept - 7 * MiB) < 1);
+}
+
 /* One wild round moves a least-squares line a lot and Theil-Sen's
  * little. */
 static void
@@ -476,6 +493,7 @@ static const struct th_case cases[] = {
     {"fit_exact", t_fit_exact},
     {"fit_known", t_fit_known},
     {"fit_robust", t_fit_robust},
+    {"fit_long", t_fit_long},
     {"fit_degenerate", t_fit_degenerate},
     {"flat_noise_never_grows", t_flat_noise_never_grows},
     {"leak_8mib_within_20pct", t_leak_8mib_within_20pct},
