@@ -23,6 +23,7 @@ fuzz_report_new(void)
     struct report *r = xcalloc(1, sizeof(*r));
 
     r->run_dir = xstrdup(fuzz_dir());
+    r->run_fd = -1; /* no folder opened: files are read by path */
     r->top = REPORT_TOP_DEFAULT;
     r->duration_s = -1;
     return r;
