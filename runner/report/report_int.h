@@ -5,8 +5,9 @@
  *   report_load.c     result.json, composition.json, folders; JSON helpers
  *   report_bars.c     barriers.jsonl and the rounds' spans on the clock
  *   report_csv.c      memory.csv
- *   report_snap.c     heap snapshots (sidecars and profiles), top sites
- *   report_stats.c    rounds, least squares, trends and verdicts
+ *   report_snap.c     heap snapshots (sidecars and profiles), round
+ *                     readings (memory-rounds.jsonl), top and growing sites
+ *   report_stats.c    rounds, lines through them, trends and verdicts
  *   report_json.c     summary.json
  *   report_html.c     report.html (report_svg.c draws its charts)
  *   report_text.c     the terminal table
