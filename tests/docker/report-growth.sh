@@ -44,12 +44,6 @@ summary() {
     jq -r "$1" "$RUNS/growth/summary.json" 2>/dev/null
 }
 
-within() { # V WANT PERCENT
-    [ -n "$1" ] && [ "$1" != null ] &&
-        awk -v v="$1" -v w="$2" -v p="$3" \
-            'BEGIN { d = v - w; if (d < 0) d = -d; exit !(d <= w * p / 100) }'
-}
-
 rc=$(run_comp growth "$f")
 check_eq "the run succeeds" "$rc" 0
 "$TY" report "$RUNS/growth" >"$RUNS/growth.report" 2>&1

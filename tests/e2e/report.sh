@@ -53,12 +53,6 @@ summary() {
 }
 
 # within VALUE WANT PERCENT — VALUE is within PERCENT% of WANT.
-within() {
-    [ -n "$1" ] && [ "$1" != null ] &&
-        awk -v v="$1" -v w="$2" -v p="$3" \
-            'BEGIN { d = v - w; if (d < 0) d = -d; exit !(d <= w * p / 100) }'
-}
-
 for id in leak flat; do
     n=$LEAK
     [ $id = flat ] && n=0
