@@ -104,7 +104,8 @@ check_strings(struct dec *d)
     for (size_t i = 0; i < p->nfuncs; i++)
         if (check_str(d, p->funcs[i].name, "function", p->funcs[i].id) < 0 ||
             check_str(d, p->funcs[i].system_name, "function", p->funcs[i].id) <
-                0)
+                0 ||
+            check_str(d, p->funcs[i].file, "function", p->funcs[i].id) < 0)
             return -1;
     for (size_t i = 0; i < p->nmaps; i++)
         if (check_str(d, p->maps[i].file, "mapping", p->maps[i].id) < 0)
@@ -120,8 +121,13 @@ check_samples(struct dec *d)
     struct pprof_profile *p = d->prof;
 
     for (size_t i = 0; i < p->nsamples; i++) {
-        const struct pp_sample *s = &p->samples[i];
+        struct pp_sample *s = &p->samples[i];
 
+        /* a label's key that is not a string is no "bytes" label */
+        s->bytes = s->lkey > 0 && (uint64_t)s->lkey < p->nstrs &&
+                           strcmp(p->strs[s->lkey], "bytes") == 0
+                       ? s->lnum
+                       : -1;
         if (s->nvals != p->ntypes)
             return invalid(d,
                            "sample %zu has %zu values for %zu sample "
@@ -175,6 +181,7 @@ name_lines(struct dec *d, struct pp_loc *l)
             find_id(p->funcs, p->nfuncs, sizeof(*fn), p->lines[j]);
         const char *name = NULL;
 
+        p->lfiles[j] = fn != NULL ? p->strs[fn->file] : "";
         if (fn == NULL && p->lines[j] != 0)
             return invalid(d,
                            "location %" PRIu64 " refers to function %" PRIu64
@@ -206,6 +213,7 @@ pprof__check(struct dec *d)
     if (check_samples(d) < 0)
         return -1;
     p->lnames = xcalloc(p->nlines ? p->nlines : 1, sizeof(*p->lnames));
+    p->lfiles = xcalloc(p->nlines ? p->nlines : 1, sizeof(*p->lfiles));
     for (size_t i = 0; i < p->nlocs; i++)
         if (name_lines(d, &p->locs[i]) < 0)
             return -1;

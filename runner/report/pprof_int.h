@@ -12,6 +12,13 @@
  * the samples with the function anywhere in the stack (counted once per
  * sample, so recursion does not count twice).
  *
+ * A sample whose first frame past the allocator is testyard's own (a
+ * function named ty_... or ty__..., or a static function of one of the
+ * SDK's ty_*.c files: its sync buffers, its metrics, its profiler) is
+ * testyard's: its site is the outermost of those frames (the SDK call
+ * the plan made, or the SDK thread's entry), marked testyard, so the
+ * plan's own sites are never confused with it.
+ *
  * Ownership: a struct pprof_profile is the caller's (pprof__destroy); the
  * function names in a struct pprof_site are borrowed from the profile and
  * live as long as it does; the site arrays are the caller's (free).
@@ -34,6 +41,10 @@ struct pprof_site {
     const char *function; /* borrowed from the profile */
     int64_t flat;
     int64_t cum;
+    /* the sampled allocations behind flat: inuse_objects x (1 -
+     * exp(-avg / period)) summed over its samples; -1 unknown */
+    double samples;
+    bool testyard;
 };
 
 /* Decode len bytes of a profile (gzip is recognised by its magic). name
@@ -59,8 +70,11 @@ int64_t pprof__time_ns(const struct pprof_profile *p);
 size_t pprof__sites(const struct pprof_profile *p, int v,
                     struct pprof_site **out);
 
-/* Whether a frame of this name is an allocator or profiler wrapper, which
- * allocation sites look through. */
+/* Whether a frame of this name is an allocator wrapper, which allocation
+ * sites look through. */
 bool pprof__is_wrapper(const char *function);
+/* Whether a frame is testyard's own code (file: its source file, "" when
+ * unknown). */
+bool pprof__is_testyard(const char *function, const char *file);
 
 #endif

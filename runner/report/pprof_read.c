@@ -162,19 +162,49 @@ add_line(struct pprof_profile *p, uint64_t fid)
     p->lines[p->nlines++] = fid;
 }
 
+/* A numeric label; the key is a string index, checked with the others
+ * (a "bytes" label is the average size of the sample's blocks). */
+static int
+dec_label(struct dec *d, struct pb b, int64_t *key, int64_t *num)
+{
+    struct field f;
+    int r;
+
+    while ((r = next_field(d, &b, &f, "Label")) > 0) {
+        if (f.num != LABEL_KEY && f.num != LABEL_NUM)
+            continue;
+        if (want_varint(d, &f, "Label") < 0)
+            return -1;
+        if (f.num == LABEL_KEY)
+            *key = (int64_t)f.v;
+        else
+            *num = (int64_t)f.v;
+    }
+    return r;
+}
+
 static int
 dec_sample(struct dec *d, struct pb b)
 {
     struct pprof_profile *p = d->prof;
-    struct pp_sample s = {p->nslocs, 0, p->nsvals, 0};
+    struct pp_sample s = {p->nslocs, 0, p->nsvals, 0, 0, -1, -1};
     struct field f;
     int r;
 
     while ((r = next_field(d, &b, &f, "Sample")) > 0) {
+        int64_t key = 0, num = -1;
+
         if (f.num == SAMPLE_LOCATION_ID)
             r = repeated(d, &f, "Sample.location_id", add_sloc);
         else if (f.num == SAMPLE_VALUE)
             r = repeated(d, &f, "Sample.value", add_sval);
+        else if (f.num == SAMPLE_LABEL && f.wire == WIRE_LEN)
+            r = dec_label(d, f.body, &key, &num);
+        /* the key is resolved once the string table is read */
+        if (r >= 0 && f.num == SAMPLE_LABEL && key > 0 && num >= 0) {
+            s.lkey = key;
+            s.lnum = num;
+        }
         if (r < 0)
             return -1;
     }
@@ -251,7 +281,7 @@ dec_function(struct dec *d, struct pb b)
 
     while ((r = next_field(d, &b, &f, "Function")) > 0) {
         if (f.num != FUNCTION_ID && f.num != FUNCTION_NAME &&
-            f.num != FUNCTION_SYSTEM_NAME)
+            f.num != FUNCTION_SYSTEM_NAME && f.num != FUNCTION_FILENAME)
             continue;
         if (want_varint(d, &f, "Function") < 0)
             return -1;
@@ -259,8 +289,10 @@ dec_function(struct dec *d, struct pb b)
             fn.id = f.v;
         else if (f.num == FUNCTION_NAME)
             fn.name = (int64_t)f.v;
-        else
+        else if (f.num == FUNCTION_SYSTEM_NAME)
             fn.system_name = (int64_t)f.v;
+        else
+            fn.file = (int64_t)f.v;
     }
     if (r < 0)
         return -1;
@@ -347,10 +379,15 @@ static const struct {
 static int
 dec_profile_field(struct dec *d, struct field *f)
 {
-    if (f->num == PROFILE_TIME_NANOS) {
-        if (want_varint(d, f, "Profile.time_nanos") < 0)
+    if (f->num == PROFILE_TIME_NANOS || f->num == PROFILE_PERIOD) {
+        if (want_varint(d, f,
+                        f->num == PROFILE_TIME_NANOS ? "Profile.time_nanos"
+                                                     : "Profile.period") < 0)
             return -1;
-        d->prof->time_ns = (int64_t)f->v;
+        if (f->num == PROFILE_TIME_NANOS)
+            d->prof->time_ns = (int64_t)f->v;
+        else
+            d->prof->period = (int64_t)f->v;
         return 0;
     }
     for (size_t i = 0; i < ARRAY_LEN(profile_msgs); i++) {
@@ -489,6 +526,7 @@ pprof__destroy(struct pprof_profile **pp)
     free(p->locs);
     free(p->lines);
     free(p->lnames);
+    free(p->lfiles);
     free(p->funcs);
     free(p->maps);
     free(p);

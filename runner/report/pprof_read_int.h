@@ -14,6 +14,8 @@
 struct pp_sample {
     size_t loc0, nlocs; /* into slocs */
     size_t val0, nvals; /* into svals */
+    int64_t lkey, lnum; /* its numeric label: key (a string), value */
+    int64_t bytes;      /* that value when the key is "bytes", else -1 */
 };
 
 struct pp_loc {
@@ -24,7 +26,7 @@ struct pp_loc {
 
 struct pp_func {
     uint64_t id;
-    int64_t name, system_name;
+    int64_t name, system_name, file;
 };
 
 struct pp_map {
@@ -48,6 +50,7 @@ struct pprof_profile {
     uint64_t *lines; /* function id per line */
     size_t nlines, caplines;
     const char **lnames; /* function name per line, after checking */
+    const char **lfiles; /* its function's source file, "" unknown */
     struct pp_func *funcs;
     size_t nfuncs, capfuncs;
     struct pp_map *maps;
@@ -55,6 +58,7 @@ struct pprof_profile {
     char **synth; /* names made up for frames without a function */
     size_t nsynth, capsynth;
     int64_t time_ns;
+    int64_t period; /* the sampling period; 0 when not given */
 };
 
 /* Decoding state: the buffer offsets are counted from base, and errors

@@ -1,14 +1,17 @@
 /*
  * pprof_sites.c — rank a profile's allocation sites (see report/pprof_int.h):
- * walk each sample's frames innermost first, look through allocator and
- * profiler wrappers to the first user function, and total the sample's
- * value there (flat) and on every function of its stack once (cum).
+ * walk each sample's frames innermost first, look through allocator
+ * wrappers to the first function that asked for the memory, and total the
+ * sample's value there (flat) and on every function of its stack once
+ * (cum). When that function is testyard's own, the site is the outermost
+ * of the testyard frames that follow, marked as testyard's.
  */
 #include "report/pprof_read_int.h"
 
 #include "ty_hash.h"
 #include "base/util.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,8 +19,8 @@
 
 /* Frames that allocate on a caller's behalf: the allocator's entry
  * points, libc functions that return fresh memory, C++'s operator new
- * (mangled and not), the runner's and plans' die-on-failure helpers, and
- * the SDK's internals. */
+ * (mangled and not), and the runner's and plans' die-on-failure helpers.
+ * The SDK's own functions are not wrappers but testyard's sites. */
 static const char *const wrapper_names[] = {
     "malloc",
     "calloc",
@@ -58,7 +61,9 @@ static const char *const wrapper_names[] = {
     "xmemdup",
 };
 static const char *const wrapper_prefixes[] = {
-    "ty__", "ty_heap_", "__libc_", "__GI_", "_dl_",
+    "__libc_",
+    "__GI_",
+    "_dl_",
 };
 
 bool
@@ -73,11 +78,27 @@ pprof__is_wrapper(const char *f)
     return false;
 }
 
-/* The frames of one sample, innermost first. */
+/* testyard's code: the SDK's functions (ty_..., ty__...) and the static
+ * functions of its source files (ty_conn.c, ty_zmtp.c, ty_heap*.c, ...),
+ * whose names carry no prefix. */
+bool
+pprof__is_testyard(const char *f, const char *file)
+{
+    const char *base = file ? strrchr(file, '/') : NULL;
+
+    base = base ? base + 1 : file;
+    return strncmp(f, "ty_", 3) == 0 ||
+           (base != NULL && strncmp(base, "ty_", 3) == 0 && strlen(base) > 5 &&
+            strcmp(base + strlen(base) - 2, ".c") == 0);
+}
+
+/* The frames of one sample, innermost first; *file is the frame's
+ * source file ("" unknown). */
 struct frame_it {
     const struct pprof_profile *p;
     const struct pp_sample *s;
     size_t loc, line;
+    const char *file;
 };
 
 static const char *
@@ -87,12 +108,15 @@ frame_next(struct frame_it *it)
         const struct pp_loc *l =
             &it->p->locs[it->p->slocs[it->s->loc0 + it->loc]];
 
+        it->file = "";
         if (l->nlines == 0 && it->line == 0) {
             it->line = 1;
             return l->synth;
         }
-        if (it->line < l->nlines)
+        if (it->line < l->nlines) {
+            it->file = it->p->lfiles[l->line0 + it->line];
             return it->p->lnames[l->line0 + it->line++];
+        }
         it->loc++;
         it->line = 0;
     }
@@ -117,38 +141,83 @@ agg_get(struct agg *a, const char *name)
     for (; a->slot[i] != 0; i = (i + 1) & (a->nslot - 1))
         if (strcmp(a->sites[a->slot[i] - 1].function, name) == 0)
             return a->slot[i] - 1;
-    a->sites[a->n] = (struct pprof_site){name, 0, 0};
+    a->sites[a->n] = (struct pprof_site){name, 0, 0, 0, false};
     a->slot[i] = ++a->n;
     return a->n - 1;
 }
 
-static void
-agg_sample(struct agg *a, const struct pprof_profile *p, size_t k, int64_t val)
+/* The allocations a sample stands for were sampled with probability
+ * 1 - exp(-avg / period) each (Go's estimator, sdk/heap/ty_pprof.h):
+ * undo it to count the samples behind its estimate. */
+static double
+sample_count(const struct pprof_profile *p, const struct pp_sample *s,
+             int objects)
 {
-    struct frame_it it = {p, &p->samples[k], 0, 0};
-    const char *f, *site = NULL, *first = NULL;
+    double n, avg;
+
+    if (objects < 0)
+        return -1;
+    n = (double)p->svals[s->val0 + (size_t)objects];
+    if (p->period <= 1)
+        return n;
+    if (s->bytes < 0)
+        return -1;
+    avg = (double)s->bytes;
+    return n * -expm1(-avg / (double)p->period);
+}
+
+/* The site of a sample: the first frame past the wrappers, or for
+ * testyard's code the last of the testyard frames that follow it. */
+struct site_walk {
+    const char *site, *first;
+    bool testyard, open; /* open: still in the run of testyard frames */
+};
+
+static void
+walk_frame(struct site_walk *w, const char *f, const char *file)
+{
+    if (w->site == NULL) {
+        w->site = f;
+        w->testyard = w->open = pprof__is_testyard(f, file);
+    } else if (w->open && pprof__is_testyard(f, file)) {
+        w->site = f;
+    } else {
+        w->open = false;
+    }
+}
+
+static void
+agg_sample(struct agg *a, const struct pprof_profile *p, size_t k, int64_t val,
+           int objects)
+{
+    struct frame_it it = {p, &p->samples[k], 0, 0, ""};
+    struct site_walk w = {0};
+    const char *f;
+    double n = sample_count(p, &p->samples[k], objects);
     size_t i;
 
     while ((f = frame_next(&it)) != NULL) {
-        if (first == NULL)
-            first = f;
+        if (w.first == NULL)
+            w.first = f;
         if (pprof__is_wrapper(f))
             continue;
-        if (site == NULL)
-            site = f;
+        walk_frame(&w, f, it.file);
         i = agg_get(a, f);
         if (a->last[i] != k + 1) {
             a->last[i] = k + 1;
             a->sites[i].cum = i64_add_sat(a->sites[i].cum, val);
         }
     }
-    if (site == NULL) {
-        i = agg_get(a, first ? first : "(no stack)");
+    if (w.site == NULL) {
+        i = agg_get(a, w.first ? w.first : "(no stack)");
         a->sites[i].cum = i64_add_sat(a->sites[i].cum, val);
     } else {
-        i = agg_get(a, site);
+        i = agg_get(a, w.site);
     }
     a->sites[i].flat = i64_add_sat(a->sites[i].flat, val);
+    a->sites[i].testyard = a->sites[i].testyard || w.testyard;
+    if (a->sites[i].samples >= 0)
+        a->sites[i].samples = n < 0 ? -1 : a->sites[i].samples + n;
 }
 
 static int
@@ -167,6 +236,7 @@ size_t
 pprof__sites(const struct pprof_profile *p, int v, struct pprof_site **out)
 {
     size_t max = p->nlines + p->nlocs + 1, n = 0;
+    int objects = pprof__value_index(p, "inuse_objects");
     struct agg a = {0};
 
     *out = NULL;
@@ -181,7 +251,7 @@ pprof__sites(const struct pprof_profile *p, int v, struct pprof_site **out)
         int64_t val = p->svals[p->samples[k].val0 + (size_t)v];
 
         if (val != 0)
-            agg_sample(&a, p, k, val);
+            agg_sample(&a, p, k, val, objects);
     }
     for (size_t i = 0; i < a.n; i++)
         if (a.sites[i].flat != 0 || a.sites[i].cum != 0)

@@ -95,6 +95,7 @@ report_build(const char *run_dir, const struct report_opts *o, struct err *err)
             goto fail;
     if (report__ooms(r, err) < 0)
         goto fail;
+    report__verdicts_name_sites(r);
     return r;
 fail:
     report_destroy(&r);
@@ -159,8 +160,10 @@ inst_release(struct report_inst *in)
         free(in->snaps[i].json_path);
     }
     free(in->snaps);
+    free(in->readings);
     free(in->rounds);
     report__sites_free(&in->kill.sites, &in->kill.nsites);
+    report__gsites_release(&in->gsites);
 }
 
 static void
@@ -173,6 +176,7 @@ group_release(struct report_group *g)
         free(g->sites[i].function);
     free(g->sites);
     free(g->sites_label);
+    report__gsites_release(&g->gsites);
 }
 
 void

@@ -183,33 +183,24 @@ place(struct report *r, const int64_t *ns)
         r->bars[i].t_ms = (ns[i] - r->start_ns) / 1000000;
 }
 
+/* Each line's time, in the order of r->bars. */
+struct bar_times {
+    const char *path;
+    int64_t *ns;
+    size_t cap;
+};
+
 static int
-parse_lines(struct report *r, const char *path, const char *text, size_t len,
-            int64_t **ns, struct err *err)
+one_line(struct report *r, void *ctx, int line, const char *text, size_t len,
+         struct err *err)
 {
-    size_t cap = 0;
-    int line = 0;
+    struct bar_times *bt = ctx;
+    int64_t t;
 
-    for (const char *p = text, *end = text + len; p < end;) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
-        struct err e = {0};
-        int64_t t;
-
-        line++;
-        if (strspn(p, " \t\r") < n) {
-            if (bar_line(r, path, line, p, n, &t, nl ? err : &e) < 0) {
-                if (nl != NULL)
-                    return -1;
-                report__note(r, "%s:%d: the last line is cut short; ignored",
-                             path, line);
-                break;
-            }
-            xgrow(ns, &cap, r->nbars, sizeof(**ns));
-            (*ns)[r->nbars - 1] = t;
-        }
-        p += n + 1;
-    }
+    if (bar_line(r, bt->path, line, text, len, &t, err) < 0)
+        return -1;
+    xgrow(&bt->ns, &bt->cap, r->nbars, sizeof(*bt->ns));
+    bt->ns[r->nbars - 1] = t;
     return 0;
 }
 
@@ -217,7 +208,7 @@ int
 report__bars_load(struct report *r, struct err *err)
 {
     cleanup_free char *path = path_join(r->run_dir, "barriers.jsonl");
-    cleanup_free int64_t *ns = NULL;
+    struct bar_times bt = {path, NULL, 0};
     struct err e = {0};
     size_t len;
     cleanup_free char *text = report__read(r, path, BARS_MAX_BYTES, &len, &e);
@@ -231,9 +222,12 @@ report__bars_load(struct report *r, struct err *err)
         *err = e;
         return err_status(err, EXIT_DATAERR);
     }
-    if (parse_lines(r, path, text, len, &ns, err) < 0)
+    if (report__jsonl_lines(r, path, text, len, one_line, &bt, err) < 0) {
+        free(bt.ns);
         return -1;
-    place(r, ns);
+    }
+    place(r, bt.ns);
+    free(bt.ns);
     make_spans(r);
     return 0;
 }

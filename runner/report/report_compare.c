@@ -1,9 +1,10 @@
 /*
  * report_compare.c — two reports side by side, A (before) and B (after),
  * for `testyard compare`: per group the peak, the final usage, the growth
- * slopes and verdicts and the OOM kills, and the top allocation sites of
- * both with what changed (B - A). Groups are matched by id; a group in
- * only one run is shown with the other side empty.
+ * slopes and verdicts and the OOM kills, the top allocation sites of
+ * both with what changed (B - A), and the growing sites' bytes per round.
+ * Groups are matched by id; a group in only one run is shown with the other
+ * side empty.
  *
  * The same rows feed the terminal table, the JSON and the HTML page, so
  * the three always agree.
@@ -154,19 +155,43 @@ site_slot(struct cmp_site *v, size_t *n, const char *f)
     return &v[(*n)++];
 }
 
-/* The union of both sides' top sites, largest change first. *out is the
- * caller's (free). */
+/* A site's figure: in-use at the last snapshot, or for growing sites
+ * bytes per round (0 when the rounds are unknown). */
+static int64_t
+site_value(const struct report_site *s, bool growing)
+{
+    if (!growing)
+        return s->flat;
+    return isnan(s->rate) ? 0 : report__i64(s->rate);
+}
+
+/* The union of both sides' top (or growing) sites, largest change first.
+ * *out is the caller's (free). */
 static size_t
 sites_of(const struct report_group *a, const struct report_group *b,
-         struct cmp_site **out)
+         bool growing, struct cmp_site **out)
 {
-    size_t max = (a ? a->nsites : 0) + (b ? b->nsites : 0), n = 0;
-    struct cmp_site *v = xcalloc(max ? max : 1, sizeof(*v));
+    const struct report_group *side[2] = {a, b};
+    size_t max = 0, n = 0;
+    struct cmp_site *v;
 
-    for (size_t i = 0; a != NULL && i < a->nsites; i++)
-        site_slot(v, &n, a->sites[i].function)->a = a->sites[i].flat;
-    for (size_t i = 0; b != NULL && i < b->nsites; i++)
-        site_slot(v, &n, b->sites[i].function)->b = b->sites[i].flat;
+    for (int k = 0; k < 2; k++)
+        if (side[k] != NULL)
+            max += growing ? side[k]->gsites.n : side[k]->nsites;
+    v = xcalloc(max ? max : 1, sizeof(*v));
+    for (int k = 0; k < 2; k++) {
+        const struct report_group *g = side[k];
+        const struct report_site *sv = g == NULL ? NULL
+                                       : growing ? g->gsites.v
+                                                 : g->sites;
+        size_t ns = g == NULL ? 0 : growing ? g->gsites.n : g->nsites;
+
+        for (size_t i = 0; i < ns; i++) {
+            struct cmp_site *c = site_slot(v, &n, sv[i].function);
+
+            *(k == 0 ? &c->a : &c->b) = site_value(&sv[i], growing);
+        }
+    }
     if (n > 1)
         qsort(v, n, sizeof(*v), cmp_delta);
     *out = v;
@@ -194,6 +219,15 @@ verdict_of(const struct report_group *g)
     return g ? report__verdict_name(g->growth.verdict.kind) : "-";
 }
 
+static void
+fmt_site(int64_t v, bool growing, char *buf, size_t size)
+{
+    if (growing)
+        report__fmt_rate((double)v, buf, size);
+    else
+        report__fmt_bytes(v, buf, size);
+}
+
 /* ---- terminal --------------------------------------------------------------
  */
 
@@ -207,20 +241,23 @@ print_run(const char *side, const struct report *r, FILE *out)
 }
 
 static void
-print_sites(const struct cmp_site *s, size_t ns, FILE *out)
+print_sites(const struct cmp_site *s, size_t ns, bool growing, FILE *out)
 {
     if (ns > 0)
-        fprintf(out, "  top sites (heap in use at the last snapshot):\n");
+        fprintf(out, "  %s:\n",
+                growing ? "growing sites (bytes per round)"
+                        : "top sites (heap in use at the last snapshot)");
     for (size_t i = 0; i < ns; i++) {
         char va[32], vb[32], d[48];
         /* A long name eats into A's column before it pushes the rest. */
         int len = (int)strlen(s[i].function), w = len > 40 ? 40 : len;
         int wa = w > 16 ? 18 - (w - 16) : 18;
 
-        report__fmt_bytes(s[i].a, va, sizeof(va));
-        report__fmt_bytes(s[i].b, vb, sizeof(vb));
+        fmt_site(s[i].a, growing, va, sizeof(va));
+        fmt_site(s[i].b, growing, vb, sizeof(vb));
         report__fmt_rate((double)(s[i].b - s[i].a), d, sizeof(d));
-        d[strlen(d) - strlen("/round")] = '\0';
+        if (!growing)
+            d[strlen(d) - strlen("/round")] = '\0';
         fprintf(out, "    %-16.40s %*s %18s  %s\n", s[i].function,
                 wa < 9 ? 9 : wa, va, vb, d);
     }
@@ -232,8 +269,8 @@ print_group(const char *id, const struct report_group *a,
 {
     struct cmp_row rows[8];
     size_t n = rows_of(a, b, rows);
-    struct cmp_site *s = NULL;
-    size_t ns = sites_of(a, b, &s);
+    struct cmp_site *s = NULL, *gs = NULL;
+    size_t ns = sites_of(a, b, false, &s), ngs = sites_of(a, b, true, &gs);
 
     fprintf(out, "\n%-20s %18s %18s  %s\n", id, "A", "B", "B - A");
     for (size_t i = 0; i < n; i++) {
@@ -246,8 +283,10 @@ print_group(const char *id, const struct report_group *a,
     }
     fprintf(out, "  %-18s %18s %18s\n", "verdict", verdict_of(a),
             verdict_of(b));
-    print_sites(s, ns, out);
+    print_sites(s, ns, false, out);
+    print_sites(gs, ngs, true, out);
     free(s);
+    free(gs);
 }
 
 void
@@ -289,14 +328,36 @@ run_json(const struct report *r)
 }
 
 static cJSON *
+sites_json(const struct report_group *a, const struct report_group *b,
+           bool growing)
+{
+    static const char *const keys[2][3] = {
+        {"a_bytes", "b_bytes", "diff_bytes"},
+        {"a_bytes_per_round", "b_bytes_per_round", "diff_bytes_per_round"}};
+    cJSON *arr = cJSON_CreateArray();
+    struct cmp_site *s = NULL;
+    size_t ns = sites_of(a, b, growing, &s);
+
+    for (size_t i = 0; i < ns; i++) {
+        cJSON *x = cJSON_CreateObject();
+
+        cJSON_AddStringToObject(x, "function", s[i].function);
+        cJSON_AddNumberToObject(x, keys[growing][0], (double)s[i].a);
+        cJSON_AddNumberToObject(x, keys[growing][1], (double)s[i].b);
+        cJSON_AddNumberToObject(x, keys[growing][2], (double)(s[i].b - s[i].a));
+        cJSON_AddItemToArray(arr, x);
+    }
+    free(s);
+    return arr;
+}
+
+static cJSON *
 group_json(const char *id, const struct report_group *a,
            const struct report_group *b)
 {
-    cJSON *o = cJSON_CreateObject(), *arr;
+    cJSON *o = cJSON_CreateObject();
     struct cmp_row rows[8];
     size_t n = rows_of(a, b, rows);
-    struct cmp_site *s = NULL;
-    size_t ns = sites_of(a, b, &s);
 
     cJSON_AddStringToObject(o, "id", id);
     cJSON_AddBoolToObject(o, "in_a", a != NULL);
@@ -313,17 +374,8 @@ group_json(const char *id, const struct report_group *a,
     }
     cJSON_AddStringToObject(o, "verdict_a", verdict_of(a));
     cJSON_AddStringToObject(o, "verdict_b", verdict_of(b));
-    arr = cJSON_AddArrayToObject(o, "sites");
-    for (size_t i = 0; i < ns; i++) {
-        cJSON *x = cJSON_CreateObject();
-
-        cJSON_AddStringToObject(x, "function", s[i].function);
-        cJSON_AddNumberToObject(x, "a_bytes", (double)s[i].a);
-        cJSON_AddNumberToObject(x, "b_bytes", (double)s[i].b);
-        cJSON_AddNumberToObject(x, "diff_bytes", (double)(s[i].b - s[i].a));
-        cJSON_AddItemToArray(arr, x);
-    }
-    free(s);
+    cJSON_AddItemToObject(o, "sites", sites_json(a, b, false));
+    cJSON_AddItemToObject(o, "growing_sites", sites_json(a, b, true));
     return o;
 }
 
@@ -401,24 +453,27 @@ html_rows(struct strbuf *sb, const struct report_group *a,
 
 static void
 html_sites(struct strbuf *sb, const struct report_group *a,
-           const struct report_group *b)
+           const struct report_group *b, bool growing)
 {
     struct cmp_site *s = NULL;
-    size_t ns = sites_of(a, b, &s);
+    size_t ns = sites_of(a, b, growing, &s);
 
     if (ns > 0)
-        strbuf_adds(sb, "<h3 class=\"site\">Top allocation sites, largest "
-                        "change first</h3>\n<div class=\"scroll\"><table>\n"
-                        "<tr><th>function</th><th class=\"n\">A</th><th "
-                        "class=\"n\">B</th><th class=\"n\">B &minus; A</th>"
-                        "</tr>\n");
+        strbuf_addf(sb,
+                    "<h3 class=\"site\">%s, largest change first</h3>\n"
+                    "<div class=\"scroll\"><table>\n<tr><th>function</th>"
+                    "<th class=\"n\">A</th><th class=\"n\">B</th><th "
+                    "class=\"n\">B &minus; A</th></tr>\n",
+                    growing ? "Growing sites, bytes per round"
+                            : "Top allocation sites");
     for (size_t i = 0; i < ns; i++) {
-        char va[32], vb[32], d[48];
+        char va[48], vb[48], d[48];
 
-        report__fmt_bytes(s[i].a, va, sizeof(va));
-        report__fmt_bytes(s[i].b, vb, sizeof(vb));
+        fmt_site(s[i].a, growing, va, sizeof(va));
+        fmt_site(s[i].b, growing, vb, sizeof(vb));
         report__fmt_rate((double)(s[i].b - s[i].a), d, sizeof(d));
-        d[strlen(d) - strlen("/round")] = '\0';
+        if (!growing)
+            d[strlen(d) - strlen("/round")] = '\0';
         strbuf_adds(sb, "<tr><td class=\"fn\">");
         report__html_esc(sb, s[i].function);
         strbuf_addf(sb,
@@ -465,7 +520,8 @@ report_compare_html(const struct report *a, const struct report *b)
                                  : "");
         html_rows(&sb, ga, gb);
         strbuf_adds(&sb, "</table></div>\n");
-        html_sites(&sb, ga, gb);
+        html_sites(&sb, ga, gb, false);
+        html_sites(&sb, ga, gb, true);
         strbuf_adds(&sb, "</section>\n");
     }
     free(ids);

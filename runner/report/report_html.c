@@ -11,6 +11,7 @@
 
 #include "base/strbuf.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -120,11 +121,12 @@ report__html_foot(struct strbuf *sb)
     strbuf_addf(sb,
                 "<footer>testyard report &middot; a series is growing when "
                 "its fitted rise over at least %d rounds is at least %s "
-                "and %.0f%% of its mean, with R&sup2; &ge; %.1f "
+                "and %.0f%% of its median, with R&sup2; &ge; %.1f, and "
+                "its last %d rounds stand that far above its first third "
                 "&middot; details in docs/report.md</footer>\n"
                 "</main>\n</body>\n</html>\n",
                 REPORT_MIN_ROUNDS, lim, REPORT_MIN_RISE_FRACTION * 100,
-                REPORT_MIN_R2);
+                REPORT_MIN_R2, REPORT_HOLD_ROUNDS);
 }
 
 static void
@@ -154,11 +156,26 @@ cell_text(struct strbuf *sb, const char *cls, const char *s)
     strbuf_adds(sb, "</td>");
 }
 
+/* The function, marked when testyard's own or resting on one sample. */
+static void
+cell_site(struct strbuf *sb, const struct report_site *s)
+{
+    strbuf_adds(sb, "<td class=\"fn\">");
+    report__html_esc(sb, s->function);
+    if (s->testyard)
+        strbuf_adds(sb, " <small class=\"note\">(testyard)</small>");
+    if (s->samples == 1)
+        strbuf_adds(sb, " <small class=\"note\" title=\"the estimate "
+                        "rests on a single sampled allocation\">(1 sample)"
+                        "</small>");
+    strbuf_adds(sb, "</td>");
+}
+
 static const char *
 verdict_class(enum report_verdict_kind k)
 {
-    static const char *const cls[] = {"none", "none", "ok",
-                                      "bad",  "info", "warn"};
+    static const char *const cls[] = {"none", "none", "ok", "bad",
+                                      "info", "warn", "bad"};
 
     return cls[k];
 }
@@ -245,9 +262,10 @@ verdicts(struct strbuf *sb, const struct report *r)
 {
     strbuf_adds(sb, "<section id=\"verdicts\">\n<h2>Memory growth, round "
                     "after round</h2>\n<p class=\"note\">One verdict per "
-                    "group, from a least-squares line through heap in use "
-                    "after each round's trim (or cgroup usage when there "
-                    "are no heap snapshots).</p>\n<div class=\"cards\">\n");
+                    "group, from a line through heap in use after each "
+                    "round's trim, told apart from RSS and malloc's own "
+                    "figures (or cgroup usage when there are no heap "
+                    "figures).</p>\n<div class=\"cards\">\n");
     for (size_t g = 0; g < r->ngroups; g++)
         card(sb, r, g);
     if (r->ngroups == 0)
@@ -370,7 +388,7 @@ rounds_head(struct strbuf *sb, const struct report *r)
 {
     strbuf_adds(sb, "<tr><th class=\"blank\"></th>");
     for (size_t g = 0; g < r->ngroups; g++) {
-        strbuf_addf(sb, "<th class=\"grp\" colspan=\"4\" style=\"--c:%s\">",
+        strbuf_addf(sb, "<th class=\"grp\" colspan=\"6\" style=\"--c:%s\">",
                     report__group_color(g));
         report__html_esc(sb, r->groups[g].id);
         strbuf_adds(sb, "</th>");
@@ -379,7 +397,8 @@ rounds_head(struct strbuf *sb, const struct report *r)
     for (size_t g = 0; g < r->ngroups; g++)
         strbuf_adds(sb, "<th class=\"n\">heap pre</th><th class=\"n\">"
                         "heap post</th><th class=\"n\">RSS post</th>"
-                        "<th class=\"n\">cgroup</th>");
+                        "<th class=\"n\">malloc</th><th class=\"n\">"
+                        "outside malloc</th><th class=\"n\">cgroup</th>");
     strbuf_adds(sb, "</tr>\n");
 }
 
@@ -409,6 +428,8 @@ rounds_rows(struct strbuf *sb, const struct report *r)
             cell_bytes(sb, rd ? rd->heap_pre : -1);
             cell_bytes(sb, rd ? rd->heap_post : -1);
             cell_bytes(sb, rd ? rd->rss_post : -1);
+            cell_bytes(sb, rd ? rd->malloc : -1);
+            cell_bytes(sb, rd ? rd->outside : -1);
             cell_bytes(sb, rd ? rd->cgroup : -1);
         }
         strbuf_adds(sb, "</tr>\n");
@@ -459,10 +480,13 @@ rounds_section(struct strbuf *sb, const struct report *r)
     strbuf_adds(sb, "<p class=\"note\">Heap in use is the heap profile's "
                     "inuse_space, before (pre) and after (post) each "
                     "round's malloc_trim; RSS the process's resident memory "
-                    "after it; cgroup the instance's usage at the round's "
-                    "end. Each is the mean over the group's instances. RSS "
-                    "growing while heap in use stays flat is retention or "
-                    "fragmentation, not a leak.</p>\n");
+                    "after it; malloc its heaps (mallinfo2 arena + hblkhd); "
+                    "outside malloc RssAnon less those and the profiler's "
+                    "resident tables; cgroup the instance's usage, all read "
+                    "by the instance at the round's end. Each is the mean "
+                    "over the group's instances. RSS growing while heap in "
+                    "use stays flat is retention when malloc grows with it, "
+                    "and memory outside malloc when it does not.</p>\n");
     report__svg_rounds(sb, r);
     rounds_legend(sb, r);
     strbuf_adds(sb, "<div class=\"scroll\"><table>\n");
@@ -495,8 +519,10 @@ static void
 fits_table(struct strbuf *sb, const struct report *r)
 {
     strbuf_adds(sb, "<section id=\"growth\">\n<h2>Growth fits</h2>\n<p "
-                    "class=\"note\">Least-squares slope of each series "
-                    "against the round number, in bytes per round.</p>\n"
+                    "class=\"note\">Slope of each series against the "
+                    "round number (the median of the slopes between every "
+                    "two rounds), in bytes per round; R&sup2; of the "
+                    "least-squares line.</p>\n"
                     "<div class=\"scroll\"><table>\n<tr><th>group</th>"
                     "<th>series</th><th class=\"n\">rounds</th><th "
                     "class=\"n\">slope</th><th class=\"n\">R&sup2;</th>"
@@ -504,17 +530,30 @@ fits_table(struct strbuf *sb, const struct report *r)
     for (size_t g = 0; g < r->ngroups; g++) {
         const struct report_growth *gr = &r->groups[g].growth;
 
+        const struct {
+            const char *name;
+            const struct report_fit *f;
+        } rows[] = {
+            {"heap in use (post-trim)", &gr->heap},
+            {"RSS (post-trim)", &gr->rss},
+            {"RssAnon", &gr->anon},
+            {"malloc (arena + hblkhd)", &gr->malloc},
+            {"free in malloc (fordblks)", &gr->mfree},
+            {"outside malloc", &gr->outside},
+            {"cgroup usage", &gr->cgroup},
+        };
+
         strbuf_addf(sb,
-                    "<tr><td rowspan=\"3\"><span class=\"sw\" "
+                    "<tr><td rowspan=\"%zu\"><span class=\"sw\" "
                     "style=\"--c:%s\"></span>",
-                    report__group_color(g));
+                    ARRAY_LEN(rows), report__group_color(g));
         report__html_esc(sb, r->groups[g].id);
         strbuf_adds(sb, "</td>");
-        fit_row(sb, "heap in use (post-trim)", &gr->heap);
-        strbuf_adds(sb, "<tr>");
-        fit_row(sb, "RSS (post-trim)", &gr->rss);
-        strbuf_adds(sb, "<tr>");
-        fit_row(sb, "cgroup usage", &gr->cgroup);
+        for (size_t k = 0; k < ARRAY_LEN(rows); k++) {
+            if (k > 0)
+                strbuf_adds(sb, "<tr>");
+            fit_row(sb, rows[k].name, rows[k].f);
+        }
     }
     strbuf_adds(sb, "</table></div>\n</section>\n");
 }
@@ -540,7 +579,7 @@ sites_table(struct strbuf *sb, const struct report_site *sites, size_t n,
             total > 0 ? 100.0 * (double)sites[k].flat / (double)total : 0;
 
         strbuf_addf(sb, "<tr><td class=\"n\">%zu</td>", k + 1);
-        cell_text(sb, "fn", sites[k].function);
+        cell_site(sb, &sites[k]);
         cell_bytes(sb, sites[k].flat);
         strbuf_addf(sb,
                     "<td><span class=\"bar\" style=\"width:%.0fpx\">"
@@ -593,6 +632,59 @@ sites_group(struct strbuf *sb, const struct report_group *g, size_t gi)
 }
 
 static void
+gsites_group(struct strbuf *sb, const struct report_group *g, size_t gi)
+{
+    const struct report_gsites *gs = &g->gsites;
+
+    sites_head(sb, g, gi);
+    report__html_esc(sb, gs->from ? gs->from : "first post-trim profile");
+    strbuf_adds(sb, " &rarr; ");
+    report__html_esc(sb, gs->to ? gs->to : "last profile");
+    if (gs->rounds > 0)
+        strbuf_addf(sb, ", %d round%s", gs->rounds, gs->rounds == 1 ? "" : "s");
+    strbuf_addf(sb,
+                ", %zu instance%s</small></h3>\n<div class=\"scroll\">"
+                "<table>\n<tr><th class=\"n\">#</th><th>function</th>"
+                "<th class=\"n\">per round</th><th class=\"n\">grew by"
+                "</th><th class=\"n\">in use at the end</th></tr>\n",
+                gs->ninst, gs->ninst == 1 ? "" : "s");
+    for (size_t k = 0; k < gs->n; k++) {
+        char rate[48] = "-";
+
+        if (!isnan(gs->v[k].rate))
+            report__fmt_rate(gs->v[k].rate, rate, sizeof(rate));
+        strbuf_addf(sb, "<tr><td class=\"n\">%zu</td>", k + 1);
+        cell_site(sb, &gs->v[k]);
+        strbuf_addf(sb, "<td class=\"n\">%s</td>", rate);
+        cell_bytes(sb, gs->v[k].growth);
+        cell_bytes(sb, gs->v[k].flat);
+        strbuf_adds(sb, "</tr>\n");
+    }
+    strbuf_adds(sb, "</table></div>\n");
+}
+
+static void
+gsites_section(struct strbuf *sb, const struct report *r)
+{
+    bool any = false;
+
+    for (size_t g = 0; g < r->ngroups; g++)
+        any = any || r->groups[g].gsites.n > 0;
+    if (!any)
+        return;
+    strbuf_adds(sb, "<section id=\"growing\">\n<h2>Growing sites</h2>\n"
+                    "<p class=\"note\">How much each function's heap in "
+                    "use grew from each instance's first post-trim profile "
+                    "to its last (what <code>pprof -diff_base</code> "
+                    "shows), added over the group's instances, largest "
+                    "first; testyard's own allocations come last.</p>\n");
+    for (size_t g = 0; g < r->ngroups; g++)
+        if (r->groups[g].gsites.n > 0)
+            gsites_group(sb, &r->groups[g], g);
+    strbuf_adds(sb, "</section>\n");
+}
+
+static void
 sites_section(struct strbuf *sb, const struct report *r)
 {
     size_t profiles = 0;
@@ -601,7 +693,9 @@ sites_section(struct strbuf *sb, const struct report *r)
                     "<p class=\"note\">Heap in use (inuse_space) by the "
                     "function that allocated it, at each group's last "
                     "snapshot, looking through malloc and its wrappers; "
-                    "cumulative counts every function on the stack.</p>\n");
+                    "cumulative counts every function on the stack. "
+                    "testyard's own allocations (its sync buffers, "
+                    "metrics and profiler) are marked and come last.</p>\n");
     for (size_t g = 0; g < r->ngroups; g++)
         profiles += r->groups[g].nprofiles;
     for (size_t g = 0; g < r->ngroups && profiles > 0; g++)
@@ -779,6 +873,7 @@ report__html(const struct report *r)
     rounds_section(&sb, r);
     fits_table(&sb, r);
     sites_section(&sb, r);
+    gsites_section(&sb, r);
     insts_table(&sb, r);
     notes(&sb, r);
     report__html_foot(&sb);

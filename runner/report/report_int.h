@@ -6,9 +6,10 @@
  *   report_bars.c     barriers.jsonl and the rounds' spans on the clock
  *   report_csv.c      memory.csv
  *   report_snap.c     heap snapshots (sidecars and profiles), their kinds
- *                     and times, top sites
+ *                     and times, round readings (memory-rounds.jsonl), top
+ *                     and growing sites
  *   report_oom.c      what an OOM-killed instance left before the kill
- *   report_stats.c    rounds, least squares, trends and verdicts
+ *   report_stats.c    rounds, lines through them, trends and verdicts
  *   report_json.c     summary.json
  *   report_html.c     report.html (report_svg.c draws its charts)
  *   report_text.c     the terminal table
@@ -37,8 +38,11 @@
 /* Verdict thresholds (docs/report.md, "How verdicts are decided"). */
 #define REPORT_MIN_ROUNDS 3
 #define REPORT_MIN_RISE_BYTES ((int64_t)1 << 20)
-#define REPORT_MIN_RISE_FRACTION 0.10
+#define REPORT_MIN_RISE_FRACTION 0.20
 #define REPORT_MIN_R2 0.6
+/* The last two rounds must both stand above the first third of the
+ * rounds by the same rise (docs/report.md). */
+#define REPORT_HOLD_ROUNDS 2
 #define REPORT_TOP_DEFAULT 10
 
 enum report_snap_kind { SNAP_PRE, SNAP_POST, SNAP_OTHER };
@@ -73,7 +77,10 @@ struct report_snap {
     int64_t inuse, rss, hwm, rss_anon, malloc_inuse, cgroup;
     int64_t cgroup_limit; /* the sidecar's cgroup.limit_bytes */
     int64_t own;          /* the profiler's own tables (profiler_bytes) */
+    int64_t own_res;      /* their resident part (profiler_resident_bytes) */
+    int64_t arena, hblkhd, fordblks; /* mallinfo2 */
     bool empty; /* the profiler had sampled nothing: inuse is unknown */
+    int line;   /* a reading's line in memory-rounds.jsonl */
 };
 
 /* A round's figures for an instance, or averaged over a group's
@@ -82,7 +89,13 @@ struct report_round {
     int round;
     int ninst;
     int64_t heap_pre, heap_post, rss_pre, rss_post, cgroup;
+    int64_t rss_anon; /* RssAnon after the trim */
+    int64_t malloc;   /* malloc's footprint: mallinfo arena + hblkhd */
+    int64_t mfree;    /* free inside malloc's heaps: fordblks */
+    int64_t outside;  /* rss_anon - malloc - own_res, at least 0 */
+    int64_t own_res;  /* the heap profiler's resident tables */
 };
+#define REPORT_ROUND_FIGURES 10
 
 enum report_trend {
     TREND_UNKNOWN, /* fewer than REPORT_MIN_ROUNDS rounds */
@@ -92,10 +105,16 @@ enum report_trend {
 };
 
 /* y = intercept + slope * round over n rounds spanning `span` rounds
- * (last - first); mean of y; R^2. */
+ * (last - first). slope is Theil-Sen's (the median of the slopes between
+ * every two rounds), intercept the median of y - slope * round; ls_slope
+ * and r2 are the least-squares line's. held is the rise that holds at
+ * the end: the lower of the last two rounds less the highest of the
+ * first third (negated for a fall). level is what the relative floor is
+ * taken of: the median of y, or a larger series' median. */
 struct report_fit {
     size_t n;
     double slope, intercept, r2, mean, span;
+    double ls_slope, median, held, level;
     enum report_trend trend;
 };
 
@@ -105,12 +124,13 @@ enum report_verdict_kind {
     VERDICT_FLAT,
     VERDICT_GROWING,
     VERDICT_SHRINKING,
-    VERDICT_RETENTION, /* heap in use flat, RSS growing */
+    VERDICT_RETENTION, /* heap in use flat, RSS and malloc's heaps grow */
+    VERDICT_OUTSIDE,   /* heap in use and malloc flat, RSS growing */
 };
 
 struct report_verdict {
     enum report_verdict_kind kind;
-    const char *basis; /* "heap_inuse", "rss", "cgroup" or NULL */
+    const char *basis; /* "heap_inuse", "rss", "rss_anon", "cgroup", NULL */
     double rate;       /* bytes per round of the basis */
     double r2;
     char text[256];
@@ -118,12 +138,34 @@ struct report_verdict {
 
 struct report_growth {
     struct report_fit heap, rss, cgroup;
+    struct report_fit anon, malloc, mfree, outside, own;
+    const char *site; /* the first plan site growing (borrowed), or NULL */
     struct report_verdict verdict;
 };
 
+/* An allocation site; for growing sites `growth` is what its in-use grew
+ * by between two profiles and rate that per round (NAN unknown). samples:
+ * the samples its estimate rests on (-1 unknown). testyard: testyard's
+ * own allocations (the SDK's sync buffers, its profiler), never the
+ * plan's top or growing site. */
 struct report_site {
     char *function;
     int64_t flat, cum;
+    int64_t samples;
+    bool testyard;
+    int64_t growth;
+    double rate;
+};
+
+/* Sites ranked by how much their in-use grew between two profiles of
+ * each instance (summed over a group's): from the first post-trim
+ * snapshot to the last one with a profile. */
+struct report_gsites {
+    char *from, *to; /* labels when every instance agrees, else NULL */
+    int rounds;      /* rounds between them; -1 unknown or disagreeing */
+    size_t ninst;    /* instances with two profiles */
+    struct report_site *v;
+    size_t n;
 };
 
 /* result.json's memory.pre_oom: the coordinator asked the instance for
@@ -163,9 +205,12 @@ struct report_inst {
     size_t nsamples, capsamples;
     struct report_snap *snaps;
     size_t nsnaps, capsnaps;
+    struct report_snap *readings; /* memory-rounds.jsonl, one per line */
+    size_t nreadings, capreadings;
     struct report_round *rounds;
     size_t nrounds;
     struct report_growth growth;
+    struct report_gsites gsites;
 };
 
 struct report_group {
@@ -188,6 +233,7 @@ struct report_group {
                               before their last (which held 0 B in use) */
     size_t nprofiles;      /* heap profiles of the group's instances */
     size_t nprofiles_zero; /* of them, those with 0 B in use */
+    struct report_gsites gsites;
 };
 
 enum report_bar_kind { BAR_START, BAR_END, BAR_OTHER };
@@ -281,6 +327,16 @@ int report__bars_load(struct report *r, struct err *err);
 /* report_csv.c: read inst's memory.csv (or .partial) if there is one. */
 int report__csv_load(struct report *r, struct report_inst *in, struct err *err);
 
+/* Call fn on each line of a JSON-lines file (text, len bytes) that is not
+ * blank, with its 1-based number; an error on the last line when it has
+ * no newline is taken as a line cut short: noted and ignored. */
+int report__jsonl_lines(struct report *r, const char *path, const char *text,
+                        size_t len,
+                        int (*fn)(struct report *r, void *ctx, int line,
+                                  const char *text, size_t len,
+                                  struct err *err),
+                        void *ctx, struct err *err);
+
 /* report_snap.c */
 int report__snaps_load(struct report *r, struct report_inst *in,
                        struct err *err);
@@ -312,12 +368,23 @@ void report__preoom_text(const struct report_inst *in, char *buf, size_t size);
 /* The sample of the instance's memory.csv nearest t_ms; NULL when none. */
 const struct report_sample *report__sample_near(const struct report_inst *in,
                                                 int64_t t_ms);
+/* The sites of profile to_pb less those of from_pb (both under the run
+ * folder), largest growth first, only those that grew; testyard's after
+ * the plan's. Appended to *v (n, cap); names are the caller's. */
+int report__sites_growth(struct report *r, const char *from_pb,
+                         const char *to_pb, struct report_site **v, size_t *n,
+                         size_t *cap, struct err *err);
+void report__gsites_release(struct report_gsites *gs);
+/* A site's name as the tables show it: "f (testyard)", "f (1 sample)". */
+void report__site_name(const struct report_site *s, char *buf, size_t size);
 
 /* report_stats.c */
 int report__fit_line(const double *x, const double *y, size_t n,
                      struct report_fit *f);
 enum report_trend report__trend_of(const struct report_fit *f);
 void report__verdict_of(struct report_growth *g);
+/* Say the verdicts again now that growing sites are known. */
+void report__verdicts_name_sites(struct report *r);
 void report__analyse(struct report *r);
 const char *report__trend_name(enum report_trend t);
 const char *report__verdict_name(enum report_verdict_kind k);

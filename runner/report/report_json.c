@@ -10,7 +10,9 @@
 #include <math.h>
 #include <string.h>
 
-#define SUMMARY_VERSION 1
+/* 2: RSS is the process's own (no longer less the profiler's tables),
+ * verdicts have the kind outside_malloc and robust thresholds. */
+#define SUMMARY_VERSION 2
 
 /* Rounded to 4 significant decimals, so the file reads well. */
 static void
@@ -47,7 +49,12 @@ growth_json(const struct report_growth *g)
 
     cJSON_AddItemToObject(o, "heap_inuse", report__fit_json(&g->heap));
     cJSON_AddItemToObject(o, "rss", report__fit_json(&g->rss));
+    cJSON_AddItemToObject(o, "rss_anon", report__fit_json(&g->anon));
     cJSON_AddItemToObject(o, "cgroup", report__fit_json(&g->cgroup));
+    cJSON_AddItemToObject(o, "malloc", report__fit_json(&g->malloc));
+    cJSON_AddItemToObject(o, "malloc_free", report__fit_json(&g->mfree));
+    cJSON_AddItemToObject(o, "outside", report__fit_json(&g->outside));
+    cJSON_AddItemToObject(o, "profiler_resident", report__fit_json(&g->own));
     return o;
 }
 
@@ -85,9 +92,22 @@ rounds_json(const struct report_round *rd, size_t n)
         ty__json_count(o, "rss_pre_bytes", rd[i].rss_pre);
         ty__json_count(o, "rss_post_bytes", rd[i].rss_post);
         ty__json_count(o, "cgroup_bytes", rd[i].cgroup);
+        ty__json_count(o, "rss_anon_bytes", rd[i].rss_anon);
+        ty__json_count(o, "malloc_bytes", rd[i].malloc);
+        ty__json_count(o, "malloc_free_bytes", rd[i].mfree);
+        ty__json_count(o, "outside_malloc_bytes", rd[i].outside);
+        ty__json_count(o, "profiler_resident_bytes", rd[i].own_res);
         cJSON_AddItemToArray(arr, o);
     }
     return arr;
+}
+
+static void
+site_marks(cJSON *s, const struct report_site *x)
+{
+    ty__json_count(s, "samples", x->samples);
+    cJSON_AddBoolToObject(s, "single_sample", x->samples == 1);
+    cJSON_AddBoolToObject(s, "testyard", x->testyard);
 }
 
 /* Allocation sites, as every list of them is written (a group's top
@@ -106,9 +126,37 @@ site_array(const struct report_site *sites, size_t n, int64_t total)
         ty__json_count(s, "cum_bytes", sites[i].cum);
         ratio(s, "share",
               total > 0 ? (double)sites[i].flat / (double)total : 0);
+        site_marks(s, &sites[i]);
         cJSON_AddItemToArray(arr, s);
     }
     return arr;
+}
+
+static cJSON *
+gsites_json(const struct report_gsites *gs)
+{
+    cJSON *o = cJSON_CreateObject(), *arr;
+
+    ty__json_string(o, "from", gs->from);
+    ty__json_string(o, "to", gs->to);
+    ty__json_count(o, "rounds", gs->ninst ? gs->rounds : -1);
+    cJSON_AddNumberToObject(o, "instances", (double)gs->ninst);
+    arr = cJSON_AddArrayToObject(o, "sites");
+    for (size_t i = 0; i < gs->n; i++) {
+        const struct report_site *x = &gs->v[i];
+        cJSON *s = cJSON_CreateObject();
+
+        cJSON_AddStringToObject(s, "function", x->function);
+        ty__json_count(s, "growth_bytes", x->growth);
+        if (isnan(x->rate))
+            cJSON_AddNullToObject(s, "bytes_per_round");
+        else
+            cJSON_AddNumberToObject(s, "bytes_per_round", round(x->rate));
+        ty__json_count(s, "inuse_bytes", x->flat);
+        site_marks(s, x);
+        cJSON_AddItemToArray(arr, s);
+    }
+    return o;
 }
 
 static cJSON *
@@ -169,6 +217,7 @@ group_json(const struct report *r, const struct report_group *g)
     cJSON_AddItemToObject(o, "growth", growth_json(&g->growth));
     cJSON_AddItemToObject(o, "verdict", verdict_json(&g->growth.verdict));
     cJSON_AddItemToObject(o, "top_sites", sites_json(g));
+    cJSON_AddItemToObject(o, "growing_sites", gsites_json(&g->gsites));
     return o;
 }
 
@@ -274,6 +323,7 @@ inst_json(const struct report_inst *in)
     cJSON_AddItemToObject(o, "rounds", rounds_json(in->rounds, in->nrounds));
     cJSON_AddItemToObject(o, "growth", growth_json(&in->growth));
     cJSON_AddItemToObject(o, "verdict", verdict_json(&in->growth.verdict));
+    cJSON_AddItemToObject(o, "growing_sites", gsites_json(&in->gsites));
     return o;
 }
 
@@ -308,6 +358,7 @@ thresholds_json(void)
     cJSON_AddNumberToObject(o, "min_rise_bytes", (double)REPORT_MIN_RISE_BYTES);
     cJSON_AddNumberToObject(o, "min_rise_fraction", REPORT_MIN_RISE_FRACTION);
     cJSON_AddNumberToObject(o, "min_r2", REPORT_MIN_R2);
+    cJSON_AddNumberToObject(o, "hold_rounds", REPORT_HOLD_ROUNDS);
     return o;
 }
 

@@ -137,6 +137,34 @@ report__json_file(struct report *r, const char *path, bool *absent,
     return report__json_text(text, len, path, 0, err);
 }
 
+int
+report__jsonl_lines(struct report *r, const char *path, const char *text,
+                    size_t len,
+                    int (*fn)(struct report *r, void *ctx, int line,
+                              const char *text, size_t len, struct err *err),
+                    void *ctx, struct err *err)
+{
+    int line = 0;
+
+    for (const char *p = text, *end = text + len; p < end;) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        struct err e = {0};
+
+        line++;
+        if (strspn(p, " \t\r") < n &&
+            fn(r, ctx, line, p, n, nl ? err : &e) < 0) {
+            if (nl != NULL)
+                return -1;
+            report__note(r, "%s:%d: the last line is cut short; ignored", path,
+                         line);
+            break;
+        }
+        p += n + 1;
+    }
+    return 0;
+}
+
 static const char *
 type_name(int type)
 {

@@ -14,12 +14,20 @@
  * runs from before sidecars had one, what the label says; its time is put
  * on the run's clock once the run's start is known.
  *
+ * memory-rounds.jsonl holds the instance's own readings at each round's
+ * end (ty_memory_round_end, in every memory_snapshots mode): the same
+ * figures as a sidecar, one JSON object a line, without a profile. They
+ * are kept as snapshots of their own (in->readings) for the rounds that
+ * have no post-trim sidecar.
+ *
  * Top sites: the last snapshot (by time) of each instance of a group that
  * has a profile holding anything is decoded, its inuse_space ranked by
  * site (pprof__sites), and the sites of the group's instances added
  * together. A plan that frees everything before its snapshots leaves
  * profiles of 0 B: the latest one that held something speaks for the
  * instance then, and the group says how many held nothing.
+ * Growing sites: the same for the growth of each site's in-use between an
+ * instance's first post-trim profile and its last profile.
  */
 #include "report/report_int.h"
 
@@ -28,12 +36,28 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #define SIDECAR_MAX_BYTES ((size_t)1 << 20)
+#define READINGS_MAX_BYTES ((size_t)64 << 20)
+/* Rounds are matched to readings one by one: beyond this many lines the
+ * rest is left out (with a note) rather than taking minutes. */
+#define READINGS_MAX 10000
+
+static void
+snap_init(struct report_snap *s)
+{
+    memset(s, 0, sizeof(*s));
+    s->round = -1;
+    s->inuse = s->rss = s->hwm = s->rss_anon = -1;
+    s->malloc_inuse = s->cgroup = s->own = s->own_res = -1;
+    s->arena = s->hblkhd = s->fordblks = -1;
+    s->cgroup_limit = s->t_ms = -1;
+}
 
 static struct report_snap *
 snap_get(struct report_inst *in, const char *label, size_t len)
@@ -46,12 +70,8 @@ snap_get(struct report_inst *in, const char *label, size_t len)
             return &in->snaps[i];
     xgrow(&in->snaps, &in->capsnaps, in->nsnaps + 1, sizeof(*in->snaps));
     s = &in->snaps[in->nsnaps++];
-    memset(s, 0, sizeof(*s));
+    snap_init(s);
     s->label = xstrndup(label, len);
-    s->round = -1;
-    s->inuse = s->rss = s->hwm = s->rss_anon = -1;
-    s->malloc_inuse = s->cgroup = s->own = s->cgroup_limit = -1;
-    s->t_ms = -1;
     return s;
 }
 
@@ -228,6 +248,39 @@ report__snaps_clock(struct report *r)
 
 /* ---- reading --------------------------------------------------------- */
 
+/* The figures a sidecar and a reading share: time, round, RSS, VmHWM,
+ * RssAnon, mallinfo2, the profile's totals and the cgroup's usage. */
+static void
+figures(struct report_jctx *c, const cJSON *j, struct report_snap *s)
+{
+    const cJSON *mi, *prof, *cg;
+    int64_t round, uord;
+
+    s->time_ns = time_parse_rfc3339(report__jstr(c, j, "", "time"));
+    round = report__jnum(c, j, "", "round");
+    s->round = round >= 0 && round < 1000000 ? (int)round : -1;
+    s->rss = report__jnum(c, j, "", "rss_bytes");
+    s->hwm = report__jnum(c, j, "", "vm_hwm_bytes");
+    s->rss_anon = report__jnum(c, j, "", "rss_anon_bytes");
+    mi = report__jitem(c, j, "", "mallinfo", cJSON_Object);
+    uord = report__jnum(c, mi, "mallinfo", "uordblks");
+    s->arena = report__jnum(c, mi, "mallinfo", "arena");
+    s->hblkhd = report__jnum(c, mi, "mallinfo", "hblkhd");
+    s->fordblks = report__jnum(c, mi, "mallinfo", "fordblks");
+    s->malloc_inuse =
+        uord >= 0 ? i64_add_sat(uord, s->hblkhd > 0 ? s->hblkhd : 0) : -1;
+    prof = report__jitem(c, j, "", "profile", cJSON_Object);
+    s->inuse = report__jnum(c, prof, "profile", "inuse_bytes");
+    s->own = report__jnum(c, prof, "profile", "profiler_bytes");
+    s->own_res = report__jnum(c, prof, "profile", "profiler_resident_bytes");
+    s->empty = prof != NULL &&
+               report__jnum(c, prof, "profile", "alloc_objects") == 0 &&
+               report__jnum(c, prof, "profile", "samples") == 0;
+    cg = report__jitem(c, j, "", "cgroup", cJSON_Object);
+    s->cgroup = report__jnum(c, cg, "cgroup", "current_bytes");
+    s->cgroup_limit = report__jnum(c, cg, "cgroup", "limit_bytes");
+}
+
 /* The sidecar's figures into s; *trigger gets its "trigger" (caller
  * frees; NULL when it has none). */
 static int
@@ -237,34 +290,108 @@ sidecar(struct report *r, struct report_snap *s, char **trigger,
     struct report_jctx c = {s->json_path, err, false};
     bool absent;
     cJSON *j = report__json_file(r, s->json_path, &absent, err);
-    const cJSON *mi, *prof, *cg;
-    int64_t round, uord, hblk;
 
     if (j == NULL)
         return absent ? 0 : -1;
-    s->time_ns = time_parse_rfc3339(report__jstr(&c, j, "", "time"));
-    round = report__jnum(&c, j, "", "round");
-    s->round = round >= 0 && round < 1000000 ? (int)round : -1;
-    s->rss = report__jnum(&c, j, "", "rss_bytes");
-    s->hwm = report__jnum(&c, j, "", "vm_hwm_bytes");
-    s->rss_anon = report__jnum(&c, j, "", "rss_anon_bytes");
-    mi = report__jitem(&c, j, "", "mallinfo", cJSON_Object);
-    uord = report__jnum(&c, mi, "mallinfo", "uordblks");
-    hblk = report__jnum(&c, mi, "mallinfo", "hblkhd");
-    s->malloc_inuse = uord >= 0 ? i64_add_sat(uord, hblk > 0 ? hblk : 0) : -1;
-    prof = report__jitem(&c, j, "", "profile", cJSON_Object);
-    s->inuse = report__jnum(&c, prof, "profile", "inuse_bytes");
-    s->own = report__jnum(&c, prof, "profile", "profiler_bytes");
-    s->empty = prof != NULL &&
-               report__jnum(&c, prof, "profile", "alloc_objects") == 0 &&
-               report__jnum(&c, prof, "profile", "samples") == 0;
-    cg = report__jitem(&c, j, "", "cgroup", cJSON_Object);
-    s->cgroup = report__jnum(&c, cg, "cgroup", "current_bytes");
-    s->cgroup_limit = report__jnum(&c, cg, "cgroup", "limit_bytes");
+    figures(&c, j, s);
     if (report__jstr(&c, j, "", "trigger") != NULL)
         *trigger = xstrdup(report__jstr(&c, j, "", "trigger"));
     cJSON_Delete(j);
     return c.failed ? -1 : 0;
+}
+
+/* ---- memory-rounds.jsonl ------------------------------------------------ */
+
+struct readings_ctx {
+    struct report_inst *in;
+    const char *path;
+    bool capped; /* READINGS_MAX lines read; the rest is left out */
+};
+
+/* A reading's heap in use is the profiler's, which may not be running
+ * (a plan without the malloc interposer): nothing in use and no object
+ * at all is not a heap, but no figure. */
+static int
+reading_line(struct report *r, void *ctx, int line, const char *text,
+             size_t len, struct err *err)
+{
+    struct readings_ctx *rc = ctx;
+    cleanup_free char *name = NULL;
+    struct report_jctx c = {NULL, err, false};
+    cJSON *j;
+    const cJSON *prof;
+    struct report_snap s;
+
+    if (rc->capped)
+        return 0;
+    if (rc->in->nreadings == READINGS_MAX) {
+        report__note(r,
+                     "%s: more than %d rounds; those from line %d on "
+                     "are left out",
+                     rc->path, READINGS_MAX, line);
+        rc->capped = true;
+        return 0;
+    }
+    name = xasprintf("%s:%d", rc->path, line);
+    c.path = name;
+    j = report__json_text(text, len, rc->path, line, err);
+    if (j == NULL)
+        return -1;
+    snap_init(&s);
+    figures(&c, j, &s);
+    prof = cJSON_GetObjectItemCaseSensitive(j, "profile");
+    if (s.inuse == 0 && cJSON_IsObject(prof) &&
+        report__jnum(&c, prof, "profile", "inuse_objects") <= 0)
+        s.empty = true;
+    if (!c.failed && s.round < 0) {
+        err_set(err, EINVAL, "%s: round: expected a round number", name);
+        c.failed = true;
+    }
+    cJSON_Delete(j);
+    if (c.failed)
+        return err_status(err, EXIT_DATAERR);
+    s.kind = SNAP_POST;
+    s.line = line;
+    if (s.empty)
+        s.inuse = -1;
+    xgrow(&rc->in->readings, &rc->in->capreadings, rc->in->nreadings + 1,
+          sizeof(*rc->in->readings));
+    rc->in->readings[rc->in->nreadings++] = s;
+    return 0;
+}
+
+/* By round, then by line. */
+static int
+cmp_reading(const void *a, const void *b)
+{
+    const struct report_snap *x = a, *y = b;
+
+    if (x->round != y->round)
+        return x->round < y->round ? -1 : 1;
+    return (x->line > y->line) - (x->line < y->line);
+}
+
+static int
+readings_load(struct report *r, struct report_inst *in, struct err *err)
+{
+    cleanup_free char *path = path_join(in->dir, "memory-rounds.jsonl");
+    struct readings_ctx rc = {in, path, false};
+    struct err e = {0};
+    size_t len;
+    cleanup_free char *text =
+        report__read(r, path, READINGS_MAX_BYTES, &len, &e);
+
+    if (text == NULL && e.code == ENOENT)
+        return 0;
+    if (text == NULL) {
+        *err = e;
+        return err_status(err, EXIT_DATAERR);
+    }
+    if (report__jsonl_lines(r, path, text, len, reading_line, &rc, err) < 0)
+        return -1;
+    if (in->nreadings > 1)
+        qsort(in->readings, in->nreadings, sizeof(*in->readings), cmp_reading);
+    return 0;
 }
 
 /* No sidecar: heap in use and the time from the profile itself. */
@@ -334,6 +461,8 @@ forget_empty(struct report *r, struct report_inst *in)
 int
 report__snaps_load(struct report *r, struct report_inst *in, struct err *err)
 {
+    if (readings_load(r, in, err) < 0)
+        return -1;
     scan(r, in);
     for (size_t i = 0; i < in->nsnaps; i++) {
         struct report_snap *s = &in->snaps[i];
@@ -362,12 +491,31 @@ struct site_acc {
 };
 
 static void
+acc_free(struct report_site *v, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        free(v[k].function);
+    free(v);
+}
+
+static int64_t
+samples_of(double n)
+{
+    return n < 0 ? -1 : report__i64(round(n));
+}
+
+static void
 acc_add(struct site_acc *a, const struct pprof_site *s, size_t n)
 {
     xgrow(&a->v, &a->cap, a->n + n, sizeof(*a->v));
     for (size_t i = 0; i < n; i++)
-        a->v[a->n++] =
-            (struct report_site){xstrdup(s[i].function), s[i].flat, s[i].cum};
+        a->v[a->n++] = (struct report_site){xstrdup(s[i].function),
+                                            s[i].flat,
+                                            s[i].cum,
+                                            samples_of(s[i].samples),
+                                            s[i].testyard,
+                                            0,
+                                            NAN};
 }
 
 static void
@@ -403,9 +551,20 @@ sites_profile(const struct report_inst *in, bool *older)
     return last;
 }
 
-/* Add the sites of the profile s to a and its inuse_space to *total. */
+/* The last snapshot with a profile. */
+static const struct report_snap *
+last_profile(const struct report_inst *in)
+{
+    for (size_t i = in->nsnaps; i-- > 0;)
+        if (in->snaps[i].pb_path != NULL)
+            return &in->snaps[i];
+    return NULL;
+}
+
+/* Add the sites of the profile at path to a and, when asked, its
+ * inuse_space to *total. */
 static int
-profile_sites(struct report *r, const struct report_snap *s, struct site_acc *a,
+profile_sites(struct report *r, const char *path, struct site_acc *a,
               int64_t *total, struct err *err)
 {
     struct pprof_profile *p;
@@ -413,12 +572,13 @@ profile_sites(struct report *r, const struct report_snap *s, struct site_acc *a,
     size_t n;
     int v;
 
-    if ((p = read_profile(r, s->pb_path, err)) == NULL)
+    if ((p = read_profile(r, path, err)) == NULL)
         return err_status(err, EXIT_DATAERR);
     v = pprof__value_index(p, "inuse_space");
     n = pprof__sites(p, v, &sites);
     acc_add(a, sites, n);
-    *total = i64_add_sat(*total, pprof__total(p, v));
+    if (total != NULL)
+        *total = i64_add_sat(*total, pprof__total(p, v));
     free(sites);
     pprof__destroy(&p);
     return 0;
@@ -440,7 +600,7 @@ inst_sites(struct report *r, struct report_group *g,
         }
     if (s == NULL)
         return 0;
-    if (profile_sites(r, s, a, &g->sites_total, err) < 0)
+    if (profile_sites(r, s->pb_path, a, &g->sites_total, err) < 0)
         return -1;
     g->sites_ninst++;
     g->sites_older += older;
@@ -458,11 +618,17 @@ cmp_name(const void *a, const void *b)
                   ((const struct report_site *)b)->function);
 }
 
+/* The plan's sites before testyard's, then by in-use (or growth), cum,
+ * name. */
 static int
 cmp_flat(const void *a, const void *b)
 {
     const struct report_site *x = a, *y = b;
 
+    if (x->testyard != y->testyard)
+        return x->testyard ? 1 : -1;
+    if (x->growth != y->growth)
+        return x->growth > y->growth ? -1 : 1;
     if (x->flat != y->flat)
         return x->flat > y->flat ? -1 : 1;
     if (x->cum != y->cum)
@@ -470,24 +636,42 @@ cmp_flat(const void *a, const void *b)
     return strcmp(x->function, y->function);
 }
 
+/* Sum the sites of the same function in v[0..n); returns the new n. */
+static size_t
+sum_by_name(struct report_site *v, size_t n0)
+{
+    size_t n = 0;
+
+    if (n0 > 1)
+        qsort(v, n0, sizeof(*v), cmp_name);
+    for (size_t i = 0; i < n0; i++) {
+        struct report_site *t = n > 0 ? &v[n - 1] : NULL;
+
+        if (t == NULL || strcmp(t->function, v[i].function) != 0) {
+            v[n++] = v[i];
+            continue;
+        }
+        t->flat = i64_add_sat(t->flat, v[i].flat);
+        t->cum = i64_add_sat(t->cum, v[i].cum);
+        t->growth = i64_add_sat(t->growth, v[i].growth);
+        t->samples = t->samples < 0 || v[i].samples < 0
+                         ? -1
+                         : i64_add_sat(t->samples, v[i].samples);
+        t->testyard = t->testyard || v[i].testyard;
+        t->rate =
+            isnan(t->rate) || isnan(v[i].rate) ? NAN : t->rate + v[i].rate;
+        free(v[i].function);
+    }
+    return n;
+}
+
 /* Sum the sites of the same function, rank, keep the top `top` into
  * *out (NULL when none). */
 static void
 merge(struct site_acc *a, int top, struct report_site **out, size_t *nout)
 {
-    size_t n = 0;
+    size_t n = sum_by_name(a->v, a->n);
 
-    if (a->n > 1)
-        qsort(a->v, a->n, sizeof(*a->v), cmp_name);
-    for (size_t i = 0; i < a->n; i++) {
-        if (n > 0 && strcmp(a->v[n - 1].function, a->v[i].function) == 0) {
-            a->v[n - 1].flat = i64_add_sat(a->v[n - 1].flat, a->v[i].flat);
-            a->v[n - 1].cum = i64_add_sat(a->v[n - 1].cum, a->v[i].cum);
-            free(a->v[i].function);
-        } else {
-            a->v[n++] = a->v[i];
-        }
-    }
     if (n > 1)
         qsort(a->v, n, sizeof(*a->v), cmp_flat);
     while (n > (size_t)top || (n > 0 && a->v[n - 1].flat <= 0))
@@ -500,18 +684,163 @@ merge(struct site_acc *a, int top, struct report_site **out, size_t *nout)
     a->n = a->cap = 0;
 }
 
+/* ---- growing sites ------------------------------------------------------- */
+
+int
+report__sites_growth(struct report *r, const char *from_pb, const char *to_pb,
+                     struct report_site **v, size_t *n, size_t *cap,
+                     struct err *err)
+{
+    struct site_acc a = {0}, b = {0};
+    size_t na, nb, k = 0;
+
+    if (profile_sites(r, from_pb, &a, NULL, err) < 0 ||
+        profile_sites(r, to_pb, &b, NULL, err) < 0) {
+        acc_free(a.v, a.n);
+        acc_free(b.v, b.n);
+        return -1;
+    }
+    na = sum_by_name(a.v, a.n);
+    nb = sum_by_name(b.v, b.n);
+    /* both sorted by name: walk them together */
+    for (size_t i = 0; i < nb; i++) {
+        int c = 1;
+
+        while (k < na && (c = strcmp(a.v[k].function, b.v[i].function)) < 0)
+            k++;
+        b.v[i].growth = b.v[i].flat - (k < na && c == 0 ? a.v[k].flat : 0);
+        if (b.v[i].growth <= 0) {
+            free(b.v[i].function);
+            continue;
+        }
+        xgrow(v, cap, *n + 1, sizeof(**v));
+        (*v)[(*n)++] = b.v[i];
+    }
+    acc_free(a.v, na);
+    free(b.v);
+    if (*n > 1)
+        qsort(*v, *n, sizeof(**v), cmp_flat);
+    return 0;
+}
+
+void
+report__gsites_release(struct report_gsites *gs)
+{
+    acc_free(gs->v, gs->n);
+    free(gs->from);
+    free(gs->to);
+    memset(gs, 0, sizeof(*gs));
+}
+
+/* The first post-trim profile (a round's snapshot that is not pre-trim);
+ * without one, the first profile at all. */
+static const struct report_snap *
+first_post(const struct report_inst *in)
+{
+    const struct report_snap *any = NULL;
+
+    for (size_t i = 0; i < in->nsnaps; i++) {
+        const struct report_snap *s = &in->snaps[i];
+
+        if (s->pb_path == NULL)
+            continue;
+        if (s->kind == SNAP_POST || (s->round >= 0 && s->kind != SNAP_PRE))
+            return s;
+        any = any ? any : s;
+    }
+    return any;
+}
+
+/* The last round the instance has figures for: the round of a last
+ * profile that is not a round's (peak, pre-oom, exit). */
+static int
+round_of(const struct report_inst *in, const struct report_snap *s)
+{
+    if (s->round >= 0)
+        return s->round;
+    return in->nrounds > 0 ? in->rounds[in->nrounds - 1].round : -1;
+}
+
+static void
+label_agree(char **have, const char *label, bool first)
+{
+    if (first)
+        *have = xstrdup(label);
+    else if (*have != NULL && strcmp(*have, label) != 0) {
+        free(*have);
+        *have = NULL;
+    }
+}
+
+/* An instance's growing sites: from its first post-trim profile to its
+ * last profile, with bytes per round over the rounds between. */
+static int
+inst_gsites(struct report *r, struct report_inst *in, struct err *err)
+{
+    const struct report_snap *from = first_post(in), *to = last_profile(in);
+    struct report_gsites *gs = &in->gsites;
+    size_t cap = 0;
+
+    if (from == NULL || to == NULL || from == to)
+        return 0;
+    if (report__sites_growth(r, from->pb_path, to->pb_path, &gs->v, &gs->n,
+                             &cap, err) < 0)
+        return -1;
+    gs->from = xstrdup(from->label);
+    gs->to = xstrdup(to->label);
+    gs->ninst = 1;
+    gs->rounds = round_of(in, to) - round_of(in, from);
+    if (gs->rounds <= 0)
+        gs->rounds = -1;
+    for (size_t i = 0; i < gs->n; i++)
+        gs->v[i].rate =
+            gs->rounds > 0 ? (double)gs->v[i].growth / gs->rounds : NAN;
+    return 0;
+}
+
+static void
+group_gsites(struct report *r, struct report_group *g)
+{
+    struct report_gsites *gs = &g->gsites;
+    size_t cap = 0;
+
+    for (size_t i = 0; i < g->ninst; i++) {
+        const struct report_gsites *x = &r->insts[g->inst[i]].gsites;
+
+        if (x->ninst == 0)
+            continue;
+        label_agree(&gs->from, x->from, gs->ninst == 0);
+        label_agree(&gs->to, x->to, gs->ninst == 0);
+        gs->rounds = gs->ninst == 0 || gs->rounds == x->rounds ? x->rounds : -1;
+        gs->ninst++;
+        xgrow(&gs->v, &cap, gs->n + x->n, sizeof(*gs->v));
+        for (size_t k = 0; k < x->n; k++) {
+            gs->v[gs->n] = x->v[k];
+            gs->v[gs->n++].function = xstrdup(x->v[k].function);
+        }
+    }
+    gs->n = sum_by_name(gs->v, gs->n);
+    if (gs->n > 1)
+        qsort(gs->v, gs->n, sizeof(*gs->v), cmp_flat);
+    while (gs->n > (size_t)r->top)
+        free(gs->v[--gs->n].function);
+}
+
 int
 report__sites(struct report *r, struct report_group *g, struct err *err)
 {
     struct site_acc a = {0};
 
     for (size_t i = 0; i < g->ninst; i++) {
-        if (inst_sites(r, g, &r->insts[g->inst[i]], &a, err) < 0) {
+        struct report_inst *in = &r->insts[g->inst[i]];
+
+        if (inst_sites(r, g, in, &a, err) < 0 || inst_gsites(r, in, err) < 0) {
             acc_release(&a);
             return -1;
         }
     }
     merge(&a, r->top, &g->sites, &g->nsites);
+    group_gsites(r, g);
     return 0;
 }
 
@@ -544,7 +873,7 @@ report__snap_sites(struct report *r, const struct report_snap *s,
     *sites = NULL;
     *n = 0;
     *total = 0;
-    if (profile_sites(r, s, &a, total, err) < 0) {
+    if (profile_sites(r, s->pb_path, &a, total, err) < 0) {
         acc_release(&a);
         return -1;
     }
@@ -560,4 +889,11 @@ report__sites_free(struct report_site **sites, size_t *n)
     free(*sites);
     *sites = NULL;
     *n = 0;
+}
+
+void
+report__site_name(const struct report_site *s, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s%s%s", s->function, s->testyard ? " (testyard)" : "",
+             s->samples == 1 ? " (1 sample)" : "");
 }

@@ -1,20 +1,25 @@
 /*
  * report_stats.c — from what was read to what the report says: each
- * instance's and group's figures per round, least-squares lines through
- * them, and the growth verdicts.
+ * instance's and group's figures per round, lines through them, and the
+ * growth verdicts.
  *
- * A round's heap in use is the inuse_space total of the round's pre- and
- * post-trim snapshots, its RSS theirs too; its cgroup usage is the post-
- * trim sidecar's, or else the last memory sample at or before the round's
- * end barrier. A group's round is the mean over its instances that have
- * that round.
+ * A round's figures are the instance's own readings at the round's end:
+ * the post-trim snapshot's sidecar, else the round's line of
+ * memory-rounds.jsonl, else (cgroup usage only) the last memory sample at
+ * or before the round's end barrier. Heap in use pre-trim comes from the
+ * pre-trim snapshot. A group's round is the mean over its instances that
+ * have that round.
  *
- * Verdicts (docs/report.md): a series of at least REPORT_MIN_ROUNDS rounds
- * is growing (shrinking) when its fitted rise over the rounds is at least
- * REPORT_MIN_RISE_BYTES and REPORT_MIN_RISE_FRACTION of its mean, with R^2
- * at least REPORT_MIN_R2; otherwise flat. The verdict rests on post-trim
- * heap in use when there is one; heap in use flat with RSS growing is
- * retention or fragmentation; without heap snapshots, cgroup usage.
+ * Verdicts (docs/report.md, "How verdicts are decided"): a series of at
+ * least REPORT_MIN_ROUNDS rounds is growing (shrinking) when the rise of
+ * its Theil-Sen line over the rounds is at least REPORT_MIN_RISE_BYTES and
+ * REPORT_MIN_RISE_FRACTION of its level, the least-squares line explains
+ * at least REPORT_MIN_R2 of it, and the rise holds at the end (the last
+ * REPORT_HOLD_ROUNDS rounds both stand that far above the first third).
+ * The verdict rests on heap in use after the trim: growing is a leak;
+ * heap in use flat with RSS growing is retention when malloc's heaps grow
+ * with it, growth outside malloc when they do not; without heap figures,
+ * cgroup usage.
  */
 #include "report/report_int.h"
 
@@ -23,7 +28,72 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- least squares ------------------------------------------------------- */
+/* ---- lines ----------------------------------------------------------- */
+
+static int
+cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return (x > y) - (x < y);
+}
+
+/* The median of v[0..n), which it sorts. */
+static double
+median(double *v, size_t n)
+{
+    qsort(v, n, sizeof(*v), cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Theil-Sen: the median of the slopes between every two rounds, which one
+ * odd round cannot pull far; the intercept is the median of y - slope x.
+ * Past TS_ALL_PAIRS rounds, the slopes between each round and the one
+ * half the series later (n/2 of them, as robust, and not n^2). */
+#define TS_ALL_PAIRS 512
+
+static void
+theil_sen(const double *x, const double *y, size_t n, struct report_fit *f)
+{
+    bool all = n <= TS_ALL_PAIRS;
+    double *v = xcalloc(all ? n * (n - 1) / 2 + n : n, sizeof(*v));
+    size_t k = 0;
+
+    for (size_t i = 0; i < (all ? n : n / 2); i++)
+        for (size_t j = all ? i + 1 : i + n / 2; j < (all ? n : i + n / 2 + 1);
+             j++)
+            if (x[j] != x[i])
+                v[k++] = (y[j] - y[i]) / (x[j] - x[i]);
+    f->slope = k > 0 ? median(v, k) : 0;
+    for (size_t i = 0; i < n; i++)
+        v[i] = y[i] - f->slope * x[i];
+    f->intercept = median(v, n);
+    for (size_t i = 0; i < n; i++)
+        v[i] = y[i];
+    f->median = median(v, n);
+    free(v);
+}
+
+/* How far the last REPORT_HOLD_ROUNDS rounds all stand beyond the first
+ * third of the rounds, in the direction of the slope (x ascending). */
+static double
+held_rise(const double *y, size_t n, double slope)
+{
+    size_t k = n / 3 > 0 ? n / 3 : 1,
+           t = n < REPORT_HOLD_ROUNDS ? n : REPORT_HOLD_ROUNDS;
+    double first_hi = y[0], first_lo = y[0], last_hi = y[n - 1];
+    double last_lo = y[n - 1];
+
+    for (size_t i = 0; i < k; i++) {
+        first_hi = y[i] > first_hi ? y[i] : first_hi;
+        first_lo = y[i] < first_lo ? y[i] : first_lo;
+    }
+    for (size_t i = n - t; i < n; i++) {
+        last_hi = y[i] > last_hi ? y[i] : last_hi;
+        last_lo = y[i] < last_lo ? y[i] : last_lo;
+    }
+    return slope >= 0 ? last_lo - first_hi : first_lo - last_hi;
+}
 
 int
 report__fit_line(const double *x, const double *y, size_t n,
@@ -51,28 +121,31 @@ report__fit_line(const double *x, const double *y, size_t n,
     }
     f->mean = my;
     f->span = hi - lo;
-    f->slope = sxx > 0 ? sxy / sxx : 0;
-    f->intercept = my - f->slope * mx;
+    f->ls_slope = sxx > 0 ? sxy / sxx : 0;
     /* A constant series has nothing to explain: R^2 = 0, not 1. */
     f->r2 = sxx > 0 && syy > 0 ? sxy * sxy / (sxx * syy) : 0;
+    theil_sen(x, y, n, f);
+    f->level = fabs(f->median);
+    f->held = held_rise(y, n, f->slope);
     f->trend = report__trend_of(f);
     return 0;
 }
 
-/* The rise the fitted line makes over the rounds must be large against
- * both an absolute and a relative floor, and the line must explain the
- * points, before a series is said to move. */
+/* The rise the line makes over the rounds must be large against both an
+ * absolute and a relative floor, the least-squares line must explain the
+ * points, and the rise must hold in the last rounds, before a series is
+ * said to move. */
 enum report_trend
 report__trend_of(const struct report_fit *f)
 {
     double up = fabs(f->slope * f->span);
-    double floor = REPORT_MIN_RISE_FRACTION * fabs(f->mean);
+    double floor = REPORT_MIN_RISE_FRACTION * f->level;
 
     if (f->n < REPORT_MIN_ROUNDS)
         return TREND_UNKNOWN;
     if (floor < (double)REPORT_MIN_RISE_BYTES)
         floor = (double)REPORT_MIN_RISE_BYTES;
-    if (up < floor || f->r2 < REPORT_MIN_R2)
+    if (up < floor || f->r2 < REPORT_MIN_R2 || f->held < floor)
         return TREND_FLAT;
     return f->slope > 0 ? TREND_GROWING : TREND_SHRINKING;
 }
@@ -113,8 +186,8 @@ const char *
 report__verdict_name(enum report_verdict_kind k)
 {
     static const char *const names[] = {
-        "not enough rounds", "not enough rounds", "flat",
-        "growing",           "shrinking",         "retention"};
+        "not enough rounds", "not enough rounds", "flat",          "growing",
+        "shrinking",         "retention",         "outside_malloc"};
 
     return names[k];
 }
@@ -141,26 +214,81 @@ verdict_set(struct report_verdict *v, enum report_verdict_kind k,
     v->r2 = f ? f->r2 : 0;
 }
 
+/* RSS growing by the heap profiler's own tables (they grow as it meets
+ * new stacks) while nothing of the plan's does: flat, and said why. */
+static void
+profiler_verdict(struct report_growth *g, const struct report_fit *f,
+                 struct report_verdict *v)
+{
+    char rate[48], what[160];
+
+    report__fmt_rate(f->slope, rate, sizeof(rate));
+    snprintf(what, sizeof(what),
+             "heap in use; RSS %s is the heap profiler's own tables", rate);
+    verdict_set(v, VERDICT_FLAT, "heap_inuse", &g->heap);
+    say_fit(v->text, sizeof(v->text), "flat", &g->heap, what);
+}
+
+/* Heap in use flat while RSS (or RssAnon) grows. malloc's heaps growing
+ * with it (its footprint, or the free memory inside) is retention;
+ * memory outside malloc growing (RssAnon less malloc's heaps and the
+ * profiler's resident tables) is growth outside malloc, and so is RSS
+ * growing with neither (file-backed mappings); only the profiler's tables
+ * growing is the profiler's. Without mallinfo2 it cannot be told, and
+ * retention stands. */
+static void
+rss_verdict(struct report_growth *g, struct report_verdict *v)
+{
+    bool rss_up = g->rss.trend == TREND_GROWING;
+    const struct report_fit *f = rss_up ? &g->rss : &g->anon;
+    const char *basis = rss_up ? "rss" : "rss_anon";
+    const char *name = rss_up ? "RSS" : "RssAnon";
+    bool known = g->malloc.n >= REPORT_MIN_ROUNDS;
+    bool in_malloc =
+        g->malloc.trend == TREND_GROWING || g->mfree.trend == TREND_GROWING;
+    bool outside = g->outside.trend == TREND_GROWING;
+    char rate[48];
+
+    if (known && !in_malloc && !outside && g->own.trend == TREND_GROWING &&
+        g->outside.n >= REPORT_MIN_ROUNDS) {
+        profiler_verdict(g, f, v);
+        return;
+    }
+    report__fmt_rate(f->slope, rate, sizeof(rate));
+    if (known && !in_malloc) {
+        verdict_set(v, VERDICT_OUTSIDE, basis, f);
+        snprintf(v->text, sizeof(v->text),
+                 "growing outside malloc: %s %s, R\u00b2 %.2f, while heap in "
+                 "use and malloc's arena are %s (mmap, thread stacks or "
+                 "another allocator)",
+                 name, rate, f->r2,
+                 g->heap.trend == TREND_SHRINKING ? "not growing" : "flat");
+        return;
+    }
+    verdict_set(v, VERDICT_RETENTION, basis, f);
+    snprintf(v->text, sizeof(v->text),
+             "retention or fragmentation: %s %s, R\u00b2 %.2f, while heap in "
+             "use is %s (malloc keeps freed memory, not leaked)",
+             name, rate, f->r2,
+             g->heap.trend == TREND_SHRINKING ? "shrinking" : "flat");
+}
+
 /* The verdict from post-trim heap in use, told apart from RSS. */
 static void
 heap_verdict(struct report_growth *g, struct report_verdict *v)
 {
-    const struct report_fit *h = &g->heap, *rss = &g->rss;
+    const struct report_fit *h = &g->heap;
 
     if (h->trend == TREND_GROWING) {
-        verdict_set(v, VERDICT_GROWING, "heap_inuse", h);
-        say_fit(v->text, sizeof(v->text), "growing", h,
-                "heap in use: live objects accumulate");
-    } else if (rss->trend == TREND_GROWING) {
-        char rate[48];
+        char what[160];
 
-        verdict_set(v, VERDICT_RETENTION, "rss", rss);
-        report__fmt_rate(rss->slope, rate, sizeof(rate));
-        snprintf(v->text, sizeof(v->text),
-                 "retention or fragmentation: RSS %s, R\u00b2 %.2f, while "
-                 "heap in use is %s (freed memory is kept, not leaked)",
-                 rate, rss->r2,
-                 h->trend == TREND_SHRINKING ? "shrinking" : "flat");
+        snprintf(what, sizeof(what), "heap in use: live objects accumulate%s%s",
+                 g->site ? "; most in " : "", g->site ? g->site : "");
+        verdict_set(v, VERDICT_GROWING, "heap_inuse", h);
+        say_fit(v->text, sizeof(v->text), "growing", h, what);
+    } else if (g->rss.trend == TREND_GROWING ||
+               g->anon.trend == TREND_GROWING) {
+        rss_verdict(g, v);
     } else if (h->trend == TREND_SHRINKING) {
         verdict_set(v, VERDICT_SHRINKING, "heap_inuse", h);
         say_fit(v->text, sizeof(v->text), "shrinking", h, "heap in use");
@@ -216,8 +344,10 @@ report__verdict_of(struct report_growth *g)
     }
 }
 
-/* Fit heap in use (post-trim, else pre-trim), RSS likewise, and cgroup
- * usage, then decide. */
+/* Fit heap in use (post-trim, else pre-trim), RSS likewise, RssAnon,
+ * cgroup usage and malloc's figures, then decide. Memory outside malloc
+ * is a difference of two larger figures, so its floor is taken of
+ * RssAnon's level: noise on RSS is not growth outside malloc. */
 static void
 growth(const struct report_round *rd, size_t n, struct report_growth *g)
 {
@@ -227,7 +357,16 @@ growth(const struct report_round *rd, size_t n, struct report_growth *g)
     fit_rounds(rd, n, offsetof(struct report_round, rss_post), &g->rss);
     if (g->rss.n == 0)
         fit_rounds(rd, n, offsetof(struct report_round, rss_pre), &g->rss);
+    fit_rounds(rd, n, offsetof(struct report_round, rss_anon), &g->anon);
     fit_rounds(rd, n, offsetof(struct report_round, cgroup), &g->cgroup);
+    fit_rounds(rd, n, offsetof(struct report_round, malloc), &g->malloc);
+    fit_rounds(rd, n, offsetof(struct report_round, mfree), &g->mfree);
+    fit_rounds(rd, n, offsetof(struct report_round, outside), &g->outside);
+    fit_rounds(rd, n, offsetof(struct report_round, own_res), &g->own);
+    if (g->anon.level > g->outside.level) {
+        g->outside.level = g->anon.level;
+        g->outside.trend = report__trend_of(&g->outside);
+    }
     report__verdict_of(g);
 }
 
@@ -242,9 +381,6 @@ struct ints {
 static void
 ints_add(struct ints *s, int x)
 {
-    for (size_t i = 0; i < s->n; i++)
-        if (s->v[i] == x)
-            return;
     xgrow(&s->v, &s->cap, s->n + 1, sizeof(*s->v));
     s->v[s->n++] = x;
 }
@@ -255,6 +391,20 @@ cmp_int(const void *a, const void *b)
     int x = *(const int *)a, y = *(const int *)b;
 
     return (x > y) - (x < y);
+}
+
+/* Sorted, each once. */
+static void
+ints_done(struct ints *s)
+{
+    size_t n = 0;
+
+    if (s->n > 1)
+        qsort(s->v, s->n, sizeof(*s->v), cmp_int);
+    for (size_t i = 0; i < s->n; i++)
+        if (n == 0 || s->v[n - 1] != s->v[i])
+            s->v[n++] = s->v[i];
+    s->n = n;
 }
 
 /* Usage at the last sample at or before end_ms, if the instance was still
@@ -291,16 +441,71 @@ span_of(const struct report *r, int round)
     return NULL;
 }
 
-/* The plan's RSS: the process's less the heap profiler's own tables,
- * which grow as it meets new stacks and would otherwise read as the
- * plan's retention. The tables are mapped, not all resident, so this errs
- * towards calling RSS flat. */
-static int64_t
-plan_rss(const struct report_snap *s)
+/* The last snapshot of the round of kind k with a figure set (inuse, or
+ * for SNAP_OTHER a round's snapshot that says nothing of the trim). */
+static const struct report_snap *
+snap_of(const struct report_snap *v, size_t n, int round,
+        enum report_snap_kind k)
 {
-    if (s->rss < 0 || s->own <= 0)
-        return s->rss;
-    return s->rss > s->own ? s->rss - s->own : 0;
+    const struct report_snap *s = NULL;
+
+    for (size_t i = 0; i < n; i++)
+        if (v[i].round == round && v[i].kind == k)
+            s = &v[i];
+    return s;
+}
+
+/* The round's reading: the last line of memory-rounds.jsonl for it (the
+ * readings are in order of round, then of line; report_snap.c). */
+static const struct report_snap *
+reading_of(const struct report_inst *in, int round)
+{
+    size_t lo = 0, hi = in->nreadings;
+
+    while (lo < hi) { /* the first past the round */
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (in->readings[mid].round <= round)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo > 0 && in->readings[lo - 1].round == round ? &in->readings[lo - 1]
+                                                         : NULL;
+}
+
+/* A figure from the first source that has it: the post-trim sidecar, the
+ * round's reading, another snapshot of the round. */
+static int64_t
+pick(const struct report_snap *const src[3], size_t off)
+{
+    for (int i = 0; i < 3; i++) {
+        int64_t v =
+            src[i] ? *(const int64_t *)((const char *)src[i] + off) : -1;
+
+        if (v >= 0)
+            return v;
+    }
+    return -1;
+}
+
+#define PICK(src, field) pick(src, offsetof(struct report_snap, field))
+
+static void
+malloc_figures(const struct report_snap *const src[3], struct report_round *rd)
+{
+    int64_t arena = PICK(src, arena), hblk = PICK(src, hblkhd);
+
+    rd->malloc = arena >= 0 ? i64_add_sat(arena, hblk > 0 ? hblk : 0) : -1;
+    rd->mfree = PICK(src, fordblks);
+    rd->own_res = PICK(src, own_res);
+    rd->outside = -1;
+    if (rd->rss_anon >= 0 && rd->malloc >= 0) {
+        int64_t own = rd->own_res > 0 ? rd->own_res : 0;
+        int64_t out = rd->rss_anon - rd->malloc - own;
+
+        rd->outside = out > 0 ? out : 0;
+    }
 }
 
 static void
@@ -308,28 +513,22 @@ round_fill(const struct report *r, const struct report_inst *in,
            struct report_round *rd)
 {
     const struct report_span *sp = span_of(r, rd->round);
-    int64_t any_cg = -1;
+    const struct report_snap *pre =
+        snap_of(in->snaps, in->nsnaps, rd->round, SNAP_PRE);
+    const struct report_snap *src[3] = {
+        snap_of(in->snaps, in->nsnaps, rd->round, SNAP_POST),
+        reading_of(in, rd->round),
+        snap_of(in->snaps, in->nsnaps, rd->round, SNAP_OTHER)};
 
-    rd->heap_pre = rd->heap_post = rd->rss_pre = rd->rss_post = -1;
-    rd->cgroup = -1;
-    for (size_t i = 0; i < in->nsnaps; i++) {
-        const struct report_snap *s = &in->snaps[i];
-
-        if (s->round != rd->round)
-            continue;
-        if (s->kind == SNAP_PRE) {
-            rd->heap_pre = s->inuse;
-            rd->rss_pre = plan_rss(s);
-        } else if (s->kind == SNAP_POST || rd->heap_post < 0) {
-            rd->heap_post = s->inuse;
-            rd->rss_post = plan_rss(s);
-            rd->cgroup = s->kind == SNAP_POST ? s->cgroup : rd->cgroup;
-        }
-        if (s->cgroup >= 0)
-            any_cg = s->cgroup;
-    }
-    if (rd->cgroup < 0)
-        rd->cgroup = any_cg;
+    rd->heap_pre = pre ? pre->inuse : -1;
+    rd->rss_pre = pre ? pre->rss : -1;
+    rd->heap_post = PICK(src, inuse);
+    rd->rss_post = PICK(src, rss);
+    rd->rss_anon = PICK(src, rss_anon);
+    rd->cgroup = PICK(src, cgroup);
+    malloc_figures(src, rd);
+    if (rd->cgroup < 0 && pre != NULL)
+        rd->cgroup = pre->cgroup;
     if (rd->cgroup < 0 && sp != NULL)
         rd->cgroup = usage_at(in, sp->end_ms);
 }
@@ -338,7 +537,7 @@ static bool
 round_empty(const struct report_round *rd)
 {
     return rd->heap_pre < 0 && rd->heap_post < 0 && rd->rss_pre < 0 &&
-           rd->rss_post < 0 && rd->cgroup < 0;
+           rd->rss_post < 0 && rd->cgroup < 0 && rd->rss_anon < 0;
 }
 
 static void
@@ -349,10 +548,11 @@ inst_rounds(const struct report *r, struct report_inst *in)
     for (size_t i = 0; i < in->nsnaps; i++)
         if (in->snaps[i].round >= 0)
             ints_add(&rounds, in->snaps[i].round);
+    for (size_t i = 0; i < in->nreadings; i++)
+        ints_add(&rounds, in->readings[i].round);
     for (size_t i = 0; i < r->nspans && in->nsamples > 0; i++)
         ints_add(&rounds, r->spans[i].round);
-    if (rounds.n > 0)
-        qsort(rounds.v, rounds.n, sizeof(*rounds.v), cmp_int);
+    ints_done(&rounds);
     in->rounds = xcalloc(rounds.n ? rounds.n : 1, sizeof(*in->rounds));
     for (size_t i = 0; i < rounds.n; i++) {
         struct report_round *rd = &in->rounds[in->nrounds];
@@ -367,22 +567,34 @@ inst_rounds(const struct report *r, struct report_inst *in)
     growth(in->rounds, in->nrounds, &in->growth);
 }
 
+/* The figures of a round, as offsets, for the group's means. */
+static const size_t round_figures[REPORT_ROUND_FIGURES] = {
+    offsetof(struct report_round, heap_pre),
+    offsetof(struct report_round, heap_post),
+    offsetof(struct report_round, rss_pre),
+    offsetof(struct report_round, rss_post),
+    offsetof(struct report_round, cgroup),
+    offsetof(struct report_round, rss_anon),
+    offsetof(struct report_round, malloc),
+    offsetof(struct report_round, mfree),
+    offsetof(struct report_round, outside),
+    offsetof(struct report_round, own_res),
+};
+
 /* The mean of each figure over the instances that have it. */
 static void
-mean_into(struct report_round *g, const struct report_round *x, int64_t sum[5],
-          int cnt[5])
+mean_into(struct report_round *g, const struct report_round *x,
+          int64_t sum[REPORT_ROUND_FIGURES], int cnt[REPORT_ROUND_FIGURES])
 {
-    const int64_t v[5] = {x->heap_pre, x->heap_post, x->rss_pre, x->rss_post,
-                          x->cgroup};
-    int64_t *out[5] = {&g->heap_pre, &g->heap_post, &g->rss_pre, &g->rss_post,
-                       &g->cgroup};
+    for (int k = 0; k < REPORT_ROUND_FIGURES; k++) {
+        int64_t v = *(const int64_t *)((const char *)x + round_figures[k]);
+        int64_t *out = (int64_t *)((char *)g + round_figures[k]);
 
-    for (int k = 0; k < 5; k++) {
-        if (v[k] >= 0) {
-            sum[k] = i64_add_sat(sum[k], v[k]);
+        if (v >= 0) {
+            sum[k] = i64_add_sat(sum[k], v);
             cnt[k]++;
         }
-        *out[k] = cnt[k] ? sum[k] / cnt[k] : -1;
+        *out = cnt[k] ? sum[k] / cnt[k] : -1;
     }
 }
 
@@ -390,6 +602,7 @@ static void
 group_rounds(const struct report *r, struct report_group *g)
 {
     struct ints rounds = {0};
+    size_t *at;
 
     for (size_t i = 0; i < g->ninst; i++) {
         const struct report_inst *in = &r->insts[g->inst[i]];
@@ -397,27 +610,30 @@ group_rounds(const struct report *r, struct report_group *g)
         for (size_t k = 0; k < in->nrounds; k++)
             ints_add(&rounds, in->rounds[k].round);
     }
-    if (rounds.n > 0)
-        qsort(rounds.v, rounds.n, sizeof(*rounds.v), cmp_int);
+    ints_done(&rounds);
     g->rounds = xcalloc(rounds.n ? rounds.n : 1, sizeof(*g->rounds));
     g->nrounds = rounds.n;
+    /* each instance's rounds are in order: one cursor each */
+    at = xcalloc(g->ninst ? g->ninst : 1, sizeof(*at));
     for (size_t k = 0; k < rounds.n; k++) {
         struct report_round *gr = &g->rounds[k];
-        int64_t sum[5] = {0};
-        int cnt[5] = {0};
+        int64_t sum[REPORT_ROUND_FIGURES] = {0};
+        int cnt[REPORT_ROUND_FIGURES] = {0};
 
         gr->round = rounds.v[k];
         for (size_t i = 0; i < g->ninst; i++) {
             const struct report_inst *in = &r->insts[g->inst[i]];
 
-            for (size_t j = 0; j < in->nrounds; j++) {
-                if (in->rounds[j].round != gr->round)
+            for (; at[i] < in->nrounds && in->rounds[at[i]].round <= gr->round;
+                 at[i]++) {
+                if (in->rounds[at[i]].round != gr->round)
                     continue;
-                mean_into(gr, &in->rounds[j], sum, cnt);
+                mean_into(gr, &in->rounds[at[i]], sum, cnt);
                 gr->ninst++;
             }
         }
     }
+    free(at);
     free(rounds.v);
     growth(g->rounds, g->nrounds, &g->growth);
 }
@@ -485,4 +701,27 @@ report__analyse(struct report *r)
         report__note(r, "no heap snapshots (heap-<label>.json, .pb.gz): no "
                         "heap figures per round and no allocation sites; set "
                         "memory_snapshots: simple for plans that take them");
+}
+
+/* The first of the plan's growing sites, for the verdict's words. */
+static const char *
+first_plan_site(const struct report_gsites *gs)
+{
+    for (size_t i = 0; i < gs->n; i++)
+        if (!gs->v[i].testyard)
+            return gs->v[i].function;
+    return NULL;
+}
+
+void
+report__verdicts_name_sites(struct report *r)
+{
+    for (size_t i = 0; i < r->ninsts; i++) {
+        r->insts[i].growth.site = first_plan_site(&r->insts[i].gsites);
+        report__verdict_of(&r->insts[i].growth);
+    }
+    for (size_t g = 0; g < r->ngroups; g++) {
+        r->groups[g].growth.site = first_plan_site(&r->groups[g].gsites);
+        report__verdict_of(&r->groups[g].growth);
+    }
 }

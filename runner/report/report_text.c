@@ -2,11 +2,13 @@
  * report_text.c — the report as a terminal table: one line per group with
  * its memory figures, the growth verdicts, heap in use, RSS and cgroup
  * usage per round, OOM kills with the last profile before each, the top
- * allocation sites, what is missing, and where the files are. Short enough to
- * read after every run; summary.json and report.html have the rest.
+ * allocation sites and the sites that grew, what is missing, and where the
+ * files are. Short enough to read after every run; summary.json and
+ * report.html have the rest.
  */
 #include "report/report_int.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -125,12 +127,13 @@ print_site_lines(const struct report_site *sites, size_t n, int64_t total,
                  const char *indent, FILE *out)
 {
     for (size_t k = 0; k < n && k < TEXT_MAX_SITES; k++) {
-        char b[32];
+        char b[32], name[256];
 
         report__fmt_bytes(sites[k].flat, b, sizeof(b));
+        report__site_name(&sites[k], name, sizeof(name));
         fprintf(out, "%s%10s %5.1f%%  %s\n", indent, b,
                 total > 0 ? 100.0 * (double)sites[k].flat / (double)total : 0.0,
-                sites[k].function);
+                name);
     }
 }
 
@@ -199,6 +202,49 @@ print_sites(const struct report *r, FILE *out)
     }
 }
 
+/* "round-1-post-trim -> round-5-post-trim, 4 rounds" */
+static void
+gsites_span(const struct report_gsites *gs, char *buf, size_t size)
+{
+    char n[32] = "";
+
+    if (gs->rounds > 0)
+        snprintf(n, sizeof(n), ", %d round%s", gs->rounds,
+                 gs->rounds == 1 ? "" : "s");
+    if (gs->from != NULL && gs->to != NULL)
+        snprintf(buf, size, "%s -> %s%s", gs->from, gs->to, n);
+    else
+        snprintf(buf, size, "first post-trim -> last profile%s", n);
+}
+
+static void
+print_growing(const struct report *r, FILE *out)
+{
+    bool any = false;
+
+    for (size_t i = 0; i < r->ngroups; i++) {
+        const struct report_gsites *gs = &r->groups[i].gsites;
+        char span[256];
+
+        if (gs->n == 0)
+            continue;
+        if (!any)
+            fprintf(out, "\ngrowing sites (growth of heap in use):\n");
+        any = true;
+        gsites_span(gs, span, sizeof(span));
+        fprintf(out, "  %s (%s):\n", r->groups[i].id, span);
+        for (size_t k = 0; k < gs->n && k < TEXT_MAX_SITES; k++) {
+            char rate[48] = "", grow[32], name[256];
+
+            if (!isnan(gs->v[k].rate))
+                report__fmt_rate(gs->v[k].rate, rate, sizeof(rate));
+            report__fmt_bytes(gs->v[k].growth, grow, sizeof(grow));
+            report__site_name(&gs->v[k], name, sizeof(name));
+            fprintf(out, "    %16s  +%-10s %s\n", rate, grow, name);
+        }
+    }
+}
+
 static void
 print_notes(const struct report *r, FILE *out)
 {
@@ -224,6 +270,7 @@ report_print(const struct report *r, FILE *out)
     print_rounds(r, out);
     print_ooms(r, out);
     print_sites(r, out);
+    print_growing(r, out);
     print_notes(r, out);
     if (path_exists(html))
         fprintf(out, "\nreport: %s\n", html);

@@ -53,12 +53,6 @@ summary() {
 }
 
 # within VALUE WANT PERCENT — VALUE is within PERCENT% of WANT.
-within() {
-    [ -n "$1" ] && [ "$1" != null ] &&
-        awk -v v="$1" -v w="$2" -v p="$3" \
-            'BEGIN { d = v - w; if (d < 0) d = -d; exit !(d <= w * p / 100) }'
-}
-
 for id in leak flat; do
     n=$LEAK
     [ $id = flat ] && n=0
@@ -85,6 +79,19 @@ check "leak: leak_round_buffers is a top site (got: $top)" \
     grep -qw leak_round_buffers <<<"$top"
 check "leak: the page names it too" \
     grep -q 'leak_round_buffers' "$RUNS/leak/report.html"
+grow=$(summary leak '.groups[] | select(.id == "providers") |
+    .growing_sites.sites[0] | .function + " " + (.bytes_per_round | tostring)')
+check "leak: leak_round_buffers grows first, about 16 MiB per round (got: $grow)" \
+    within "${grow#leak_round_buffers }" $LEAK 20
+check "leak: the verdict names it" \
+    grep -Eq 'providers +growing: .*most in leak_round_buffers\)' \
+    "$RUNS/leak.report"
+check "leak: the table lists growing sites" \
+    grep -Eq '^ +\+1[5-7]\.[0-9] MiB/round +\+[0-9.]+ MiB +leak_round_buffers$' \
+    "$RUNS/leak.report"
+check "leak: RSS is the process's, not 0" \
+    test "$(summary leak '.groups[] | select(.id == "requestors") |
+        .rounds[0].rss_post_bytes')" -gt 0
 check_eq "leak: the requestors are flat" \
     "$(summary leak '.groups[] | select(.id == "requestors") | .verdict.kind')" \
     flat

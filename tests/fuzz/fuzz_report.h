@@ -1,6 +1,7 @@
 /*
  * fuzz_report.h — the body shared by the report's reader harnesses
- * (fuzz_report_csv.c, fuzz_report_bars.c, fuzz_pprof.c): a report of the
+ * (fuzz_report_csv.c, fuzz_report_bars.c, fuzz_report_sidecar.c,
+ * fuzz_report_rounds.c, fuzz_pprof.c): a report of the
  * scratch folder with instances g/0 (and g/1), whose file the input
  * becomes; once read, the
  * report is analysed and rendered in memory (summary.json, report.html)
@@ -22,6 +23,7 @@ fuzz_report_new(void)
     struct report *r = xcalloc(1, sizeof(*r));
 
     r->run_dir = xstrdup(fuzz_dir());
+    r->run_fd = -1; /* no folder opened: files are read by path */
     r->top = REPORT_TOP_DEFAULT;
     r->duration_s = -1;
     return r;
@@ -42,6 +44,7 @@ fuzz_report_render(struct report *r, struct err *err)
             return -1;
     if (report__ooms(r, err) < 0)
         return -1;
+    report__verdicts_name_sites(r);
     j = report__json(r);
     s = j ? cJSON_PrintUnformatted(j) : NULL;
     if (s == NULL)

@@ -209,6 +209,14 @@ between() {
     [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]
 }
 
+# within V WANT PERCENT — V (a number, maybe fractional) is within PERCENT
+# of WANT; an empty V or "null" is not.
+within() {
+    [ -n "$1" ] && [ "$1" != null ] &&
+        awk -v v="$1" -v w="$2" -v p="$3" \
+            'BEGIN { d = v - w; if (d < 0) d = -d; exit !(d <= w * p / 100) }'
+}
+
 # hostile_plan — tests/docker/hostile_plan.c as the plan "hostile" in
 # $RUNS/plans (it plants links in its outputs, floods stdout, uploads
 # past its quota: see its manifest).

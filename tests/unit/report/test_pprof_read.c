@@ -13,6 +13,7 @@
 #include "base/util.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,21 @@ test_make_blocks(void)
 __attribute__((noinline)) void test_plan_main(void);
 __attribute__((noinline)) void
 test_plan_main(void)
+{
+    __asm__ volatile("" ::: "memory");
+}
+
+/* Stand-ins for the SDK's code: a sync buffer grown under a barrier. */
+__attribute__((noinline)) void ty__test_grow_buffer(void);
+__attribute__((noinline)) void
+ty__test_grow_buffer(void)
+{
+    __asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) void ty_test_barrier(void);
+__attribute__((noinline)) void
+ty_test_barrier(void)
 {
     __asm__ volatile("" ::: "memory");
 }
@@ -142,6 +158,65 @@ t_sdk_profile_sites(void)
     CHECK(blocks && blocks->flat == 4 * MiB);
     free(s);
     pprof__destroy(&p);
+}
+
+/* Sampled every 512 KiB: one allocation of 1000 bytes is scaled up to
+ * about 512 KiB, and the site says it rests on one sample; the SDK's
+ * frames make a testyard site named after the SDK call the plan made. */
+static void
+t_samples_and_testyard(void)
+{
+    static uintptr_t sync[] = {PC(ty__test_grow_buffer), PC(ty_test_barrier),
+                               PC(test_plan_main)};
+    static uintptr_t leak[] = {PC(xmalloc), PC(test_leak_round),
+                               PC(test_plan_main)};
+    struct ty__heap_rec recs[] = {
+        {sync, 3, 524288, 1, 1000, 0, 0},
+        {leak, 3, 524288, 40, 40 * 65536, 0, 0},
+    };
+    struct ty__heap_snap snap = {recs, 2, 2, 524288, 42};
+    struct ty__heap_totals tot;
+    void *gz = NULL;
+    size_t len = 0, n;
+    struct err err = {0};
+    struct pprof_profile *p;
+    struct pprof_site *s = NULL;
+    const struct pprof_site *ty, *lk, *main_;
+
+    CHECK_EQ_INT(ty__heap_profile(&snap, &gz, &len, &tot), 0);
+    p = pprof__parse(gz, len, "x.pb.gz", &err);
+    free(gz);
+    CHECK_MSG(p != NULL, "%s", err.msg);
+    if (p == NULL)
+        return;
+    n = pprof__sites(p, pprof__value_index(p, "inuse_space"), &s);
+    ty = site_named(s, n, "ty_test_barrier");
+    lk = site_named(s, n, "test_leak_round");
+    main_ = site_named(s, n, "test_plan_main");
+    CHECK(ty != NULL && ty->testyard && ty->flat > 500 * 1024);
+    CHECK_MSG(ty && fabs(ty->samples - 1) < 0.05, "samples %.3f",
+              ty ? ty->samples : -1);
+    CHECK(lk != NULL && !lk->testyard);
+    CHECK_MSG(lk && fabs(lk->samples - 40) < 0.1, "samples %.3f",
+              lk ? lk->samples : -1);
+    CHECK(main_ != NULL && !main_->testyard && main_->flat == 0);
+    /* the SDK's inner frame is looked through to the call the plan made */
+    CHECK(site_named(s, n, "ty__test_grow_buffer") == NULL ||
+          site_named(s, n, "ty__test_grow_buffer")->flat == 0);
+    free(s);
+    pprof__destroy(&p);
+}
+
+static void
+t_is_testyard(void)
+{
+    CHECK(pprof__is_testyard("ty_barrier", ""));
+    CHECK(pprof__is_testyard("ty__zmtp_input", ""));
+    CHECK(pprof__is_testyard("conn_grow", "sdk/ty_conn.c"));
+    CHECK(pprof__is_testyard("conn_grow", "ty_conn.c"));
+    CHECK(!pprof__is_testyard("conn_grow", "plans/x/conn.c"));
+    CHECK(!pprof__is_testyard("leak_round", ""));
+    CHECK(!pprof__is_testyard("typical", "main.c"));
 }
 
 static void
@@ -384,14 +459,22 @@ t_wrappers(void)
         const char *name;
         bool wrapper;
     } cases[] = {
-        {"malloc", true},          {"calloc", true},
-        {"realloc", true},         {"strdup", true},
-        {"__strdup", true},        {"_Znwm", true},
-        {"operator new", true},    {"xmalloc", true},
-        {"ty__heap_sample", true}, {"ty__output_file", true},
-        {"__libc_malloc", true},   {"leak_round", false},
-        {"mallocx_user", false},   {"ty_publish", false},
-        {"main", false},           {"make_blocks", false},
+        {"malloc", true},
+        {"calloc", true},
+        {"realloc", true},
+        {"strdup", true},
+        {"__strdup", true},
+        {"_Znwm", true},
+        {"operator new", true},
+        {"xmalloc", true},
+        {"ty__heap_sample", false},
+        {"ty__output_file", false},
+        {"__libc_malloc", true},
+        {"leak_round", false},
+        {"mallocx_user", false},
+        {"ty_publish", false},
+        {"main", false},
+        {"make_blocks", false},
     };
 
     for (size_t i = 0; i < ARRAY_LEN(cases); i++)
@@ -560,6 +643,8 @@ t_fuzz(void)
 static const struct th_case cases[] = {
     {"sdk_profile_totals", t_sdk_profile_totals},
     {"sdk_profile_sites", t_sdk_profile_sites},
+    {"samples_and_testyard", t_samples_and_testyard},
+    {"is_testyard", t_is_testyard},
     {"read_file", t_read_file},
     {"hand_profile", t_hand_profile},
     {"only_wrappers", t_only_wrappers},

@@ -22,6 +22,18 @@ rm_heap_files(const char *idir)
         }
 }
 
+/* Those of the three instances of a `leaky` run. */
+static void
+rm_all_heap_files(const char *dir)
+{
+    for (int i = 0; i < 3; i++) {
+        cleanup_free char *idir = xasprintf(
+            "%s/%s/%d", dir, i ? "requestors" : "providers", i ? i - 1 : 0);
+
+        rm_heap_files(idir);
+    }
+}
+
 /* No result.json and no barriers.jsonl: groups from composition.json,
  * instances from the folders, and notes saying what is missing. */
 static void
@@ -163,12 +175,7 @@ t_no_heap(void)
     struct err err = {0};
     cJSON *s;
 
-    for (int i = 0; i < 3; i++) {
-        cleanup_free char *idir = xasprintf(
-            "%s/%s/%d", dir, i ? "requestors" : "providers", i ? i - 1 : 0);
-
-        rm_heap_files(idir);
-    }
+    rm_all_heap_files(dir);
     CHECK_MSG(generate(dir, &table, &err) == 0, "%s", err.msg);
     s = summary(dir);
     CHECK_EQ_STR(at_str(s, "groups.#providers.verdict.kind"), "growing");
@@ -216,25 +223,22 @@ t_empty_profiles(void)
     CHECK(has_note(s, "providers/0: 10 heap profiles sampled no allocation"));
     CHECK_EQ_INT(at_num(s, "groups.#providers.growth.heap_inuse.rounds"), 0);
     CHECK_EQ_STR(at_str(s, "groups.#providers.verdict.basis"), "cgroup");
+    CHECK(fabs(at_num(s, "groups.#providers.verdict.bytes_per_round") -
+               16.5 * MiB) < 0.5 * MiB);
     CHECK_CONTAINS(at_str(s, "groups.#providers.verdict.text"),
-                   "growing: +16.5 MiB/round");
+                   "growing: +16.");
     CHECK_CONTAINS(at_str(s, "groups.#providers.verdict.text"),
                    "(cgroup usage; the heap profiles are empty)");
     CHECK_EQ_STR(at_str(s, "groups.#requestors.verdict.basis"), "heap_inuse");
     cJSON_Delete(s);
 }
 
-/* RSS that grows only by the heap profiler's own tables (profiler_bytes
- * in the sidecars) is not the plan's retention. */
+/* Add "profiler_resident_bytes": r * per_round to every sidecar of
+ * providers/0 (rounds 1..n). */
 static void
-t_profiler_bytes(void)
+add_profiler_resident(const char *dir, int n, int64_t per_round)
 {
-    cleanup_free char *dir = make_run("own", &retain);
-    cleanup_free char *table = NULL;
-    struct err err = {0};
-    cJSON *s;
-
-    for (int r = 1; r <= 6; r++)
+    for (int r = 1; r <= n; r++)
         for (int k = 0; k < 2; k++) {
             cleanup_free char *rel =
                 xasprintf("providers/0/heap-round-%d-%s-trim.json", r,
@@ -247,17 +251,203 @@ t_profiler_bytes(void)
             if (at == NULL)
                 return;
             at[strlen("\"samples\": 3")] = '\0';
-            json = xasprintf("%s, \"profiler_bytes\": %lld}%s", text,
-                             (long long)(r * 8 * MiB), at + 13);
+            json = xasprintf("%s, \"profiler_bytes\": %lld, "
+                             "\"profiler_resident_bytes\": %lld}%s",
+                             text, (long long)(r * per_round + 4 * MiB),
+                             (long long)(r * per_round), at + 13);
             put_text(dir, rel, json);
         }
+}
+
+/* RSS is the process's own, the profiler's tables included; when only
+ * they grow (the resident part, profiler_resident_bytes) RSS grows but
+ * the plan does not: flat, and the verdict says whose it is. */
+static void
+t_profiler_resident(void)
+{
+    cleanup_free char *dir = make_run("own", &mmap_run);
+    cleanup_free char *table = NULL;
+    struct err err = {0};
+    cJSON *s;
+
+    add_profiler_resident(dir, 6, 8 * MiB);
+    CHECK_MSG(generate(dir, &table, &err) == 0, "%s", err.msg);
+    s = summary(dir);
+    CHECK_EQ_INT(at_num(s, "version"), 2);
+    CHECK_EQ_STR(at_str(s, "groups.#providers.verdict.kind"), "flat");
+    CHECK_CONTAINS(at_str(s, "groups.#providers.verdict.text"),
+                   "is the heap profiler's own tables");
+    CHECK_EQ_STR(at_str(s, "groups.#providers.growth.rss.trend"), "growing");
+    CHECK_EQ_STR(at_str(s, "groups.#providers.growth.outside.trend"), "flat");
+    /* 40 MiB + 8 MiB in round 1: the real RSS, nothing taken out */
+    CHECK(fabs(at_num(s, "groups.#providers.rounds.0.rss_post_bytes") -
+               48 * MiB) < 1 * MiB);
+    CHECK_EQ_INT(
+        at_num(s, "groups.#providers.rounds.0.profiler_resident_bytes"),
+        8 * MiB);
+    CHECK_EQ_INT(
+        at_num(s, "instances.#providers/0.rounds.2.profiler_resident_bytes"),
+        24 * MiB);
+    cJSON_Delete(s);
+}
+
+/* Without the profiler's tables the same run grows outside malloc, and
+ * an RSS small enough to be less than the profiler's mapped tables still
+ * reads as itself, never 0. */
+static void
+t_outside_malloc_run(void)
+{
+    cleanup_free char *dir = NULL, *table = NULL;
+    cJSON *s = report_of("mmap", &mmap_run, &dir, &table);
+
+    CHECK_EQ_STR(at_str(s, "groups.#providers.verdict.kind"), "outside_malloc");
+    CHECK_EQ_STR(at_str(s, "groups.#providers.verdict.basis"), "rss");
+    CHECK(fabs(at_num(s, "groups.#providers.verdict.bytes_per_round") -
+               8 * MiB) < 1.6 * MiB);
+    CHECK_CONTAINS(at_str(s, "groups.#providers.verdict.text"),
+                   "growing outside malloc: RSS +");
+    CHECK_CONTAINS(at_str(s, "groups.#providers.verdict.text"),
+                   "while heap in use and malloc's arena are flat (mmap, "
+                   "thread stacks or another allocator)");
+    CHECK_EQ_STR(at_str(s, "groups.#providers.growth.malloc.trend"), "flat");
+    CHECK_EQ_STR(at_str(s, "groups.#providers.growth.outside.trend"),
+                 "growing");
+    CHECK(at_num(s, "groups.#providers.rounds.5.outside_malloc_bytes") >
+          at_num(s, "groups.#providers.rounds.0.outside_malloc_bytes") +
+              30 * MiB);
+    CHECK_CONTAINS(table, "growing outside malloc");
+    cJSON_Delete(s);
+}
+
+/* One line of memory-rounds.jsonl: the instance's own readings at a
+ * round's end (heap in use < 0: the profiler was not running). */
+static void
+reading(struct strbuf *sb, int round, int64_t heap, int64_t rss, int64_t arena,
+        int64_t cgroup)
+{
+    strbuf_addf(sb,
+                "{\"time\": \"2026-11-29T18:00:0%d.900Z\", \"round\": %d, "
+                "\"rss_bytes\": %lld, \"rss_anon_bytes\": %lld, "
+                "\"vm_hwm_bytes\": %lld, \"mallinfo\": {\"arena\": %lld, "
+                "\"hblkhd\": 0, \"uordblks\": %lld, \"fordblks\": 65536, "
+                "\"keepcost\": 0}, \"profile\": {\"inuse_bytes\": %lld, "
+                "\"inuse_objects\": %d, \"profiler_bytes\": 4194304, "
+                "\"profiler_resident_bytes\": 1048576}, \"cgroup\": "
+                "{\"version\": 2, \"current_bytes\": %lld, "
+                "\"peak_bytes\": null, \"limit_bytes\": null}}\n",
+                round % 10, round, (long long)rss, (long long)(rss - MiB),
+                (long long)rss, (long long)arena, (long long)arena,
+                (long long)(heap < 0 ? 0 : heap), heap < 0 ? 0 : 100,
+                (long long)cgroup);
+}
+
+/* Without heap snapshots (memory_snapshots: none) the rounds come from
+ * memory-rounds.jsonl, read at each round's end by the instance itself:
+ * a flat plan whose coordinator samples jump is flat, every round has
+ * its figures (the last too), and the cgroup figure is the instance's
+ * reading, not a memory.csv sample. A line cut short at the end is noted. */
+static void
+t_readings_none_mode(void)
+{
+    cleanup_free char *dir = make_run("readings", &leaky);
+    cleanup_free char *table = NULL;
+    struct err err = {0};
+    struct strbuf sb;
+    cJSON *s;
+
+    rm_all_heap_files(dir);
+    strbuf_init(&sb);
+    for (int r = 1; r <= 5; r++)
+        reading(&sb, r, -1, 60 * MiB + (r % 2) * MiB, 40 * MiB,
+                70 * MiB + (r % 2) * 2 * MiB);
+    strbuf_adds(&sb, "{\"round\": 6, \"rss_by");
+    put_text(dir, "providers/0/memory-rounds.jsonl", sb.buf);
+    strbuf_release(&sb);
     CHECK_MSG(generate(dir, &table, &err) == 0, "%s", err.msg);
     s = summary(dir);
     CHECK_EQ_STR(at_str(s, "groups.#providers.verdict.kind"), "flat");
-    CHECK_EQ_STR(at_str(s, "groups.#providers.growth.rss.trend"), "flat");
-    /* 40 MiB + 8 MiB in round 1, less the profiler's 8 MiB. */
-    CHECK(fabs(at_num(s, "groups.#providers.rounds.0.rss_post_bytes") -
-               40 * MiB) < 1 * MiB);
+    CHECK_EQ_STR(at_str(s, "groups.#providers.verdict.basis"), "cgroup");
+    CHECK_EQ_INT(at_num(s, "groups.#providers.growth.heap_inuse.rounds"), 0);
+    CHECK_EQ_INT(at_num(s, "groups.#providers.growth.rss.rounds"), 5);
+    CHECK_EQ_INT(at_num(s, "groups.#providers.rounds.4.cgroup_bytes"),
+                 72 * MiB);
+    CHECK_EQ_INT(at_num(s, "groups.#providers.rounds.1.rss_post_bytes"),
+                 60 * MiB);
+    CHECK(at(s, "groups.#providers.rounds.1.heap_inuse_post_bytes") &&
+          cJSON_IsNull(
+              at(s, "groups.#providers.rounds.1.heap_inuse_post_bytes")));
+    CHECK_EQ_INT(at_num(s, "groups.#providers.rounds.0.malloc_bytes"),
+                 40 * MiB);
+    CHECK_EQ_INT(
+        at_num(s, "groups.#providers.rounds.0.profiler_resident_bytes"),
+        1 * MiB);
+    /* RssAnon 60 MiB (RSS 61) less malloc's 40 and the profiler's 1 */
+    CHECK_EQ_INT(at_num(s, "groups.#providers.rounds.0.outside_malloc_bytes"),
+                 19 * MiB);
+    CHECK(has_note(s, "memory-rounds.jsonl:6: the last line is cut short"));
+    /* requestors have no readings: their cgroup figures are samples */
+    CHECK_EQ_STR(at_str(s, "groups.#requestors.verdict.basis"), "cgroup");
+    cJSON_Delete(s);
+}
+
+/* Heap in use from the readings when the sidecars are gone: the leak is
+ * found on them, and the post-trim sidecar wins where there is one. */
+static void
+t_readings_heap(void)
+{
+    cleanup_free char *dir = make_run("readings-heap", &fixed);
+    cleanup_free char *table = NULL;
+    cleanup_free char *idir = path_join(dir, "providers/0");
+    struct err err = {0};
+    struct strbuf sb;
+    cJSON *s;
+
+    rm_heap_files(idir);
+    strbuf_init(&sb);
+    for (int r = 1; r <= 5; r++)
+        reading(&sb, r, 24 * MiB + r * 8 * MiB, 40 * MiB + r * 8 * MiB,
+                26 * MiB + r * 8 * MiB, 48 * MiB + r * 8 * MiB);
+    put_text(dir, "providers/0/memory-rounds.jsonl", sb.buf);
+    put_text(dir, "requestors/0/memory-rounds.jsonl", sb.buf);
+    strbuf_release(&sb);
+    CHECK_MSG(generate(dir, &table, &err) == 0, "%s", err.msg);
+    s = summary(dir);
+    CHECK_EQ_STR(at_str(s, "groups.#providers.verdict.kind"), "growing");
+    CHECK_EQ_STR(at_str(s, "groups.#providers.verdict.basis"), "heap_inuse");
+    CHECK(fabs(at_num(s, "groups.#providers.verdict.bytes_per_round") -
+               8 * MiB) < 1.6 * MiB);
+    CHECK_CONTAINS(at_str(s, "groups.#providers.verdict.text"),
+                   "growing: +8.0 MiB/round");
+    /* requestors/0 has its sidecars, which come first: still flat */
+    CHECK_EQ_STR(at_str(s, "instances.#requestors/0.verdict.kind"), "flat");
+    CHECK(fabs(at_num(s, "instances.#requestors/0.rounds.4.rss_post_bytes") -
+               48 * MiB) < 2 * MiB);
+    cJSON_Delete(s);
+}
+
+/* An instance that writes more rounds than anyone runs does not make the
+ * report take minutes: the first 10000 are read, and the rest noted. */
+static void
+t_readings_many(void)
+{
+    cleanup_free char *dir = make_run("readings-many", &fixed);
+    cleanup_free char *table = NULL;
+    struct err err = {0};
+    struct strbuf sb;
+    cJSON *s;
+
+    strbuf_init(&sb);
+    for (int r = 1; r <= 10010; r++)
+        strbuf_addf(&sb, "{\"round\": %d, \"rss_bytes\": %d}\n", r, 40 << 20);
+    put_text(dir, "providers/0/memory-rounds.jsonl", sb.buf);
+    strbuf_release(&sb);
+    CHECK_MSG(generate(dir, &table, &err) == 0, "%s", err.msg);
+    s = summary(dir);
+    CHECK(has_note(s, "memory-rounds.jsonl: more than 10000 rounds; those "
+                      "from line 10001 on are left out"));
+    CHECK_EQ_INT(cJSON_GetArraySize(at(s, "instances.#providers/0.rounds")),
+                 10000);
+    CHECK_EQ_STR(at_str(s, "instances.#providers/0.growth.rss.trend"), "flat");
     cJSON_Delete(s);
 }
 
@@ -335,6 +525,15 @@ t_malformed(void)
          "heap-round-2-post-trim.json: round: expected a number"},
         {"providers/0/heap-round-5-post-trim.pb.gz", "\x1f\x8bjunk",
          "heap-round-5-post-trim.pb.gz: not valid gzip"},
+        {"providers/0/memory-rounds.jsonl",
+         "{\"round\": 1, \"rss_bytes\": 5}\n{\"round\": 2, \"rss\n",
+         "memory-rounds.jsonl:2:"},
+        {"providers/0/memory-rounds.jsonl",
+         "{\"round\": 1, \"rss_bytes\": 5}\n{\"round\": 2, "
+         "\"mallinfo\": {\"arena\": \"big\"}}\n",
+         "memory-rounds.jsonl:2: mallinfo.arena: expected a number"},
+        {"providers/0/memory-rounds.jsonl", "{\"rss_bytes\": 5}\n",
+         "memory-rounds.jsonl:1: round: expected a round number"},
     };
 
     for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
@@ -396,7 +595,11 @@ static const struct th_case cases[] = {
     {"planted_links", t_planted_links},
     {"no_heap", t_no_heap},
     {"empty_profiles", t_empty_profiles},
-    {"profiler_bytes", t_profiler_bytes},
+    {"profiler_resident", t_profiler_resident},
+    {"readings_none_mode", t_readings_none_mode},
+    {"readings_heap", t_readings_heap},
+    {"readings_many", t_readings_many},
+    {"outside_malloc_run", t_outside_malloc_run},
     {"empty_and_absent", t_empty_and_absent},
     {"malformed", t_malformed},
     {"monitor_lost", t_monitor_lost},

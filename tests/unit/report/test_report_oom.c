@@ -18,8 +18,9 @@
  * 3.4 s; the requestors stay flat. */
 static const struct synth_group kill_groups[] = {
     {"providers", 1, 128 * MiB, 24.0 * MiB, 20.0 * MiB, 40.0 * MiB, 20.0 * MiB,
-     0.2 * MiB, 3},
-    {"requestors", 2, 256 * MiB, 30.0 * MiB, 0, 48.0 * MiB, 0, 0.5 * MiB, 0},
+     0.2 * MiB, 3, 0, 0},
+    {"requestors", 2, 256 * MiB, 30.0 * MiB, 0, 48.0 * MiB, 0, 0.5 * MiB, 0, 0,
+     0},
 };
 static const struct synth killed = {5, kill_groups, 2};
 

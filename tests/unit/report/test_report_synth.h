@@ -48,6 +48,21 @@ test_round_scratch(void)
     __asm__ volatile("" ::: "memory");
 }
 
+/* Stand-ins for the SDK's own code: a sync buffer behind a barrier. */
+__attribute__((noinline)) void ty__test_sync_buffer(void);
+__attribute__((noinline)) void
+ty__test_sync_buffer(void)
+{
+    __asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) void ty_test_barrier(void);
+__attribute__((noinline)) void
+ty_test_barrier(void)
+{
+    __asm__ volatile("" ::: "memory");
+}
+
 #define PC(f) ((uintptr_t)(f) + 1)
 
 /* ---- synthetic run folders -------------------------------------------------
@@ -59,8 +74,10 @@ struct synth_group {
     int64_t limit;
     double heap0, heap_step; /* heap in use after round r: heap0 + r*step */
     double rss0, rss_step;
-    double noise;  /* amplitude, bytes */
-    int oom_round; /* instance 0 is OOM-killed in this round; 0: none */
+    double noise;     /* amplitude, bytes */
+    int oom_round;    /* instance 0 is OOM-killed in this round; 0: none */
+    double free_step; /* free memory inside malloc's heaps grows so */
+    double sync;      /* bytes of the SDK's sync buffers, in one sample */
 };
 
 struct synth {
@@ -117,23 +134,26 @@ last_round(const struct synth *s, const struct synth_group *g, int inst)
 
 static void
 profile(const char *dir, const char *rel, int64_t work, int64_t leak,
-        int64_t scratch)
+        int64_t scratch, int64_t sync)
 {
     static uintptr_t w[] = {PC(test_working_set)};
     static uintptr_t l[] = {PC(xmalloc), PC(test_leak_round)};
     static uintptr_t sc[] = {PC(test_round_scratch)};
-    const struct ty__heap_rec all[3] = {
+    static uintptr_t sy[] = {PC(ty__test_sync_buffer), PC(ty_test_barrier),
+                             PC(test_working_set)};
+    const struct ty__heap_rec all[4] = {
         {w, 1, 1, 100, (uint64_t)work, 0, 0},
         {l, 2, 1, 100, (uint64_t)leak, 0, 0},
         {sc, 1, 1, 100, (uint64_t)scratch, 0, 0},
+        {sy, 3, 1, 1, (uint64_t)sync, 0, 0},
     };
-    struct ty__heap_rec recs[3];
-    struct ty__heap_snap snap = {recs, 0, 3, 1, START_NS};
+    struct ty__heap_rec recs[4];
+    struct ty__heap_snap snap = {recs, 0, 4, 1, START_NS};
     struct ty__heap_totals tot;
     void *gz = NULL;
     size_t len = 0;
 
-    for (size_t i = 0; i < 3; i++)
+    for (size_t i = 0; i < 4; i++)
         if ((int64_t)all[i].alloc_bytes > 0)
             recs[snap.n++] = all[i];
     CHECK_EQ_INT(ty__heap_profile(&snap, &gz, &len, &tot), 0);
@@ -141,9 +161,12 @@ profile(const char *dir, const char *rel, int64_t work, int64_t leak,
     free(gz);
 }
 
+/* A sidecar's figures: malloc's heaps (arena) hold heap in use and
+ * `free` bytes more; RssAnon is RSS less 1 MiB of file pages. */
 static void
-snapshot(const char *idir, const char *label, int round, int64_t heap,
-         int64_t rss, int64_t work, int64_t scratch)
+snapshot(const struct synth_group *g, const char *idir, const char *label,
+         int round, int64_t heap, int64_t rss, int64_t work, int64_t scratch,
+         int64_t free_bytes)
 {
     char rel[128], ts[40];
     cleanup_free char *json = NULL;
@@ -154,20 +177,20 @@ snapshot(const char *idir, const char *label, int round, int64_t heap,
         "{\"time\": \"%s\", \"label\": \"%s\", \"round\": %d, \"pid\": 7, "
         "\"rate\": 1, \"rss_bytes\": %lld, \"vm_hwm_bytes\": %lld, "
         "\"rss_anon_bytes\": %lld, \"mallinfo\": {\"arena\": %lld, "
-        "\"hblkhd\": 0, \"uordblks\": %lld, \"fordblks\": 1024, "
+        "\"hblkhd\": 0, \"uordblks\": %lld, \"fordblks\": %lld, "
         "\"keepcost\": 0}, \"profile\": {\"inuse_bytes\": %lld, "
         "\"inuse_objects\": 300, \"alloc_bytes\": %lld, \"alloc_objects\": "
         "300, \"samples\": 3}, \"cgroup\": {\"version\": 2, "
         "\"current_bytes\": %lld, \"peak_bytes\": %lld, \"limit_bytes\": "
         "null}}\n",
         ts, label, round, (long long)rss, (long long)rss,
-        (long long)(rss - MiB), (long long)heap, (long long)heap,
-        (long long)heap, (long long)heap, (long long)(rss + 5 * MiB),
-        (long long)(rss + 5 * MiB));
+        (long long)(rss - MiB), (long long)(heap + free_bytes), (long long)heap,
+        (long long)free_bytes, (long long)heap, (long long)heap,
+        (long long)(rss + 5 * MiB), (long long)(rss + 5 * MiB));
     snprintf(rel, sizeof(rel), "heap-%s.json", label);
     put_text(idir, rel, json);
     snprintf(rel, sizeof(rel), "heap-%s.pb.gz", label);
-    profile(idir, rel, work, heap - work - scratch, scratch);
+    profile(idir, rel, work, heap - work - scratch, scratch, (int64_t)g->sync);
 }
 
 static void
@@ -177,12 +200,14 @@ snapshots(const struct synth *s, const struct synth_group *g, int inst,
     for (int r = 1; r <= last_round(s, g, inst); r++) {
         int64_t post = heap_at(g, inst, r), rss = rss_at(g, inst, r);
         int64_t work = (int64_t)(g->heap0 + wobble(r, inst, g->noise));
+        int64_t free_bytes = MiB + (int64_t)(g->free_step * r);
         char label[64];
 
         snprintf(label, sizeof(label), "round-%d-pre-trim", r);
-        snapshot(idir, label, r, post + 2 * MiB, rss + 3 * MiB, work, 2 * MiB);
+        snapshot(g, idir, label, r, post + 2 * MiB, rss + 3 * MiB, work,
+                 2 * MiB, free_bytes + MiB);
         snprintf(label, sizeof(label), "round-%d-post-trim", r);
-        snapshot(idir, label, r, post, rss, work, 0);
+        snapshot(g, idir, label, r, post, rss, work, 0, free_bytes);
     }
 }
 
@@ -377,32 +402,55 @@ synth_write(const char *dir, const struct synth *s)
  * with some noise. Five rounds. */
 static const struct synth_group leaky_groups[] = {
     {"providers", 1, 512 * MiB, 24.0 * MiB, 16.0 * MiB, 40.0 * MiB, 16.5 * MiB,
-     0.4 * MiB, 0},
-    {"requestors", 2, 256 * MiB, 30.0 * MiB, 0, 48.0 * MiB, 0, 0.8 * MiB, 0},
+     0.4 * MiB, 0, 0, 0},
+    {"requestors", 2, 256 * MiB, 30.0 * MiB, 0, 48.0 * MiB, 0, 0.8 * MiB, 0, 0,
+     0},
 };
 SYNTH_UNUSED static const struct synth leaky = {5, leaky_groups, 2};
 
 /* The same run after the fix. */
 static const struct synth_group fixed_groups[] = {
-    {"providers", 1, 512 * MiB, 24.0 * MiB, 0, 40.0 * MiB, 0, 0.4 * MiB, 0},
-    {"requestors", 2, 256 * MiB, 30.0 * MiB, 0, 48.0 * MiB, 0, 0.8 * MiB, 0},
+    {"providers", 1, 512 * MiB, 24.0 * MiB, 0, 40.0 * MiB, 0, 0.4 * MiB, 0, 0,
+     0},
+    {"requestors", 2, 256 * MiB, 30.0 * MiB, 0, 48.0 * MiB, 0, 0.8 * MiB, 0, 0,
+     0},
 };
 SYNTH_UNUSED static const struct synth fixed = {5, fixed_groups, 2};
 
 /* The provider leaks into a 96 MiB limit and is killed in round 3. */
 static const struct synth_group oom_groups[] = {
     {"providers", 1, 96 * MiB, 24.0 * MiB, 16.0 * MiB, 40.0 * MiB, 16.0 * MiB,
-     0.2 * MiB, 3},
-    {"requestors", 1, 256 * MiB, 30.0 * MiB, 0, 48.0 * MiB, 0, 0.5 * MiB, 0},
+     0.2 * MiB, 3, 0, 0},
+    {"requestors", 1, 256 * MiB, 30.0 * MiB, 0, 48.0 * MiB, 0, 0.5 * MiB, 0, 0,
+     0},
 };
 SYNTH_UNUSED static const struct synth oom = {5, oom_groups, 2};
 
-/* RSS grows 8 MiB per round over a flat heap: retention. */
+/* RSS grows 8 MiB per round over a flat heap, and so does the free
+ * memory malloc keeps inside its heaps: retention. */
 static const struct synth_group retain_groups[] = {
     {"providers", 1, 512 * MiB, 24.0 * MiB, 0, 40.0 * MiB, 8.0 * MiB, 0.3 * MiB,
-     0},
+     0, 8.0 * MiB, 0},
 };
 SYNTH_UNUSED static const struct synth retain = {6, retain_groups, 1};
+
+/* RSS grows 8 MiB per round over a flat heap while malloc's heaps stay
+ * as they are (an mmap'ed buffer): growth outside malloc. */
+static const struct synth_group mmap_groups[] = {
+    {"providers", 1, 512 * MiB, 24.0 * MiB, 0, 40.0 * MiB, 8.0 * MiB, 0.3 * MiB,
+     0, 0, 0},
+};
+SYNTH_UNUSED static const struct synth mmap_run = {6, mmap_groups, 1};
+
+/* A flat provider whose largest site is the SDK's sync buffer (64 MiB,
+ * from one sampled allocation), and a leak of 8 MiB a round. */
+static const struct synth_group sync_groups[] = {
+    {"providers", 1, 512 * MiB, 24.0 * MiB, 0, 40.0 * MiB, 0, 0.3 * MiB, 0, 0,
+     64.0 * MiB},
+    {"requestors", 2, 512 * MiB, 24.0 * MiB, 8.0 * MiB, 40.0 * MiB, 8.0 * MiB,
+     0.3 * MiB, 0, 0, 0},
+};
+SYNTH_UNUSED static const struct synth sync_run = {6, sync_groups, 2};
 
 /* ---- helpers ------------------------------------------------------------- */
 
