@@ -631,23 +631,14 @@ sites_group(struct strbuf *sb, const struct report_group *g, size_t gi)
                 report__group_color(gi));
 }
 
+/* Growing sites as one table (a group's, an OOM-killed instance's). */
 static void
-gsites_group(struct strbuf *sb, const struct report_group *g, size_t gi)
+gsites_table(struct strbuf *sb, const struct report_gsites *gs)
 {
-    const struct report_gsites *gs = &g->gsites;
-
-    sites_head(sb, g, gi);
-    report__html_esc(sb, gs->from ? gs->from : "first post-trim profile");
-    strbuf_adds(sb, " &rarr; ");
-    report__html_esc(sb, gs->to ? gs->to : "last profile");
-    if (gs->rounds > 0)
-        strbuf_addf(sb, ", %d round%s", gs->rounds, gs->rounds == 1 ? "" : "s");
-    strbuf_addf(sb,
-                ", %zu instance%s</small></h3>\n<div class=\"scroll\">"
-                "<table>\n<tr><th class=\"n\">#</th><th>function</th>"
-                "<th class=\"n\">per round</th><th class=\"n\">grew by"
-                "</th><th class=\"n\">in use at the end</th></tr>\n",
-                gs->ninst, gs->ninst == 1 ? "" : "s");
+    strbuf_adds(sb, "<div class=\"scroll\"><table>\n<tr><th class=\"n\">#"
+                    "</th><th>function</th><th class=\"n\">per round</th>"
+                    "<th class=\"n\">grew by</th><th class=\"n\">in use at "
+                    "the end</th></tr>\n");
     for (size_t k = 0; k < gs->n; k++) {
         char rate[48] = "-";
 
@@ -661,6 +652,29 @@ gsites_group(struct strbuf *sb, const struct report_group *g, size_t gi)
         strbuf_adds(sb, "</tr>\n");
     }
     strbuf_adds(sb, "</table></div>\n");
+}
+
+/* "round-1-post-trim &rarr; pre-oom, 3 rounds" */
+static void
+gsites_span(struct strbuf *sb, const struct report_gsites *gs)
+{
+    report__html_esc(sb, gs->from ? gs->from : "first post-trim profile");
+    strbuf_adds(sb, " &rarr; ");
+    report__html_esc(sb, gs->to ? gs->to : "last profile");
+    if (gs->rounds > 0)
+        strbuf_addf(sb, ", %d round%s", gs->rounds, gs->rounds == 1 ? "" : "s");
+}
+
+static void
+gsites_group(struct strbuf *sb, const struct report_group *g, size_t gi)
+{
+    const struct report_gsites *gs = &g->gsites;
+
+    sites_head(sb, g, gi);
+    gsites_span(sb, gs);
+    strbuf_addf(sb, ", %zu instance%s</small></h3>\n", gs->ninst,
+                gs->ninst == 1 ? "" : "s");
+    gsites_table(sb, gs);
 }
 
 static void
@@ -749,6 +763,12 @@ oom_inst(struct strbuf *sb, const struct report *r,
     if (in->kill.nsites > 0)
         sites_table(sb, in->kill.sites, in->kill.nsites, in->kill.sites_total,
                     report__group_color(gi));
+    if (in->gsites.n > 0) {
+        strbuf_adds(sb, "<p class=\"note\">What grew until then (");
+        gsites_span(sb, &in->gsites);
+        strbuf_adds(sb, "):</p>\n");
+        gsites_table(sb, &in->gsites);
+    }
 }
 
 /* OOM-killed instances shown one by one; summary.json has them all. */

@@ -137,6 +137,55 @@ print_site_lines(const struct report_site *sites, size_t n, int64_t total,
     }
 }
 
+/* "round-1-post-trim -> round-5-post-trim, 4 rounds" */
+static void
+gsites_span(const struct report_gsites *gs, char *buf, size_t size)
+{
+    char n[32] = "";
+
+    if (gs->rounds > 0)
+        snprintf(n, sizeof(n), ", %d round%s", gs->rounds,
+                 gs->rounds == 1 ? "" : "s");
+    if (gs->from != NULL && gs->to != NULL)
+        snprintf(buf, size, "%s -> %s%s", gs->from, gs->to, n);
+    else
+        snprintf(buf, size, "first post-trim -> last profile%s", n);
+}
+
+static void
+print_gsite_lines(const struct report_gsites *gs, const char *indent, FILE *out)
+{
+    for (size_t k = 0; k < gs->n && k < TEXT_MAX_SITES; k++) {
+        char rate[48] = "", grow[32], name[256];
+
+        if (!isnan(gs->v[k].rate))
+            report__fmt_rate(gs->v[k].rate, rate, sizeof(rate));
+        report__fmt_bytes(gs->v[k].growth, grow, sizeof(grow));
+        report__site_name(&gs->v[k], name, sizeof(name));
+        fprintf(out, "%s%16s  +%-10s %s\n", indent, rate, grow, name);
+    }
+}
+
+static void
+print_growing(const struct report *r, FILE *out)
+{
+    bool any = false;
+
+    for (size_t i = 0; i < r->ngroups; i++) {
+        const struct report_gsites *gs = &r->groups[i].gsites;
+        char span[256];
+
+        if (gs->n == 0)
+            continue;
+        if (!any)
+            fprintf(out, "\ngrowing sites (growth of heap in use):\n");
+        any = true;
+        gsites_span(gs, span, sizeof(span));
+        fprintf(out, "  %s (%s):\n", r->groups[i].id, span);
+        print_gsite_lines(gs, "    ", out);
+    }
+}
+
 static void
 print_oom(const struct report_inst *in, FILE *out)
 {
@@ -154,6 +203,13 @@ print_oom(const struct report_inst *in, FILE *out)
     fprintf(out, "  %-16s %s\n", "", text);
     print_site_lines(in->kill.sites, in->kill.nsites, in->kill.sites_total,
                      "                   ", out);
+    if (in->gsites.n > 0) {
+        char span[256];
+
+        gsites_span(&in->gsites, span, sizeof(span));
+        fprintf(out, "  %-16s grew until then (%s):\n", "", span);
+        print_gsite_lines(&in->gsites, "                 ", out);
+    }
 }
 
 static void
@@ -199,49 +255,6 @@ print_sites(const struct report *r, FILE *out)
                 g->sites_label && g->sites_label[0] ? g->sites_label
                                                     : "last snapshots");
         print_site_lines(g->sites, g->nsites, g->sites_total, "    ", out);
-    }
-}
-
-/* "round-1-post-trim -> round-5-post-trim, 4 rounds" */
-static void
-gsites_span(const struct report_gsites *gs, char *buf, size_t size)
-{
-    char n[32] = "";
-
-    if (gs->rounds > 0)
-        snprintf(n, sizeof(n), ", %d round%s", gs->rounds,
-                 gs->rounds == 1 ? "" : "s");
-    if (gs->from != NULL && gs->to != NULL)
-        snprintf(buf, size, "%s -> %s%s", gs->from, gs->to, n);
-    else
-        snprintf(buf, size, "first post-trim -> last profile%s", n);
-}
-
-static void
-print_growing(const struct report *r, FILE *out)
-{
-    bool any = false;
-
-    for (size_t i = 0; i < r->ngroups; i++) {
-        const struct report_gsites *gs = &r->groups[i].gsites;
-        char span[256];
-
-        if (gs->n == 0)
-            continue;
-        if (!any)
-            fprintf(out, "\ngrowing sites (growth of heap in use):\n");
-        any = true;
-        gsites_span(gs, span, sizeof(span));
-        fprintf(out, "  %s (%s):\n", r->groups[i].id, span);
-        for (size_t k = 0; k < gs->n && k < TEXT_MAX_SITES; k++) {
-            char rate[48] = "", grow[32], name[256];
-
-            if (!isnan(gs->v[k].rate))
-                report__fmt_rate(gs->v[k].rate, rate, sizeof(rate));
-            report__fmt_bytes(gs->v[k].growth, grow, sizeof(grow));
-            report__site_name(&gs->v[k], name, sizeof(name));
-            fprintf(out, "    %16s  +%-10s %s\n", rate, grow, name);
-        }
     }
 }
 
