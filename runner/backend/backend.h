@@ -78,8 +78,10 @@ struct backend_ops {
     /* The instance's memory cgroup directory, for the monitor; NULL when
      * unknown. Caller frees. */
     char *(*memory_cgroup)(struct backend *b, int index, enum ty__cgver *ver);
-    /* The instance's main process as seen from the host, 0 when unknown:
-     * where there is no cgroup, the monitor samples it instead. */
+    /* The instance's main process as seen from the host (local:docker:
+     * the container's State.Pid), 0 when unknown: where there is no
+     * cgroup, the monitor samples it instead; a pre-OOM signal goes to
+     * it (run/run_preoom.c). */
     pid_t (*host_pid)(struct backend *b, int index);
     /* Optional. Everything destroy() does but freeing: stop what runs,
      * gather its logs, remove what was created. abort() may be called

@@ -104,8 +104,8 @@ syncsvc_snapshot_request(struct syncsvc *svc, int instance)
      * asked, and the caller may then try a signal. */
     ty__wire_resp_init(&r, w->id);
     len = ty__wire_resp_print(&r, json, sizeof(json));
-    sent = ty__wire_send(svc->sock, w->peer.id, w->peer.len, json, len, NULL,
-                         0, false, ZMQ_DONTWAIT) == 0;
+    sent = ty__wire_send(svc->sock, w->peer.id, w->peer.len, json, len, NULL, 0,
+                         false, ZMQ_DONTWAIT) == 0;
     if (!sent)
         log_debug("sync service: snapshot request %lld: %s", (long long)w->id,
                   zmq_strerror(errno));
