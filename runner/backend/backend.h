@@ -108,6 +108,9 @@ struct backend {
      * gid every instance of the run has as its only group. */
     int instance_uid;
     int instance_gid;
+    /* Instances run under an init process (local:docker's docker-init):
+     * host_pid() is the init's, and the plan is its child. */
+    bool init_parent;
 };
 
 /* Settings every backend gets from the orchestrator. */

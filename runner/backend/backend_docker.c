@@ -703,6 +703,7 @@ backend_docker_new(const struct backend_config *cfg, struct err *err)
     k->base.ops = &docker_ops;
     k->base.instance_uid = -1;
     k->base.instance_gid = -1;
+    k->base.init_parent = true; /* docker-init (dk__container_config) */
     snprintf(k->base.sync_host, sizeof(k->base.sync_host), "127.0.0.1");
     k->cfg = *cfg;
     pthread_mutex_init(&k->lock, NULL);

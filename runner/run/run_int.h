@@ -56,7 +56,8 @@ struct run_inst {
     int64_t end_wall_ns;
     enum outcome outcome;
     struct monitor_inst *mon;
-    int procfd;     /* its process's /proc/<pid>, for a pre-OOM signal; -1 */
+    pid_t pid;      /* its main process (the host's view), 0 when unknown */
+    int procfd;     /* that process's /proc/<pid>, for a pre-OOM signal; -1 */
     char *mon_lost; /* why memory figures are missing or incomplete */
     struct monitor_stats mstats; /* copied when the instance ended */
     bool has_mstats;
@@ -133,6 +134,10 @@ void run__preoom_unwatch(struct run_inst *in);
 /* 1 after sending the pre-OOM signal to the process of the /proc/<pid>
  * folder procfd; 0 when it did not ask for one (why says so); -errno. */
 int run__preoom_signal(int procfd, char *why, size_t whylen);
+/* The only child of the process of the /proc/<pid> folder procfd (an
+ * init), held by its own /proc folder (the caller closes it) once its
+ * PPid says it is pid's child; -1 when there is none. */
+int run__preoom_child(int procfd, pid_t pid);
 /* The profiler's signal an environment block (NUL-separated, as
  * /proc/<pid>/environ) asks for: 0 without LD_PRELOAD naming
  * libtestyard-heap or with TESTYARD_HEAP_SIGNAL=none. */

@@ -17,7 +17,11 @@
  * The process is held by a descriptor of its /proc/<pid> folder, opened
  * when the instance started: the files are read through it and the signal
  * is sent through it (pidfd_send_signal), so a pid that was reused after
- * the instance's process ended is never read nor signalled.
+ * the instance's process ended is never read nor signalled. Under an init
+ * (local:docker's docker-init, which would pass the signal on without its
+ * value) the process asked is the init's child, found in the init's
+ * task/<pid>/children and held the same way once its PPid says it is
+ * that child.
  */
 #include "run/run_int.h"
 
@@ -29,6 +33,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,9 +119,8 @@ read_at(int dirfd, const char *name, char *buf, size_t max)
 
     if (fd < 0)
         return -errno;
-    while (len < max - 1 &&
-           ((n = read(fd, buf + len, max - 1 - len)) > 0 ||
-            (n < 0 && errno == EINTR)))
+    while (len < max - 1 && ((n = read(fd, buf + len, max - 1 - len)) > 0 ||
+                             (n < 0 && errno == EINTR)))
         len += n > 0 ? (size_t)n : 0;
     if (n < 0)
         n = -errno;
@@ -125,10 +129,27 @@ read_at(int dirfd, const char *name, char *buf, size_t max)
     return n < 0 ? n : (ssize_t)len;
 }
 
+/* The value of "Key:\t<n>" in a /proc/<pid>/status text, or -1. */
+static long
+status_value(const char *status, const char *key)
+{
+    size_t kl = strlen(key);
+
+    for (const char *p = status; p != NULL; p = strchr(p, '\n')) {
+        if (*p == '\n')
+            p++;
+        if (strncmp(p, key, kl) == 0 && p[kl] == ':')
+            return strtol(p + kl + 1, NULL, 10);
+    }
+    return -1;
+}
+
 /* pidfd_send_signal with the value the profiler takes for a pre-OOM
- * request, as sigqueue would queue it. */
+ * request, as sigqueue would queue it. Where the kernel (before 5.1) or
+ * valgrind does not have it, sigqueue itself to pid, the process whose
+ * files were just read through procfd. */
 static int
-send_preoom(int procfd, int sig)
+send_preoom(int procfd, pid_t pid, int sig)
 {
     siginfo_t si;
 
@@ -138,9 +159,11 @@ send_preoom(int procfd, int sig)
     si.si_pid = getpid();
     si.si_uid = getuid();
     si.si_value.sival_int = TY_WIRE_PREOOM_SIGVAL;
-    return (int)syscall(SYS_pidfd_send_signal, procfd, sig, &si, 0) < 0
-               ? -errno
-               : 0;
+    if (syscall(SYS_pidfd_send_signal, procfd, sig, &si, 0) == 0)
+        return 0;
+    if (errno != ENOSYS || pid <= 0)
+        return -errno;
+    return sigqueue(pid, sig, si.si_value) < 0 ? -errno : 0;
 }
 
 int
@@ -164,8 +187,33 @@ run__preoom_signal(int procfd, char *why, size_t whylen)
         snprintf(why, whylen, "its profiler's signal %d is not caught", sig);
         return 0;
     }
-    n = send_preoom(procfd, sig);
+    n = send_preoom(procfd, (pid_t)status_value(buf, "Pid"), sig);
     return n < 0 ? (int)n : 1;
+}
+
+int
+run__preoom_child(int procfd, pid_t pid)
+{
+    char path[64], buf[PREOOM_STATUS_MAX], *end;
+    long child;
+    int fd;
+
+    snprintf(path, sizeof(path), "task/%d/children", (int)pid);
+    if (read_at(procfd, path, buf, sizeof(buf)) <= 0)
+        return -1;
+    child = strtol(buf, &end, 10);
+    if (end == buf || child <= 0 || child > INT32_MAX)
+        return -1;
+    snprintf(path, sizeof(path), "/proc/%ld", child);
+    fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    if (read_at(fd, "status", buf, sizeof(buf)) < 0 ||
+        status_value(buf, "PPid") != (long)pid) {
+        close(fd);
+        return -1;
+    }
+    return fd;
 }
 
 enum monitor_via
@@ -173,8 +221,9 @@ run__preoom_ask(void *arg, int id)
 {
     struct run *r = arg;
     struct run_inst *in;
-    char why[128] = "";
-    int rc;
+    char why[128] = "no process under the instance's init";
+    cleanup_close int child = -1;
+    int rc = 0;
 
     if (id < 0 || (size_t)id >= r->n || (in = &r->insts[id])->ended)
         return MONITOR_VIA_NONE;
@@ -182,7 +231,10 @@ run__preoom_ask(void *arg, int id)
         return MONITOR_VIA_SYNC;
     if (in->procfd < 0)
         return MONITOR_VIA_NONE;
-    rc = run__preoom_signal(in->procfd, why, sizeof(why));
+    if (!r->be->init_parent)
+        rc = run__preoom_signal(in->procfd, why, sizeof(why));
+    else if ((child = run__preoom_child(in->procfd, in->pid)) >= 0)
+        rc = run__preoom_signal(child, why, sizeof(why));
     if (rc > 0)
         return MONITOR_VIA_SIGNAL;
     if (rc < 0)
@@ -201,6 +253,7 @@ run__preoom_watch(struct run *r, struct run_inst *in, pid_t pid)
         r->comp->groups[in->group].memory_bytes == 0)
         return;
     snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+    in->pid = pid;
     in->procfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (in->procfd < 0)
         log_debug("%s: %s: %s: no pre-OOM signal", in->label, path,

@@ -6,7 +6,8 @@
  * coordinator signals (run/run_preoom.c): only a process whose environment
  * has LD_PRELOAD naming libtestyard-heap and which catches its profiler's
  * signal, checked on environment blocks and status texts and on child
- * processes started with and without that environment and handler.
+ * processes started with and without that environment and handler, and
+ * under an init, the init's child.
  */
 #include "base/fsat.h"
 #include "run/monitor_int.h"
@@ -88,8 +89,7 @@ watch(double f, const char *max, char **dir, struct monitor_inst **in)
     memset(&ask, 0, sizeof(ask));
     ask.answer = MONITOR_VIA_SYNC;
     ask.last_id = -1;
-    monitor__set_pre_oom(mon, &(struct monitor_pre_oom_cfg){f, ask_stub,
-                                                            NULL});
+    monitor__set_pre_oom(mon, &(struct monitor_pre_oom_cfg){f, ask_stub, NULL});
     *dir = fake_cgroup(max);
     *in = monitor__add(mon, "g/0", *dir, TY_CG_V2, mf(), 0, &err);
     CHECK_MSG(*in != NULL, "%s", err.msg);
@@ -275,13 +275,12 @@ static void
 t_environ_names_the_profiler(void)
 {
     CHECK_EQ_INT(env_sig((const char *[]){"PATH=/bin", "HOME=/", NULL}), 0);
-    CHECK_EQ_INT(
-        env_sig((const char *[]){"LD_PRELOAD=/usr/lib/libtestyard-heap.so",
-                                 NULL}),
-        SIGUSR2);
-    CHECK_EQ_INT(env_sig((const char *[]){"LD_PRELOAD=libtestyard-heap.so",
-                                          NULL}),
+    CHECK_EQ_INT(env_sig((const char *[]){
+                     "LD_PRELOAD=/usr/lib/libtestyard-heap.so", NULL}),
                  SIGUSR2);
+    CHECK_EQ_INT(
+        env_sig((const char *[]){"LD_PRELOAD=libtestyard-heap.so", NULL}),
+        SIGUSR2);
     CHECK_EQ_INT(env_sig((const char *[]){"A=1",
                                           "LD_PRELOAD=/x/libjemalloc.so.2 "
                                           "/usr/local/lib/libtestyard-heap.so",
@@ -297,26 +296,25 @@ t_environ_names_the_profiler(void)
                                           "libfoo.so",
                                           NULL}),
                  0);
-    CHECK_EQ_INT(env_sig((const char *[]){"LD_PRELOAD=/x/my-libtestyard-heap.so",
-                                          NULL}),
-                 0);
-    CHECK_EQ_INT(env_sig((const char *[]){"LD_PRELOAD=/x/libtestyard.so", NULL}),
-                 0);
-    CHECK_EQ_INT(env_sig((const char *[]){"XLD_PRELOAD=libtestyard-heap.so",
-                                          NULL}),
-                 0);
-    CHECK_EQ_INT(env_sig((const char *[]){"X=LD_PRELOAD=libtestyard-heap.so",
-                                          NULL}),
-                 0);
+    CHECK_EQ_INT(
+        env_sig((const char *[]){"LD_PRELOAD=/x/my-libtestyard-heap.so", NULL}),
+        0);
+    CHECK_EQ_INT(
+        env_sig((const char *[]){"LD_PRELOAD=/x/libtestyard.so", NULL}), 0);
+    CHECK_EQ_INT(
+        env_sig((const char *[]){"XLD_PRELOAD=libtestyard-heap.so", NULL}), 0);
+    CHECK_EQ_INT(
+        env_sig((const char *[]){"X=LD_PRELOAD=libtestyard-heap.so", NULL}), 0);
     CHECK_EQ_INT(env_sig((const char *[]){"LD_PRELOAD=", NULL}), 0);
     /* The signal, as the profiler reads TESTYARD_HEAP_SIGNAL. */
-    CHECK_EQ_INT(env_sig((const char *[]){"TESTYARD_HEAP_SIGNAL=USR1",
-                                          "LD_PRELOAD=libtestyard-heap.so",
-                                          NULL}),
-                 SIGUSR1);
-    CHECK_EQ_INT(env_sig((const char *[]){"LD_PRELOAD=libtestyard-heap.so",
-                                          "TESTYARD_HEAP_SIGNAL=RTMIN+2", NULL}),
-                 SIGRTMIN + 2);
+    CHECK_EQ_INT(
+        env_sig((const char *[]){"TESTYARD_HEAP_SIGNAL=USR1",
+                                 "LD_PRELOAD=libtestyard-heap.so", NULL}),
+        SIGUSR1);
+    CHECK_EQ_INT(
+        env_sig((const char *[]){"LD_PRELOAD=libtestyard-heap.so",
+                                 "TESTYARD_HEAP_SIGNAL=RTMIN+2", NULL}),
+        SIGRTMIN + 2);
     CHECK_EQ_INT(env_sig((const char *[]){"LD_PRELOAD=libtestyard-heap.so",
                                           "TESTYARD_HEAP_SIGNAL=10", NULL}),
                  10);
@@ -527,6 +525,32 @@ t_signal_named_by_environment(void)
     child_end(&c);
 }
 
+/* Under an init (as docker-init runs the plan): its child is found,
+ * checked and signalled; a process without children has none. */
+static void
+t_child_of_an_init(void)
+{
+    struct child c = child_start(env_preload, SIGUSR2);
+    char path[32], why[128] = "", want[64];
+    int self, fd;
+
+    snprintf(path, sizeof(path), "/proc/%d", (int)getpid());
+    self = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    CHECK(self >= 0);
+    fd = run__preoom_child(self, getpid());
+    CHECK(fd >= 0);
+    CHECK_EQ_INT(run__preoom_child(c.procfd, c.pid), -1);
+    /* The pid must be the folder's own process. */
+    CHECK_EQ_INT(run__preoom_child(self, c.pid), -1);
+    CHECK_EQ_INT(run__preoom_signal(fd, why, sizeof(why)), 1);
+    snprintf(want, sizeof(want), "got %d %d %d\n", SIGUSR2,
+             TY_WIRE_PREOOM_SIGVAL, SI_QUEUE);
+    CHECK_EQ_STR(child_said(&c, 5000), want);
+    close(fd);
+    close(self);
+    child_end(&c);
+}
+
 static const struct th_case cases[] = {
     {"crossing_asks_once", t_crossing_asks_once},
     {"rearmed_below", t_rearmed_below},
@@ -539,6 +563,7 @@ static const struct th_case cases[] = {
     {"no_signal_without_handler", t_no_signal_without_handler},
     {"no_signal_without_environment", t_no_signal_without_environment},
     {"signal_named_by_environment", t_signal_named_by_environment},
+    {"child_of_an_init", t_child_of_an_init},
     {NULL, NULL},
 };
 

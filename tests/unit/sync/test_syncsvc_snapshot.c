@@ -3,16 +3,22 @@
  * is held until the coordinator asks (syncsvc_snapshot_request) and then
  * answered ok; one per instance (busy); timeout at its timeout_ms;
  * canceled when its instance ends or the run does, and at once after
- * that; denied before hello; forgotten when its connection closes.
+ * that; denied before hello; forgotten when its connection closes; and
+ * answered by the memory monitor when usage crosses the threshold.
  *
  * The fixture (service, clients, pump) is tests/unit/sync/svc_fixture.c.
  */
+#include "base/fsat.h"
+#include "run/monitor_int.h"
 #include "svc_fixture.h"
 #include "th.h"
+#include "th_files.h"
 #include "base/util.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zmq.h>
 
 static int64_t
@@ -230,6 +236,63 @@ t_forgotten_when_connection_closes(void)
     fix_stop();
 }
 
+/* The memory monitor's ask() as the run has it, the sync way only. */
+static enum monitor_via
+ask_sync(void *arg, int id)
+{
+    return syncsvc_snapshot_request(arg, id) ? MONITOR_VIA_SYNC
+                                             : MONITOR_VIA_NONE;
+}
+
+/* The monitor sees instance 0's cgroup cross 90 % of its limit and the
+ * client holding a snapshot_wait is answered ok at that sample. */
+static void
+t_monitor_asks_over_sync(void)
+{
+    char *dir = path_join(th_tmpdir(), "cg");
+    struct monitor_file f = {.partial = "memory.csv.partial",
+                             .final = "memory.csv"};
+    struct monitor *mon;
+    struct monitor_inst *in;
+    struct monitor_stats st;
+    struct err err = {0};
+    cJSON *r;
+
+    fix_start(1);
+    hello_all();
+    f.dirfd = fsat_root(th_tmpdir(), NULL);
+    mkdir_p(dir, NULL);
+    th_write(dir, "memory.current", "1000\n");
+    th_write(dir, "memory.max", "1000000\n");
+    mon = monitor__new(250, 0);
+    monitor__set_pre_oom(mon,
+                         &(struct monitor_pre_oom_cfg){0.9, ask_sync, F.svc});
+    in = monitor__add(mon, "g/0", dir, TY_CG_V2, &f, 0, &err);
+    CHECK_MSG(in != NULL, "%s", err.msg);
+    if (in != NULL)
+        monitor__set_id(in, 0);
+    /* Crossing with nothing pending asks no one. */
+    th_write(dir, "memory.current", "950000\n");
+    monitor__sample(mon, 250);
+    snapshot_wait(0, 11, 60000);
+    CHECK(quiet(0, 50));
+    monitor__sample(mon, 500); /* within a second of the last try */
+    CHECK(quiet(0, 50));
+    monitor__sample(mon, 1250);
+    r = expect(0, "ok");
+    CHECK_EQ_INT(int_of(r, "id"), 11);
+    cJSON_Delete(r);
+    monitor__stats(in, &st);
+    CHECK_EQ_INT(st.pre_oom.requests, 1);
+    CHECK_EQ_INT(st.pre_oom.first_ms, 1250);
+    CHECK_EQ_INT(st.pre_oom.via, MONITOR_VIA_SYNC);
+    CHECK_EQ_INT(st.pre_oom.usage, 950000);
+    monitor__destroy(&mon);
+    close(f.dirfd);
+    free(dir);
+    fix_stop();
+}
+
 static const struct th_case cases[] = {
     {"held_until_asked", t_held_until_asked},
     {"one_per_instance", t_one_per_instance},
@@ -238,6 +301,7 @@ static const struct th_case cases[] = {
     {"canceled_when_run_ends", t_canceled_when_run_ends},
     {"denied_before_hello", t_denied_before_hello},
     {"forgotten_when_connection_closes", t_forgotten_when_connection_closes},
+    {"monitor_asks_over_sync", t_monitor_asks_over_sync},
     {NULL, NULL},
 };
 
