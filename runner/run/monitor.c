@@ -103,10 +103,8 @@ read_fd(const void *arg, enum ty__cgfile f, char *buf, size_t size)
     return in->fd[f] < 0 ? -EBADF : (int)pread_all(in->fd[f], buf, size);
 }
 
-/* The value in kB of "Key:   1234 kB" in /proc/<pid>/status, in bytes,
- * or -1. */
-static int64_t
-status_kb(const char *text, const char *key)
+int64_t
+monitor__status_value(const char *text, const char *key)
 {
     size_t kl = strlen(key);
 
@@ -114,9 +112,19 @@ status_kb(const char *text, const char *key)
         if (*p == '\n')
             p++;
         if (strncmp(p, key, kl) == 0 && p[kl] == ':')
-            return strtoll(p + kl + 1, NULL, 10) * 1024;
+            return strtoll(p + kl + 1, NULL, 10);
     }
     return -1;
+}
+
+/* The value in kB of "Key:   1234 kB" in /proc/<pid>/status, in bytes,
+ * or -1. */
+static int64_t
+status_kb(const char *text, const char *key)
+{
+    int64_t kb = monitor__status_value(text, key);
+
+    return kb < 0 ? -1 : kb * 1024;
 }
 
 /* A process without a cgroup of its own: its resident memory stands in

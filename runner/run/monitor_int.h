@@ -158,6 +158,9 @@ int monitor__instance_ended(struct monitor *mon, struct monitor_inst *inst,
                             int64_t now_ms, struct err *err);
 
 void monitor__stats(const struct monitor_inst *inst, struct monitor_stats *out);
+/* The number after "Key:" on its line of a /proc/<pid>/status text (no
+ * unit applied), or -1 when there is no such line. */
+int64_t monitor__status_value(const char *text, const char *key);
 const char *monitor__inst_label(const struct monitor_inst *inst);
 
 #endif

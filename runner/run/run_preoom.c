@@ -129,21 +129,6 @@ read_at(int dirfd, const char *name, char *buf, size_t max)
     return n < 0 ? n : (ssize_t)len;
 }
 
-/* The value of "Key:\t<n>" in a /proc/<pid>/status text, or -1. */
-static long
-status_value(const char *status, const char *key)
-{
-    size_t kl = strlen(key);
-
-    for (const char *p = status; p != NULL; p = strchr(p, '\n')) {
-        if (*p == '\n')
-            p++;
-        if (strncmp(p, key, kl) == 0 && p[kl] == ':')
-            return strtol(p + kl + 1, NULL, 10);
-    }
-    return -1;
-}
-
 /* pidfd_send_signal with the value the profiler takes for a pre-OOM
  * request, as sigqueue would queue it. Where the kernel (before 5.1) or
  * valgrind does not have it, sigqueue itself to pid, the process whose
@@ -187,7 +172,7 @@ run__preoom_signal(int procfd, char *why, size_t whylen)
         snprintf(why, whylen, "its profiler's signal %d is not caught", sig);
         return 0;
     }
-    n = send_preoom(procfd, (pid_t)status_value(buf, "Pid"), sig);
+    n = send_preoom(procfd, (pid_t)monitor__status_value(buf, "Pid"), sig);
     return n < 0 ? (int)n : 1;
 }
 
@@ -209,7 +194,7 @@ run__preoom_child(int procfd, pid_t pid)
     if (fd < 0)
         return -1;
     if (read_at(fd, "status", buf, sizeof(buf)) < 0 ||
-        status_value(buf, "PPid") != (long)pid) {
+        monitor__status_value(buf, "PPid") != (int64_t)pid) {
         close(fd);
         return -1;
     }

@@ -61,41 +61,38 @@ fake_cgroup(const char *max)
     return dir;
 }
 
-static const struct monitor_file *
-mf(void)
-{
-    static struct monitor_file f = {.dirfd = -1};
-    static char dir[4096];
-
-    if (strcmp(dir, th_tmpdir()) != 0) {
-        if (f.dirfd >= 0)
-            close(f.dirfd);
-        snprintf(dir, sizeof(dir), "%s", th_tmpdir());
-        f.dirfd = fsat_root(th_tmpdir(), NULL);
-        f.partial = "memory.csv.partial";
-        f.final = "memory.csv";
-    }
-    return &f;
-}
-
 /* A monitor (run started at 0) watching the fake cgroup as instance id 3,
  * asking at fraction f. */
+static struct monitor_file csv = {
+    .dirfd = -1, .partial = "memory.csv.partial", .final = "memory.csv"};
+
 static struct monitor *
 watch(double f, const char *max, char **dir, struct monitor_inst **in)
 {
     struct monitor *mon = monitor__new(250, 0);
     struct err err = {0};
 
+    csv.dirfd = fsat_root(th_tmpdir(), NULL);
+
     memset(&ask, 0, sizeof(ask));
     ask.answer = MONITOR_VIA_SYNC;
     ask.last_id = -1;
     monitor__set_pre_oom(mon, &(struct monitor_pre_oom_cfg){f, ask_stub, NULL});
     *dir = fake_cgroup(max);
-    *in = monitor__add(mon, "g/0", *dir, TY_CG_V2, mf(), 0, &err);
+    *in = monitor__add(mon, "g/0", *dir, TY_CG_V2, &csv, 0, &err);
     CHECK_MSG(*in != NULL, "%s", err.msg);
     if (*in != NULL)
         monitor__set_id(*in, 3);
     return mon;
+}
+
+static void
+unwatch(struct monitor **mon, char *dir)
+{
+    monitor__destroy(mon);
+    close(csv.dirfd);
+    csv.dirfd = -1;
+    free(dir);
 }
 
 /* Usage becomes `usage`, then a sample at t. */
@@ -145,8 +142,7 @@ t_crossing_asks_once(void)
     for (int64_t t = 1000; t <= 5000; t += 250)
         sample_at(mon, dir, 990000, t);
     CHECK_EQ_INT(ask.calls, 1);
-    monitor__destroy(&mon);
-    free(dir);
+    unwatch(&mon, dir);
 }
 
 static void
@@ -178,8 +174,7 @@ t_rearmed_below(void)
     CHECK_EQ_INT(p.last_ms, 6500);
     CHECK_EQ_INT(p.usage, 920000);
     CHECK_EQ_INT(p.via, MONITOR_VIA_SIGNAL);
-    monitor__destroy(&mon);
-    free(dir);
+    unwatch(&mon, dir);
 }
 
 /* Re-armed at once, yet not asked again within a second. */
@@ -199,8 +194,7 @@ t_rate_limited(void)
     CHECK_EQ_INT(ask.calls, 2);
     CHECK_EQ_INT(pre_oom_of(in).requests, 2);
     CHECK_EQ_INT(pre_oom_of(in).last_ms, 1250);
-    monitor__destroy(&mon);
-    free(dir);
+    unwatch(&mon, dir);
 }
 
 /* An ask that reached no one counts for nothing and is tried again a
@@ -224,8 +218,7 @@ t_unanswered_tried_again(void)
     CHECK_EQ_INT(pre_oom_of(in).requests, 1);
     CHECK_EQ_INT(pre_oom_of(in).first_ms, 1250);
     CHECK_EQ_INT(pre_oom_of(in).via, MONITOR_VIA_SIGNAL);
-    monitor__destroy(&mon);
-    free(dir);
+    unwatch(&mon, dir);
 }
 
 static void
@@ -238,8 +231,7 @@ t_off_and_no_limit(void)
 
     sample_at(mon, dir, 999000, 250);
     CHECK_EQ_INT(ask.calls, 0);
-    monitor__destroy(&mon);
-    free(dir);
+    unwatch(&mon, dir);
     mon = watch(0.9, "max\n", &dir, &in);
     sample_at(mon, dir, 999000, 250);
     sample_at(mon, dir, 99900000, 1500);
@@ -250,8 +242,7 @@ t_off_and_no_limit(void)
     CHECK_EQ_INT(monitor__instance_ended(mon, in, 1600, &err), 0);
     sample_at(mon, dir, 999000, 3000);
     CHECK_EQ_INT(ask.calls, 0);
-    monitor__destroy(&mon);
-    free(dir);
+    unwatch(&mon, dir);
 }
 
 /* ---- whom a signal may go to ------------------------------------------ */

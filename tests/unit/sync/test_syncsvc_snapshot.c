@@ -269,8 +269,9 @@ t_monitor_asks_over_sync(void)
                          &(struct monitor_pre_oom_cfg){0.9, ask_sync, F.svc});
     in = monitor__add(mon, "g/0", dir, TY_CG_V2, &f, 0, &err);
     CHECK_MSG(in != NULL, "%s", err.msg);
-    if (in != NULL)
-        monitor__set_id(in, 0);
+    if (in == NULL)
+        return;
+    monitor__set_id(in, 0);
     /* Crossing with nothing pending asks no one. */
     th_write(dir, "memory.current", "950000\n");
     monitor__sample(mon, 250);
