@@ -78,8 +78,10 @@ struct backend_ops {
     /* The instance's memory cgroup directory, for the monitor; NULL when
      * unknown. Caller frees. */
     char *(*memory_cgroup)(struct backend *b, int index, enum ty__cgver *ver);
-    /* The instance's main process as seen from the host, 0 when unknown:
-     * where there is no cgroup, the monitor samples it instead. */
+    /* The instance's main process as seen from the host (local:docker:
+     * the container's State.Pid), 0 when unknown: where there is no
+     * cgroup, the monitor samples it instead; a pre-OOM signal goes to
+     * it (run/run_preoom.c). */
     pid_t (*host_pid)(struct backend *b, int index);
     /* Optional. Everything destroy() does but freeing: stop what runs,
      * gather its logs, remove what was created. abort() may be called
@@ -106,6 +108,9 @@ struct backend {
      * gid every instance of the run has as its only group. */
     int instance_uid;
     int instance_gid;
+    /* Instances run under an init process (local:docker's docker-init):
+     * host_pid() is the init's, and the plan is its child. */
+    bool init_parent;
 };
 
 /* Settings every backend gets from the orchestrator. */

@@ -632,6 +632,23 @@ dk_memory_cgroup(struct backend *b, int index, enum ty__cgver *ver)
     return dir;
 }
 
+/* The container's main process as the host sees it (State.Pid when it
+ * started), 0 when unknown. */
+static pid_t
+dk_host_pid(struct backend *b, int index)
+{
+    struct dk_backend *k = (struct dk_backend *)b;
+    pid_t pid = 0;
+
+    if (index < 0 || (size_t)index >= k->n)
+        return 0;
+    pthread_mutex_lock(&k->lock);
+    if (k->insts[index].started && k->insts[index].pid > 0)
+        pid = k->insts[index].pid;
+    pthread_mutex_unlock(&k->lock);
+    return pid;
+}
+
 static void
 dk_destroy(struct backend *b)
 {
@@ -668,7 +685,7 @@ static const struct backend_ops docker_ops = {
     .next_event = dk_next_event,
     .stop = dk_stop,
     .memory_cgroup = dk_memory_cgroup,
-    .host_pid = NULL,
+    .host_pid = dk_host_pid,
     .shutdown = dk__shutdown,
     .abort = dk__abort,
     .destroy = dk_destroy,
@@ -686,6 +703,7 @@ backend_docker_new(const struct backend_config *cfg, struct err *err)
     k->base.ops = &docker_ops;
     k->base.instance_uid = -1;
     k->base.instance_gid = -1;
+    k->base.init_parent = true; /* docker-init (dk__container_config) */
     snprintf(k->base.sync_host, sizeof(k->base.sync_host), "127.0.0.1");
     k->cfg = *cfg;
     pthread_mutex_init(&k->lock, NULL);

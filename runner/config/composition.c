@@ -33,6 +33,7 @@ static const char *const run_config_keys[] = {"timeout",
                                               "network",
                                               "memory_sample_interval",
                                               "diagnostics_interval",
+                                              "pre_oom_snapshot",
                                               NULL};
 static const char *const profile_keys[] = {"heap", "heap_rate", NULL};
 static const char *const networks[] = {"host", "bridge", NULL};
@@ -138,6 +139,42 @@ read_interval(const struct ynode *map, const char *path, const char *key,
                           zero_ok ? " (or 0 for off)" : "", v->str);
 }
 
+/* run_config.pre_oom_snapshot: a fraction 0 < f < 1 of the memory limit,
+ * a percentage, or 0 or off for none. */
+static int
+read_pre_oom(const struct ynode *map, const char *path, double *out,
+             struct err *err)
+{
+    char kpath[YAMLTREE_PATH_MAX], got[128];
+    const struct ynode *v = yamltree__get(map, "pre_oom_snapshot");
+    enum yscalar_type t;
+    double f = -1;
+
+    if (v == NULL)
+        return 0;
+    t = yamltree__scalar_type(v);
+    if (t == YSCALAR_INT || t == YSCALAR_FLOAT)
+        f = strtod(v->str, NULL);
+    else if (t == YSCALAR_STRING && strcmp(v->str, "off") == 0)
+        f = 0;
+    else if (v->kind == YNODE_SCALAR && composition__percent_text(v->str, &f))
+        f /= 100;
+    if (f == 0 || (f > 0 && f < 1)) {
+        *out = f;
+        return 0;
+    }
+    yamltree__got(v, got, sizeof(got));
+    return yamltree__fail(
+        v, yamltree__path_key(kpath, path, "pre_oom_snapshot"), err,
+        "expected a fraction of the memory limit above 0 and below 1 such as "
+        "0.9, a percentage such as \"90%%\", or 0 or off for none, got %s%s",
+        got,
+        t == YSCALAR_STRING && !v->plain && strtod(v->str, NULL) > 0 &&
+                !strchr(v->str, '%')
+            ? "; remove the quotes"
+            : "");
+}
+
 static int
 parse_run_config(struct comp_load *l, struct err *err)
 {
@@ -171,7 +208,8 @@ parse_run_config(struct comp_load *l, struct err *err)
         c->network = xstrdup(networks[i]);
     }
     if (read_interval(rc, path, "memory_sample_interval", false,
-                      &c->memory_sample_ns, err) < 0)
+                      &c->memory_sample_ns, err) < 0 ||
+        read_pre_oom(rc, path, &c->pre_oom, err) < 0)
         return -1;
     return read_interval(rc, path, "diagnostics_interval", false,
                          &c->diagnostics_ns, err);
@@ -420,6 +458,7 @@ set_defaults(struct composition *c, const char *path)
     c->timeout_ns = COMPOSITION_TIMEOUT_NS;
     c->memory_sample_ns = COMPOSITION_MEMORY_SAMPLE_NS;
     c->diagnostics_ns = COMPOSITION_DIAGNOSTICS_NS;
+    c->pre_oom = COMPOSITION_PRE_OOM;
     c->heap_rate = COMPOSITION_HEAP_RATE;
 }
 

@@ -60,8 +60,8 @@ parse_id(struct comp_load *l, size_t i, const char *path, struct err *err)
     return 0;
 }
 
-static bool
-percent_text(const char *s, double *pct)
+bool
+composition__percent_text(const char *s, double *pct)
 {
     size_t len = strlen(s);
     char *end;
@@ -86,8 +86,9 @@ parse_percentage(const struct ynode *v, const char *path, double *f,
         *f = strtod(v->str, NULL);
         if (*f > 0 && *f <= 1)
             return 0;
-    } else if (v->kind == YNODE_SCALAR && percent_text(v->str, &pct) &&
-               pct > 0 && pct <= 100) {
+    } else if (v->kind == YNODE_SCALAR &&
+               composition__percent_text(v->str, &pct) && pct > 0 &&
+               pct <= 100) {
         *f = pct / 100;
         return 0;
     }

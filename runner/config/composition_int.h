@@ -56,6 +56,8 @@ int composition__read_root(const struct ynode *v, const char *run_path,
 int composition__run_outputs(const struct ynode *run, const char *run_path,
                              uint64_t *log_limit, uint64_t *quota,
                              struct err *err);
+/* Whether s is a percentage such as "25%" or "12.5%" (*pct: 25, 12.5). */
+bool composition__percent_text(const char *s, double *pct);
 /* Read the groups list into l->c->groups and l->src. */
 int composition__parse_groups(struct comp_load *l, struct err *err);
 /* Counts from percentages, and the total checked against total_instances. */

@@ -36,6 +36,7 @@ run_config_json(const struct composition *c)
     cJSON_AddStringToObject(o, "network", c->network);
     add_int(o, "memory_sample_interval_ns", (long long)c->memory_sample_ns);
     add_int(o, "diagnostics_interval_ns", (long long)c->diagnostics_ns);
+    cJSON_AddNumberToObject(o, "pre_oom_snapshot", c->pre_oom);
     return o;
 }
 

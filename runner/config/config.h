@@ -33,6 +33,7 @@
 #define COMPOSITION_MEMORY_SAMPLE_NS (INT64_C(250) * 1000000) /* 250ms */
 #define COMPOSITION_DIAGNOSTICS_NS (INT64_C(5) * 1000000000)  /* 5s */
 #define COMPOSITION_HEAP_RATE ((uint64_t)512 * 1024)          /* 512Ki */
+#define COMPOSITION_PRE_OOM 0.9 /* of the memory limit */
 /* Defaults of run.log_limit and run.output_quota (global or a group's). */
 #define COMPOSITION_LOG_LIMIT ((uint64_t)64 << 20)    /* 64Mi */
 #define COMPOSITION_OUTPUT_QUOTA ((uint64_t)1 << 30)  /* 1Gi */
@@ -64,6 +65,9 @@ struct composition {
     char *network; /* "host" or "bridge"; default bridge where possible */
     int64_t memory_sample_ns;
     int64_t diagnostics_ns;
+    /* run_config.pre_oom_snapshot: the fraction of its memory limit at
+     * which an instance is asked for a heap snapshot; 0 = off. */
+    double pre_oom;
     int64_t heap_profile_ns; /* 0 = no periodic heap profiles */
     uint64_t heap_rate;      /* mean bytes between heap samples */
     struct composition_group *groups;

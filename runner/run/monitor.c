@@ -47,6 +47,9 @@ struct monitor_inst {
     int csv_fd;         /* -1 once closed or after a write error */
     bool csv_failed;    /* a write failed: memory.csv stays .partial */
     int64_t last_ms;    /* when the last sample was taken, -1 before */
+    int id;             /* for the pre-OOM ask() */
+    bool pre_oom_armed; /* crossing the threshold asks */
+    int64_t pre_oom_tried_ms; /* the last ask (CLOCK_MONOTONIC), -1 */
     struct monitor_stats st;
 };
 
@@ -55,6 +58,7 @@ struct monitor {
     int64_t start_ms;
     int64_t wall_start_ns; /* wall clock at start_ms */
     int64_t next_due_ms;
+    struct monitor_pre_oom_cfg pre_oom;
     struct monitor_inst **inst;
     size_t ninst, cap;
 };
@@ -99,10 +103,8 @@ read_fd(const void *arg, enum ty__cgfile f, char *buf, size_t size)
     return in->fd[f] < 0 ? -EBADF : (int)pread_all(in->fd[f], buf, size);
 }
 
-/* The value in kB of "Key:   1234 kB" in /proc/<pid>/status, in bytes,
- * or -1. */
-static int64_t
-status_kb(const char *text, const char *key)
+int64_t
+monitor__status_value(const char *text, const char *key)
 {
     size_t kl = strlen(key);
 
@@ -110,9 +112,19 @@ status_kb(const char *text, const char *key)
         if (*p == '\n')
             p++;
         if (strncmp(p, key, kl) == 0 && p[kl] == ':')
-            return strtoll(p + kl + 1, NULL, 10) * 1024;
+            return strtoll(p + kl + 1, NULL, 10);
     }
     return -1;
+}
+
+/* The value in kB of "Key:   1234 kB" in /proc/<pid>/status, in bytes,
+ * or -1. */
+static int64_t
+status_kb(const char *text, const char *key)
+{
+    int64_t kb = monitor__status_value(text, key);
+
+    return kb < 0 ? -1 : kb * 1024;
 }
 
 /* A process without a cgroup of its own: its resident memory stands in
@@ -307,6 +319,8 @@ stats_init(struct monitor_stats *st)
     st->peak = st->peak_t_ms = st->last = st->final = -1;
     st->limit = st->oom_t_ms = st->usage_before_oom = st->oom_kills = -1;
     st->lost_t_ms = -1;
+    st->pre_oom.first_ms = st->pre_oom.last_ms = -1;
+    st->pre_oom.usage = st->pre_oom.limit = -1;
 }
 
 static void
@@ -382,6 +396,70 @@ sample_one(const struct monitor *mon, struct monitor_inst *in, int64_t now_ms)
     return 0;
 }
 
+/* ---- pre-OOM snapshots ------------------------------------------------- */
+
+static void
+pre_oom_note(const struct monitor *mon, struct monitor_inst *in, int64_t now_ms,
+             enum monitor_via via)
+{
+    struct monitor_pre_oom *p = &in->st.pre_oom;
+    int64_t t = now_ms - mon->start_ms;
+
+    if (p->requests++ == 0)
+        p->first_ms = t;
+    p->last_ms = t;
+    p->usage = in->st.last;
+    p->limit = in->st.limit;
+    p->via = via;
+    log_debug("%s: usage %lld of a %lld-byte limit: asked for a pre-OOM "
+              "snapshot (%s)",
+              in->label, (long long)p->usage, (long long)p->limit,
+              via == MONITOR_VIA_SYNC ? "sync" : "signal");
+}
+
+/* After a sample: ask for a snapshot when usage crossed the threshold
+ * (armed, not within a gap of the last try); re-arm once it fell well
+ * below. An ask that reached no one leaves it armed for the next gap. */
+static void
+pre_oom_check(const struct monitor *mon, struct monitor_inst *in,
+              int64_t now_ms)
+{
+    const struct monitor_pre_oom_cfg *c = &mon->pre_oom;
+    double usage = (double)in->st.last, limit = (double)in->st.limit;
+    enum monitor_via via;
+
+    if (c->fraction <= 0 || c->ask == NULL || in->st.limit <= 0 ||
+        in->st.last < 0)
+        return;
+    if (!in->pre_oom_armed) {
+        if (usage < (c->fraction - MONITOR_PRE_OOM_REARM) * limit)
+            in->pre_oom_armed = true;
+        return;
+    }
+    if (usage < c->fraction * limit ||
+        (in->pre_oom_tried_ms >= 0 &&
+         now_ms - in->pre_oom_tried_ms < MONITOR_PRE_OOM_GAP_MS))
+        return;
+    in->pre_oom_tried_ms = now_ms;
+    via = c->ask(c->arg, in->id);
+    if (via == MONITOR_VIA_NONE)
+        return;
+    in->pre_oom_armed = false;
+    pre_oom_note(mon, in, now_ms, via);
+}
+
+void
+monitor__set_pre_oom(struct monitor *mon, const struct monitor_pre_oom_cfg *cfg)
+{
+    mon->pre_oom = *cfg;
+}
+
+void
+monitor__set_id(struct monitor_inst *in, int id)
+{
+    in->id = id;
+}
+
 /* ---- instances --------------------------------------------------------- */
 
 static void
@@ -411,6 +489,9 @@ inst_new(const char *label, const char *dir, enum ty__cgver ver,
     in->partial_path = xstrdup(f->partial);
     in->csv_fd = -1;
     in->last_ms = -1;
+    in->id = -1;
+    in->pre_oom_armed = true;
+    in->pre_oom_tried_ms = -1;
     for (int i = 0; i < TY_CGF_COUNT; i++)
         in->fd[i] = -1;
     stats_init(&in->st);
@@ -486,9 +567,12 @@ monitor__next_due_ms(const struct monitor *mon)
 void
 monitor__sample(struct monitor *mon, int64_t now_ms)
 {
-    for (size_t i = 0; i < mon->ninst; i++)
-        if (!mon->inst[i]->st.ended && !mon->inst[i]->st.gone)
-            (void)sample_one(mon, mon->inst[i], now_ms);
+    for (size_t i = 0; i < mon->ninst; i++) {
+        struct monitor_inst *in = mon->inst[i];
+
+        if (!in->st.ended && !in->st.gone && sample_one(mon, in, now_ms) == 0)
+            pre_oom_check(mon, in, now_ms);
+    }
     mon->next_due_ms = now_ms + mon->interval_ms;
 }
 

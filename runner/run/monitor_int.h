@@ -17,6 +17,13 @@
  * runner's own folder, out of the instance's reach, and the rename puts
  * memory.csv into the instance's folder over whatever is there.
  *
+ * Pre-OOM snapshots: with monitor__set_pre_oom, a sample that finds an
+ * instance's usage at or above fraction × its limit asks for a heap
+ * snapshot at once, through the caller's ask(); the instance is asked
+ * again only after its usage fell below (fraction - 0.1) × limit, and
+ * never twice within MONITOR_PRE_OOM_GAP_MS. Instances without a limit
+ * are never asked.
+ *
  * Ownership: the caller owns the monitor (monitor__destroy). Instances belong
  * to the monitor; the struct monitor_inst pointer monitor__add returns is
  * borrowed and stays valid until monitor__destroy.
@@ -33,6 +40,10 @@
 #include <sys/types.h>
 
 #define MONITOR_DEFAULT_INTERVAL_MS 250
+/* At most one pre-OOM request (or attempt) per instance this often. */
+#define MONITOR_PRE_OOM_GAP_MS 1000
+/* Asked again once usage fell this far below the threshold (of limit). */
+#define MONITOR_PRE_OOM_REARM 0.1
 
 struct monitor;
 struct monitor_inst;
@@ -44,6 +55,31 @@ struct monitor_file {
     int dirfd;
     const char *partial;
     const char *final;
+};
+
+/* How an instance was asked for a pre-OOM snapshot. */
+enum monitor_via {
+    MONITOR_VIA_NONE,   /* it could not be asked */
+    MONITOR_VIA_SYNC,   /* its pending snapshot_wait was answered */
+    MONITOR_VIA_SIGNAL, /* its LD_PRELOAD profiler's signal */
+};
+
+/* The pre-OOM snapshot requests made of an instance. */
+struct monitor_pre_oom {
+    int64_t requests;          /* 0: never asked */
+    int64_t first_ms, last_ms; /* ms since the run started, -1 */
+    int64_t usage, limit;      /* at the last request, -1 */
+    enum monitor_via via;      /* how the last one went */
+};
+
+/* When and how to ask for pre-OOM snapshots. ask(arg, id) asks the
+ * instance with that id (monitor__set_id) on the caller's thread, from
+ * inside monitor__sample, and says how it went; MONITOR_VIA_NONE means
+ * no one could be asked, and the monitor tries again a gap later. */
+struct monitor_pre_oom_cfg {
+    double fraction; /* of the limit, 0 < f < 1; 0 = off */
+    enum monitor_via (*ask)(void *arg, int id);
+    void *arg;
 };
 
 /* What the monitor knows about one instance. Bytes and times (ms since the
@@ -67,6 +103,7 @@ struct monitor_stats {
                        another reason than its end (e.g. EMFILE), so the
                        figures stop at lost_t_ms; 0 when not lost */
     int64_t lost_t_ms;
+    struct monitor_pre_oom pre_oom;
 };
 
 /* A monitor sampling every interval_ms (<= 0: the default) for a run that
@@ -95,6 +132,12 @@ struct monitor_inst *monitor__add_process(struct monitor *mon,
                                           const struct monitor_file *f,
                                           int64_t now_ms, struct err *err);
 
+/* Ask for pre-OOM snapshots as cfg says (copied); off until called. */
+void monitor__set_pre_oom(struct monitor *mon,
+                          const struct monitor_pre_oom_cfg *cfg);
+/* The id the pre-OOM ask() is given for this instance (default -1). */
+void monitor__set_id(struct monitor_inst *inst, int id);
+
 /* When the next sample is due (CLOCK_MONOTONIC ms). */
 int64_t monitor__next_due_ms(const struct monitor *mon);
 /* Sample every instance that has not ended; the next one is due interval
@@ -115,6 +158,9 @@ int monitor__instance_ended(struct monitor *mon, struct monitor_inst *inst,
                             int64_t now_ms, struct err *err);
 
 void monitor__stats(const struct monitor_inst *inst, struct monitor_stats *out);
+/* The number after "Key:" on its line of a /proc/<pid>/status text (no
+ * unit applied), or -1 when there is no such line. */
+int64_t monitor__status_value(const char *text, const char *key);
 const char *monitor__inst_label(const struct monitor_inst *inst);
 
 #endif

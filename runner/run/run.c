@@ -295,8 +295,10 @@ inst_started(struct run *r, struct run_inst *in)
     in->started = true;
     in->start_wall_ns = now_wall_ns();
     r->nstarted++;
-    if (dir == NULL && (r->be->ops->host_pid == NULL ||
-                        (pid = r->be->ops->host_pid(r->be, in->index)) <= 0))
+    if (r->be->ops->host_pid != NULL)
+        pid = r->be->ops->host_pid(r->be, in->index);
+    run__preoom_watch(r, in, pid);
+    if (dir == NULL && pid <= 0)
         return;
     if (memory_file(r, in, &f, &partial, &final, &e) < 0)
         in->mon = NULL;
@@ -305,6 +307,8 @@ inst_started(struct run *r, struct run_inst *in)
     else
         in->mon =
             monitor__add_process(r->mon, in->label, pid, &f, now_ms(), &e);
+    if (in->mon != NULL)
+        monitor__set_id(in->mon, in->index);
     if (in->mon == NULL) {
         log_warnx("%s: no memory samples: %s", in->label, e.msg);
         in->mon_lost = xasprintf("no memory samples: %s", e.msg);
@@ -320,6 +324,7 @@ inst_ended(struct run *r, struct run_inst *in, const struct backend_event *ev)
     in->ended = true;
     in->end_wall_ns = ev->wall_ns;
     r->nended++;
+    run__preoom_unwatch(in);
     if (ev->type == BACKEND_START_FAILED) {
         if (in->error == NULL)
             in->error = xstrdup(ev->message);
@@ -666,6 +671,8 @@ setup(struct run *r, struct err *err)
         r->insts[i].env = run__inst_env(r, &r->insts[i]);
     r->mon =
         monitor__new(r->comp->memory_sample_ns / 1000000, r->start_mono_ms);
+    monitor__set_pre_oom(r->mon, &(struct monitor_pre_oom_cfg){
+                                     r->comp->pre_oom, run__preoom_ask, r});
     return 0;
 }
 

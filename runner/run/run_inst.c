@@ -58,6 +58,7 @@ run__insts_init(struct run *r)
             in->group = (int)g;
             in->group_index = (int)j;
             in->status = -1;
+            in->procfd = -1;
             in->label = xasprintf("%s/%d", c->groups[g].id, (int)j);
             in->outdir =
                 xasprintf("%s/%s/%d", r->run_dir, c->groups[g].id, (int)j);
@@ -73,6 +74,7 @@ run__insts_release(struct run *r)
     for (size_t i = 0; i < r->n; i++) {
         struct run_inst *in = &r->insts[i];
 
+        run__preoom_unwatch(in);
         free(in->label);
         free(in->outdir);
         free(in->tempdir);

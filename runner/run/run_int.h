@@ -6,6 +6,7 @@
  *   run_inst.c     instance table, environment, outcomes
  *   run_result.c   result.json and the terminal summary
  *   run_progress.c progress lines while the run goes
+ *   run_preoom.c   asking instances for a snapshot before an OOM kill
  *
  * Everything runs on the orchestrator's thread. struct run owns every
  * pointer in it.
@@ -55,6 +56,8 @@ struct run_inst {
     int64_t end_wall_ns;
     enum outcome outcome;
     struct monitor_inst *mon;
+    pid_t pid;      /* its main process (the host's view), 0 when unknown */
+    int procfd;     /* that process's /proc/<pid>, for a pre-OOM signal; -1 */
     char *mon_lost; /* why memory figures are missing or incomplete */
     struct monitor_stats mstats; /* copied when the instance ended */
     bool has_mstats;
@@ -118,6 +121,29 @@ void run__print_summary(const struct run *r);
 bool run__succeeded(const struct run *r);
 /* 0, 1, 69 (engine lost), 70 (the loop failed) or 130 (canceled). */
 int run__exit_status(const struct run *r);
+
+/* run_preoom.c */
+/* The monitor's ask() (struct monitor_pre_oom_cfg): arg is the run, id
+ * the instance's index. */
+enum monitor_via run__preoom_ask(void *arg, int id);
+/* Hold the instance's process pid (its main process as seen from here)
+ * for pre-OOM signals, when they may be asked for: pre-OOM snapshots on
+ * and a memory limit. */
+void run__preoom_watch(struct run *r, struct run_inst *in, pid_t pid);
+void run__preoom_unwatch(struct run_inst *in);
+/* 1 after sending the pre-OOM signal to the process of the /proc/<pid>
+ * folder procfd; 0 when it did not ask for one (why says so); -errno. */
+int run__preoom_signal(int procfd, char *why, size_t whylen);
+/* The only child of the process of the /proc/<pid> folder procfd (an
+ * init), held by its own /proc folder (the caller closes it) once its
+ * PPid says it is pid's child; -1 when there is none. */
+int run__preoom_child(int procfd, pid_t pid);
+/* The profiler's signal an environment block (NUL-separated, as
+ * /proc/<pid>/environ) asks for: 0 without LD_PRELOAD naming
+ * libtestyard-heap or with TESTYARD_HEAP_SIGNAL=none. */
+int run__preoom_env_signal(const char *env, size_t len);
+/* Whether sig is in the SigCgt mask of a /proc/<pid>/status text. */
+bool run__preoom_caught(const char *status, int sig);
 
 /* run_progress.c */
 void run__progress_draw(struct run *r, bool final);

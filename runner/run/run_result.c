@@ -41,6 +41,27 @@ run__succeeded(const struct run *r)
     return true;
 }
 
+/* The pre-OOM snapshot requests: null when the instance was never
+ * asked. */
+static void
+add_pre_oom(cJSON *m, const struct monitor_pre_oom *p)
+{
+    cJSON *o;
+
+    if (p->requests == 0) {
+        cJSON_AddNullToObject(m, "pre_oom");
+        return;
+    }
+    o = cJSON_AddObjectToObject(m, "pre_oom");
+    ty__json_count(o, "requests", p->requests);
+    ty__json_count(o, "first_ms", p->first_ms);
+    ty__json_count(o, "last_ms", p->last_ms);
+    ty__json_count(o, "usage_bytes", p->usage);
+    ty__json_count(o, "limit_bytes", p->limit);
+    cJSON_AddStringToObject(o, "via",
+                            p->via == MONITOR_VIA_SYNC ? "sync" : "signal");
+}
+
 static void
 add_memory(cJSON *o, const struct run_inst *in)
 {
@@ -61,6 +82,7 @@ add_memory(cJSON *o, const struct run_inst *in)
     ty__json_count(m, "oom_at_ms", st->oom ? st->oom_t_ms : -1);
     ty__json_count(m, "usage_before_oom_bytes",
                    st->oom ? st->usage_before_oom : -1);
+    add_pre_oom(m, &st->pre_oom);
 }
 
 static cJSON *

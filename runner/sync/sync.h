@@ -3,8 +3,10 @@
  *
  * A ZeroMQ ROUTER socket that every instance's SDK connects to with a
  * DEALER. It serves signal entry, barriers, signal-and-wait, ordered
- * topics with cursors, instance events, and output uploads (files and
- * appended lines written into each instance's folder). The wire protocol is
+ * topics with cursors, instance events, output uploads (files and
+ * appended lines written into each instance's folder), and snapshot waits
+ * through which the orchestrator asks an instance for a heap snapshot
+ * (syncsvc_snapshot_request). The wire protocol is
  * in docs/sync-protocol.md and its encoding in sdk/common/ty_wire.c.
  *
  * The orchestrator owns the loop: it polls syncsvc_socket() together with
@@ -127,8 +129,13 @@ void syncsvc_tick(struct syncsvc *svc);
  * longer be met fail for all waiters: "<group>/<index> <how>". */
 void syncsvc_instance_exited(struct syncsvc *svc, int instance,
                              const char *how);
-/* Fail every pending wait (the run is being canceled). */
+/* Fail every pending wait (the run is being canceled); snapshot waits
+ * asked for from then on are answered canceled at once. */
 void syncsvc_cancel_all(struct syncsvc *svc, const char *why);
+/* Ask instance `instance` (0-based in the run) for a heap snapshot now:
+ * answer its pending snapshot_wait ok. True when it had one and the answer
+ * went out; false when it has none (it cannot be asked this way now). */
+bool syncsvc_snapshot_request(struct syncsvc *svc, int instance);
 /* -1 with err naming barriers.jsonl when a line could not be written (the
  * log then ends at its last whole line), else 0. */
 int syncsvc_log_status(const struct syncsvc *svc, struct err *err);

@@ -313,6 +313,7 @@ static const svc_handler handlers[TY_WIRE_NOPS] = {
     [TY_WIRE_UPLOAD_END] = svc__op_upload_end,
     [TY_WIRE_UPLOAD_ABORT] = svc__op_upload_abort,
     [TY_WIRE_APPEND] = svc__op_append,
+    [TY_WIRE_SNAPSHOT_WAIT] = svc__op_snapshot_wait,
 };
 
 static void
@@ -388,6 +389,9 @@ syncsvc_tick(struct syncsvc *svc)
         else if (t->kind == SVC_T_FETCH)
             svc__fetch_timeout(svc,
                                svc__container_of(t, struct svc_waiter, timer));
+        else if (t->kind == SVC_T_SNAPSHOT)
+            svc__snapshot_timeout(
+                svc, svc__container_of(t, struct svc_waiter, timer));
         else
             svc__upload_timeout(svc,
                                 svc__container_of(t, struct svc_upload, timer));
@@ -408,6 +412,7 @@ syncsvc_instance_exited(struct syncsvc *svc, int instance, const char *how)
     in->how = xstrdup(how ? how : "exited");
     svc->alive[instance / 64] &= ~(1ULL << (instance % 64));
     svc__upload_drop_all(svc, instance);
+    svc__snapshot_cancel(svc, instance, in->how);
     svc__barrier_exited(svc, instance);
 }
 
@@ -416,6 +421,7 @@ syncsvc_cancel_all(struct syncsvc *svc, const char *why)
 {
     svc__barrier_cancel_all(svc, why ? why : "the run was canceled");
     svc__topic_cancel_all(svc, why ? why : "the run was canceled");
+    svc__snapshot_close_all(svc, why ? why : "the run was canceled");
 }
 
 /* ---- set-up ------------------------------------------------------------- */
@@ -648,6 +654,8 @@ syncsvc_destroy(struct syncsvc **psvc)
         free(w);
     }
     for (size_t i = 0; i < svc->ninst; i++) {
+        if (svc->inst[i].snapshot != NULL)
+            svc__waiter_drop(svc->inst[i].snapshot);
         free(svc->inst[i].group);
         free(svc->inst[i].outdir);
         free(svc->inst[i].how);

@@ -77,6 +77,7 @@ conn_drop(struct syncsvc *svc, struct svc_conn *cn)
     if (cn->fd >= 0 && (size_t)cn->fd < svc->nfd && svc->by_fd[cn->fd] == cn)
         svc->by_fd[cn->fd] = NULL;
     svc->inst[cn->inst].npeers--;
+    svc__snapshot_conn_closed(svc, cn->inst, cn->id, cn->len);
     svc__map_del(&svc->peers, cn->id, cn->len);
     free(cn);
 }

@@ -8,6 +8,7 @@
  *   syncsvc_barrier.c states, signals, barriers, membership, barriers.jsonl
  *   syncsvc_topic.c   bounded topics and cursor fetches
  *   syncsvc_upload.c  output uploads and appends
+ *   syncsvc_snapshot.c snapshot waits: pre-OOM snapshot requests
  *   syncsvc_map.c     the string map and the deadline heap they use
  *
  * Everything runs on the orchestrator's thread; nothing here locks.
@@ -76,7 +77,12 @@ void svc__map_each(struct svc_map *m, void (*fn)(void *value, void *arg),
 
 /* ---- deadlines (syncsvc_map.c): a binary min-heap of timers ---- */
 
-enum svc_timer_kind { SVC_T_BARRIER, SVC_T_FETCH, SVC_T_UPLOAD };
+enum svc_timer_kind {
+    SVC_T_BARRIER,
+    SVC_T_FETCH,
+    SVC_T_UPLOAD,
+    SVC_T_SNAPSHOT
+};
 
 struct svc_timer {
     int64_t at;  /* monotonic ms */
@@ -130,7 +136,8 @@ struct svc_inst {
     int npeers;
     int nuploads;
     struct svc_upload *uploads;
-    uint64_t quota;   /* bytes it may upload and append */
+    struct svc_waiter *snapshot; /* its pending snapshot_wait, or NULL */
+    uint64_t quota;              /* bytes it may upload and append */
     uint64_t charged; /* bytes of uploads begun (until dropped) and appends */
 };
 
@@ -236,6 +243,8 @@ struct syncsvc {
     uint64_t board_slots, board_next;
     int wake_fd;
     char *board_dir;
+    /* syncsvc_snapshot.c: the run is ending, snapshot waits are over */
+    bool snapshots_closed;
     /* fetch answers are built here (syncsvc_topic.c) */
     struct strbuf items, answer;
 };
@@ -352,5 +361,17 @@ void svc__op_append(struct syncsvc *svc, const struct svc_ctx *c,
 void svc__upload_timeout(struct syncsvc *svc, struct svc_upload *u);
 /* Drop every upload of an instance (it ended): partial files vanish. */
 void svc__upload_drop_all(struct syncsvc *svc, int inst);
+
+/* syncsvc_snapshot.c */
+void svc__op_snapshot_wait(struct syncsvc *svc, const struct svc_ctx *c,
+                           const struct ty_wire_req *req);
+void svc__snapshot_timeout(struct syncsvc *svc, struct svc_waiter *w);
+/* Answer instance inst's snapshot wait, if any, with canceled. */
+void svc__snapshot_cancel(struct syncsvc *svc, int inst, const char *why);
+/* The run is ending: cancel every snapshot wait, and new ones at once. */
+void svc__snapshot_close_all(struct syncsvc *svc, const char *why);
+/* Forget the snapshot wait of a connection that closed (no answer). */
+void svc__snapshot_conn_closed(struct syncsvc *svc, int inst,
+                               const unsigned char *id, size_t len);
 
 #endif

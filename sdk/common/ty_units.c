@@ -7,8 +7,10 @@
  */
 #include "ty_units.h"
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct unit {
@@ -291,4 +293,28 @@ ty__format_duration(int64_t ns, char *buf, size_t size)
     else
         snprintf(buf, size, "%lldm%02llds", (long long)(ns / 60000000000LL),
                  (long long)(ns / 1000000000 % 60));
+}
+
+int
+ty__parse_signal(const char *s)
+{
+    char *end;
+    long n;
+
+    if (strcmp(s, "none") == 0 || strcmp(s, "0") == 0)
+        return 0;
+    if (strncmp(s, "SIG", 3) == 0)
+        s += 3;
+    if (strcmp(s, "USR1") == 0)
+        return SIGUSR1;
+    if (strcmp(s, "USR2") == 0)
+        return SIGUSR2;
+    if (strncmp(s, "RTMIN+", 6) == 0) {
+        n = strtol(s + 6, &end, 10);
+        return *end == '\0' && end > s + 6 && n >= 0 && SIGRTMIN + n <= SIGRTMAX
+                   ? SIGRTMIN + (int)n
+                   : -1;
+    }
+    n = strtol(s, &end, 10);
+    return end > s && *end == '\0' && n > 0 && n < NSIG ? (int)n : -1;
 }

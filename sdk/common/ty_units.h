@@ -9,6 +9,9 @@
  *              512MB 8GB 100k 1M (SI, powers of 1000)  4096 4096B (bytes)
  *   durations  250ms 30s 10m 1h 1m30s 1.5s 0  (ns us µs ms s m h, Go style)
  *   cpu        1000m 250m (millicpus)  0.5 2 (cpus)
+ *   signals    USR1 SIGUSR2 RTMIN+3 12 none (TESTYARD_HEAP_SIGNAL: the
+ *              profiler reads it, the coordinator reads it from an
+ *              instance's environment before signalling it)
  */
 #ifndef TY_UNITS_H
 #define TY_UNITS_H
@@ -21,6 +24,11 @@
 int ty__parse_size(const char *s, uint64_t *bytes, char *why, size_t whylen);
 int ty__parse_duration(const char *s, int64_t *ns, char *why, size_t whylen);
 int ty__parse_cpu(const char *s, int64_t *millicpus, char *why, size_t whylen);
+
+/* A signal as TESTYARD_HEAP_SIGNAL names it: "USR1", "USR2", "SIGUSR2",
+ * "RTMIN+3", a number from 1, or "none" or "0" (returns 0); -1 when it is
+ * none of these. */
+int ty__parse_signal(const char *s);
 
 /* "SI" or "IEC" or "bytes": what a valid size string's unit means. */
 const char *ty__size_system(const char *s);

@@ -77,38 +77,12 @@ read_unwind(struct ty__heap_env *e)
                  s);
 }
 
-/* "USR1", "SIGUSR2", "RTMIN+3", "12", "none" or "0"; -1 when none of
- * these. */
-static int
-parse_signal(const char *s)
-{
-    char *end;
-    long n;
-
-    if (strcmp(s, "none") == 0 || strcmp(s, "0") == 0)
-        return 0;
-    if (strncmp(s, "SIG", 3) == 0)
-        s += 3;
-    if (strcmp(s, "USR1") == 0)
-        return SIGUSR1;
-    if (strcmp(s, "USR2") == 0)
-        return SIGUSR2;
-    if (strncmp(s, "RTMIN+", 6) == 0) {
-        n = strtol(s + 6, &end, 10);
-        return *end == '\0' && n >= 0 && SIGRTMIN + n <= SIGRTMAX
-                   ? SIGRTMIN + (int)n
-                   : -1;
-    }
-    n = strtol(s, &end, 10);
-    return *end == '\0' && n > 0 && n < NSIG ? (int)n : -1;
-}
-
 static void
 read_signal(struct ty__heap_env *e)
 {
     const char *s = var("TESTYARD_HEAP_SIGNAL");
 
-    if (s == NULL || (e->sig = parse_signal(s)) >= 0)
+    if (s == NULL || (e->sig = ty__parse_signal(s)) >= 0)
         return;
     e->sig = SIGUSR2;
     snprintf(e->bad[TY_HEAP_VAR_SIGNAL], TY_HEAP_BAD_MAX,

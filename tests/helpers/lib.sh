@@ -435,4 +435,81 @@ EOF2
             "$(jq -s -c '.[2] | [.time, .rss_bytes, .cgroup.current_bytes]' \
                 "$d/memory-rounds.jsonl" 2>/dev/null)"
     done
+# preoom_plan — tests/e2e/preoom_plan.c as the plan "preoom" in
+# $RUNS/plans (it fills its memory until it is OOM-killed; by group, it
+# looks like an LD_PRELOAD'ed profiler that asked for the pre-OOM signal,
+# or lacks the handler, or the environment).
+preoom_plan() {
+    mkdir -p "$RUNS/plans/preoom"
+    cp tests/e2e/preoom_plan.c "$RUNS/plans/preoom/main.c"
+    cp tests/e2e/preoom_manifest.yaml "$RUNS/plans/preoom/manifest.yaml"
+}
+
+# rfc3339_ms TIME — TIME (RFC 3339) in Unix milliseconds.
+rfc3339_ms() {
+    date -u -d "$1" +%s%3N
+}
+
+# check_preoom RUNNER — run the preoom plan on RUNNER, one instance per
+# group under a 64 MiB limit, and check (TAP lines) that the one that
+# asked for it got the pre-OOM signal with TY_WIRE_PREOOM_SIGVAL less
+# than 2 s before its OOM kill, that result.json's pre_oom says so, and
+# that the two that did not ask were never signalled.
+check_preoom() {
+    local id=preoom-${1#local:} f rc out note sig_ms kill_ms start_ms q
+    local oom_ms first_ms v
+    preoom_plan
+    f=$(composition "$id" <<EOF2
+global:
+  plan: preoom
+  case: grow
+  runner: $1
+  run_config: {timeout: 2m, memory_sample_interval: 20ms}
+groups:
+  - {id: asked, instances: {count: 1}, resources: {memory: 64Mi}}
+  - {id: nohandler, instances: {count: 1}, resources: {memory: 64Mi}}
+  - {id: noenv, instances: {count: 1}, resources: {memory: 64Mi}}
+EOF2
+)
+    rc=$(run_hostile "$id" "$f")
+    check_eq "$1: the run fails (every instance is OOM-killed)" "$rc" 1
+    out=$RUNS/$id
+    for g in asked nohandler noenv; do
+        check_eq "$1: $g is OOM-killed (not killed by a signal)" \
+            "$(result "$id" ".instances[] | select(.group == \"$g\") | .outcome")" oom
+    done
+    note=$out/asked/0/pre-oom-signal
+    check "$1: the instance that asked wrote pre-oom-signal" [ -s "$note" ]
+    check_eq "$1: it was signalled once, with the pre-OOM value, by sigqueue" \
+        "$(awk '{print $2, $3}' "$note" 2>/dev/null | tr '\n' ';')" \
+        "1415139149 -1;"
+    q='.instances[] | select(.group == "asked") | .memory'
+    start_ms=$(rfc3339_ms "$(result "$id" .started)" 2>/dev/null)
+    oom_ms=$(result "$id" "$q.oom_at_ms")
+    first_ms=$(result "$id" "$q.pre_oom.first_ms")
+    sig_ms=$(awk 'NR == 1 {print $1}' "$note" 2>/dev/null)
+    for v in start_ms oom_ms first_ms sig_ms; do
+        [[ ${!v} =~ ^[0-9]+$ ]] || printf -v "$v" 0
+    done
+    kill_ms=$((start_ms + oom_ms))
+    check "$1: the signal came before the OOM kill, less than 2 s before" \
+        between "$((kill_ms - sig_ms))" 0 1999
+    check_eq "$1: result.json: pre_oom asked once, by signal" \
+        "$(result "$id" "$q.pre_oom | [.requests, .via] | @tsv")" "1	signal"
+    check_eq "$1: result.json: pre_oom's limit is the group's" \
+        "$(result "$id" "$q.pre_oom.limit_bytes")" 67108864
+    check "$1: result.json: pre_oom's usage is 90 % of the limit or more" \
+        json_true "$out/result.json" \
+        "$q.pre_oom | .usage_bytes >= 0.9 * .limit_bytes and .usage_bytes <= .limit_bytes"
+    check "$1: result.json: first_ms = last_ms, before oom_at_ms" \
+        json_true "$out/result.json" \
+        "$q | .pre_oom.first_ms == .pre_oom.last_ms and .pre_oom.first_ms <= .oom_at_ms"
+    check "$1: the signal came after the request" \
+        between "$((sig_ms - start_ms - first_ms))" -25 1999
+    for g in nohandler noenv; do
+        check "$1: $g was not signalled" [ ! -e "$out/$g/0/pre-oom-signal" ]
+        check_eq "$1: result.json: $g's pre_oom is null" \
+            "$(result "$id" ".instances[] | select(.group == \"$g\") | .memory.pre_oom")" null
+    done
+    [ "$TAPFAIL" = 0 ] || show_log "$id"
 }

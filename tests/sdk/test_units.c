@@ -1,9 +1,11 @@
 /*
- * test_units.c — sizes, durations and cpu amounts as users write them.
+ * test_units.c — sizes, durations, cpu amounts and signal names as users
+ * write them.
  */
 #include "th.h"
 #include "ty_units.h"
 
+#include <signal.h>
 #include <string.h>
 
 static uint64_t
@@ -179,6 +181,25 @@ t_format_duration(void)
     }
 }
 
+/* TESTYARD_HEAP_SIGNAL's names, read by the profiler and by the
+ * coordinator alike. */
+static void
+t_signals(void)
+{
+    CHECK_EQ_INT(ty__parse_signal("USR1"), SIGUSR1);
+    CHECK_EQ_INT(ty__parse_signal("SIGUSR2"), SIGUSR2);
+    CHECK_EQ_INT(ty__parse_signal("RTMIN+0"), SIGRTMIN);
+    CHECK_EQ_INT(ty__parse_signal("RTMIN+3"), SIGRTMIN + 3);
+    CHECK_EQ_INT(ty__parse_signal("12"), 12);
+    CHECK_EQ_INT(ty__parse_signal("none"), 0);
+    CHECK_EQ_INT(ty__parse_signal("0"), 0);
+    CHECK_EQ_INT(ty__parse_signal("RTMIN+999"), -1);
+    CHECK_EQ_INT(ty__parse_signal("RTMIN+"), -1);
+    CHECK_EQ_INT(ty__parse_signal("999"), -1);
+    CHECK_EQ_INT(ty__parse_signal(""), -1);
+    CHECK_EQ_INT(ty__parse_signal("TERM"), -1);
+}
+
 static const struct th_case cases[] = {
     {"sizes_iec", t_sizes_iec},
     {"sizes_si", t_sizes_si},
@@ -187,6 +208,7 @@ static const struct th_case cases[] = {
     {"cpu", t_cpu},
     {"format", t_format},
     {"format_duration", t_format_duration},
+    {"signals", t_signals},
     {NULL, NULL},
 };
 

@@ -1,0 +1,254 @@
+/*
+ * run_preoom.c — asking an instance for a heap snapshot before it is
+ * OOM-killed, once the memory monitor saw it cross the threshold
+ * (run_config.pre_oom_snapshot; run/monitor_int.h decides when).
+ *
+ * Two ways, in this order: an instance whose SDK keeps a snapshot_wait
+ * pending is answered over its sync connection (syncsvc_snapshot_request);
+ * otherwise a program profiled with LD_PRELOAD=libtestyard-heap.so is sent
+ * its profiler's signal with TY_WIRE_PREOOM_SIGVAL queued (sigqueue), which
+ * the profiler takes for a pre-OOM request. Instances are hostile and a
+ * stray signal kills most programs, so the signal goes only to a process
+ * that asked for it: its environment (/proc/<pid>/environ, read bounded)
+ * has LD_PRELOAD naming libtestyard-heap, and the signal its profiler
+ * claims (TESTYARD_HEAP_SIGNAL there, SIGUSR2 by default, as
+ * sdk/heap/ty_heap_env.c reads it) is caught (SigCgt of /proc/<pid>/status).
+ *
+ * The process is held by a descriptor of its /proc/<pid> folder, opened
+ * when the instance started: the files are read through it and the signal
+ * is sent through it (pidfd_send_signal), so a pid that was reused after
+ * the instance's process ended is never read nor signalled. Under an init
+ * (local:docker's docker-init, which would pass the signal on without its
+ * value) the process asked is the init's child, found in the init's
+ * task/<pid>/children and held the same way once its PPid says it is
+ * that child.
+ */
+#include "run/run_int.h"
+
+#include "base/log.h"
+#include "base/util.h"
+#include "ty_units.h"
+#include "ty_wire.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* What is read of an instance's environment and status. */
+#define PREOOM_ENVIRON_MAX (256u << 10)
+#define PREOOM_STATUS_MAX (16u << 10)
+
+/* Whether the LD_PRELOAD value (paths separated by spaces or colons, as
+ * ld.so reads them) names libtestyard-heap. */
+static bool
+preloads_heap(const char *v, size_t len)
+{
+    static const char lib[] = "libtestyard-heap";
+    size_t i = 0;
+
+    while (i < len) {
+        size_t j = i, base;
+
+        while (j < len && v[j] != ' ' && v[j] != ':')
+            j++;
+        base = i;
+        for (size_t k = i; k < j; k++)
+            if (v[k] == '/')
+                base = k + 1;
+        if (j - base >= sizeof(lib) - 1 &&
+            memcmp(v + base, lib, sizeof(lib) - 1) == 0)
+            return true;
+        i = j + 1;
+    }
+    return false;
+}
+
+int
+run__preoom_env_signal(const char *env, size_t len)
+{
+    bool preload = false;
+    int sig = SIGUSR2;
+
+    for (size_t i = 0; i < len;) {
+        const char *e = env + i;
+        size_t n = strnlen(e, len - i);
+
+        if (n > 11 && memcmp(e, "LD_PRELOAD=", 11) == 0)
+            preload = preloads_heap(e + 11, n - 11);
+        else if (n > 21 && memcmp(e, "TESTYARD_HEAP_SIGNAL=", 21) == 0) {
+            char v[64];
+
+            snprintf(v, sizeof(v), "%.*s", (int)(n - 21), e + 21);
+            /* the profiler's own reading: a bad value means SIGUSR2 */
+            sig = ty__parse_signal(v);
+            if (sig < 0)
+                sig = SIGUSR2;
+        }
+        i += n + 1;
+    }
+    return preload ? sig : 0;
+}
+
+bool
+run__preoom_caught(const char *status, int sig)
+{
+    const char *p = strstr(status, "\nSigCgt:");
+    unsigned long long mask;
+    char *end;
+
+    if (p == NULL || sig <= 0 || sig > 64)
+        return false;
+    mask = strtoull(p + 8, &end, 16);
+    return end != p + 8 && (mask >> (sig - 1) & 1) != 0;
+}
+
+/* Up to max - 1 bytes of name in the folder dirfd, NUL-terminated; the
+ * length or -errno. */
+static ssize_t
+read_at(int dirfd, const char *name, char *buf, size_t max)
+{
+    int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    size_t len = 0;
+    ssize_t n = 0;
+
+    if (fd < 0)
+        return -errno;
+    while (len < max - 1 && ((n = read(fd, buf + len, max - 1 - len)) > 0 ||
+                             (n < 0 && errno == EINTR)))
+        len += n > 0 ? (size_t)n : 0;
+    if (n < 0)
+        n = -errno;
+    close(fd);
+    buf[len] = '\0';
+    return n < 0 ? n : (ssize_t)len;
+}
+
+/* pidfd_send_signal with the value the profiler takes for a pre-OOM
+ * request, as sigqueue would queue it. Where the kernel (before 5.1) or
+ * valgrind does not have it, sigqueue itself to pid, the process whose
+ * files were just read through procfd. */
+static int
+send_preoom(int procfd, pid_t pid, int sig)
+{
+    siginfo_t si;
+
+    memset(&si, 0, sizeof(si));
+    si.si_signo = sig;
+    si.si_code = SI_QUEUE;
+    si.si_pid = getpid();
+    si.si_uid = getuid();
+    si.si_value.sival_int = TY_WIRE_PREOOM_SIGVAL;
+    if (syscall(SYS_pidfd_send_signal, procfd, sig, &si, 0) == 0)
+        return 0;
+    if (errno != ENOSYS || pid <= 0)
+        return -errno;
+    return sigqueue(pid, sig, si.si_value) < 0 ? -errno : 0;
+}
+
+int
+run__preoom_signal(int procfd, char *why, size_t whylen)
+{
+    cleanup_free char *buf = xmalloc(PREOOM_ENVIRON_MAX);
+    ssize_t n = read_at(procfd, "environ", buf, PREOOM_ENVIRON_MAX);
+    int sig;
+
+    if (n < 0)
+        return (int)n;
+    sig = run__preoom_env_signal(buf, (size_t)n);
+    if (sig == 0) {
+        snprintf(why, whylen, "%s", "no LD_PRELOAD of libtestyard-heap");
+        return 0;
+    }
+    n = read_at(procfd, "status", buf, PREOOM_STATUS_MAX);
+    if (n < 0)
+        return (int)n;
+    if (!run__preoom_caught(buf, sig)) {
+        snprintf(why, whylen, "its profiler's signal %d is not caught", sig);
+        return 0;
+    }
+    n = send_preoom(procfd, (pid_t)monitor__status_value(buf, "Pid"), sig);
+    return n < 0 ? (int)n : 1;
+}
+
+int
+run__preoom_child(int procfd, pid_t pid)
+{
+    char path[64], buf[PREOOM_STATUS_MAX], *end;
+    long child;
+    int fd;
+
+    snprintf(path, sizeof(path), "task/%d/children", (int)pid);
+    if (read_at(procfd, path, buf, sizeof(buf)) <= 0)
+        return -1;
+    child = strtol(buf, &end, 10);
+    if (end == buf || child <= 0 || child > INT32_MAX)
+        return -1;
+    snprintf(path, sizeof(path), "/proc/%ld", child);
+    fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    if (read_at(fd, "status", buf, sizeof(buf)) < 0 ||
+        monitor__status_value(buf, "PPid") != (int64_t)pid) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+enum monitor_via
+run__preoom_ask(void *arg, int id)
+{
+    struct run *r = arg;
+    struct run_inst *in;
+    char why[128] = "no process under the instance's init";
+    cleanup_close int child = -1;
+    int rc = 0;
+
+    if (id < 0 || (size_t)id >= r->n || (in = &r->insts[id])->ended)
+        return MONITOR_VIA_NONE;
+    if (syncsvc_snapshot_request(r->svc, id))
+        return MONITOR_VIA_SYNC;
+    if (in->procfd < 0)
+        return MONITOR_VIA_NONE;
+    if (!r->be->init_parent)
+        rc = run__preoom_signal(in->procfd, why, sizeof(why));
+    else if ((child = run__preoom_child(in->procfd, in->pid)) >= 0)
+        rc = run__preoom_signal(child, why, sizeof(why));
+    if (rc > 0)
+        return MONITOR_VIA_SIGNAL;
+    if (rc < 0)
+        snprintf(why, sizeof(why), "%s", strerror(-rc));
+    log_debug("%s: near its memory limit, not asked for a snapshot: %s",
+              in->label, why);
+    return MONITOR_VIA_NONE;
+}
+
+void
+run__preoom_watch(struct run *r, struct run_inst *in, pid_t pid)
+{
+    char path[32];
+
+    if (r->comp->pre_oom <= 0 || pid <= 0 ||
+        r->comp->groups[in->group].memory_bytes == 0)
+        return;
+    snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+    in->pid = pid;
+    in->procfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (in->procfd < 0)
+        log_debug("%s: %s: %s: no pre-OOM signal", in->label, path,
+                  strerror(errno));
+}
+
+void
+run__preoom_unwatch(struct run_inst *in)
+{
+    if (in->procfd >= 0)
+        close(in->procfd);
+    in->procfd = -1;
+}
