@@ -435,6 +435,8 @@ EOF2
             "$(jq -s -c '.[2] | [.time, .rss_bytes, .cgroup.current_bytes]' \
                 "$d/memory-rounds.jsonl" 2>/dev/null)"
     done
+}
+
 # preoom_plan — tests/e2e/preoom_plan.c as the plan "preoom" in
 # $RUNS/plans (it fills its memory until it is OOM-killed; by group, it
 # looks like an LD_PRELOAD'ed profiler that asked for the pre-OOM signal,
