@@ -12,9 +12,8 @@
  * LD_PRELOAD build (preload.c) writes the same two files itself.
  *
  * The profiler's own allocations while it builds a snapshot are kept out of
- * the profile (ty__heap_quiet_begin). Periodic snapshots, asked for by the
- * composition through TESTYARD_HEAP_PROFILE_INTERVAL, run on a thread of
- * their own that ty__heapctl_fini stops.
+ * the profile (ty__heap_quiet_begin). Periodic, peak and pre-OOM snapshots
+ * are taken by the snapshot thread (ty_heapctl_thread.c).
  */
 #include "ty_cgroup.h"
 #include "ty_heap.h"
@@ -33,14 +32,6 @@
 
 #define LABEL_MAX 100
 #define EVERY_DEFAULT 10
-
-struct ty__heapctl {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    pthread_t thread;
-    bool running, stop;
-    int64_t interval_ns;
-};
 
 static _Atomic int64_t memory_events;
 
@@ -148,8 +139,8 @@ add_cgroup(cJSON *o)
 }
 
 static char *
-sidecar(const char *label, int round, const struct ty__heap_snap *s,
-        const struct ty__heap_totals *t)
+sidecar(const char *label, int round, enum ty__heap_trigger trigger,
+        const struct ty__heap_snap *s, const struct ty__heap_totals *t)
 {
     cJSON *o = cJSON_CreateObject();
     char when[64], *out;
@@ -159,6 +150,7 @@ sidecar(const char *label, int round, const struct ty__heap_snap *s,
     ty__format_rfc3339(s->time_ns, when, sizeof(when));
     cJSON_AddStringToObject(o, "time", when);
     cJSON_AddStringToObject(o, "label", label);
+    cJSON_AddStringToObject(o, "trigger", ty__heap_trigger_name(trigger));
     if (round >= 0)
         cJSON_AddNumberToObject(o, "round", round);
     cJSON_AddNumberToObject(o, "pid", (double)getpid());
@@ -189,7 +181,8 @@ ty__heap_label_ok(const char *label)
 }
 
 int
-ty__heap_files_build(const char *label, int round, struct ty__heap_files *f)
+ty__heap_files_build(const char *label, int round,
+                     enum ty__heap_trigger trigger, struct ty__heap_files *f)
 {
     struct ty__heap_snap s = {0};
     struct ty__heap_totals tot;
@@ -199,7 +192,7 @@ ty__heap_files_build(const char *label, int round, struct ty__heap_files *f)
     *f = (struct ty__heap_files){0};
     if (r == 0)
         r = ty__heap_profile(&s, &f->pb, &f->pb_len, &tot);
-    if (r == 0 && (f->json = sidecar(label, round, &s, &tot)) == NULL)
+    if (r == 0 && (f->json = sidecar(label, round, trigger, &s, &tot)) == NULL)
         r = -ENOMEM;
     if (r == 0)
         f->json_len = strlen(f->json);
@@ -232,8 +225,9 @@ send_files(struct ty *ty, const char *label, const struct ty__heap_files *f)
     return ty__output_file(ty, name, f->json, f->json_len);
 }
 
-static int
-snapshot(struct ty *ty, const char *label, int round)
+int
+ty__heap_send(struct ty *ty, const char *label, int round,
+              enum ty__heap_trigger trigger)
 {
     struct ty__heap_files f;
     int was, r;
@@ -244,7 +238,7 @@ snapshot(struct ty *ty, const char *label, int round)
                           "expected 1 to %d letters, digits, '.', '_' or "
                           "'-', not starting with '.'",
                           label ? label : "(null)", LABEL_MAX);
-    r = ty__heap_files_build(label, round, &f);
+    r = ty__heap_files_build(label, round, trigger, &f);
     if (r < 0)
         return ty__seterr(ty, r, "heap snapshot %s: %s", label, strerror(-r));
     was = ty__heap_quiet_begin();
@@ -261,7 +255,7 @@ snapshot(struct ty *ty, const char *label, int round)
 int
 ty_heap_snapshot(struct ty *ty, const char *label)
 {
-    return snapshot(ty, label, -1);
+    return ty__heap_send(ty, label, -1, TY_TRIGGER_CALL);
 }
 
 void
@@ -317,12 +311,12 @@ ty_memory_round_end(struct ty *ty, int round)
     if (r <= 0)
         return r;
     snprintf(label, sizeof(label), "round-%d-pre-trim", round);
-    r = snapshot(ty, label, round);
+    r = ty__heap_send(ty, label, round, TY_TRIGGER_ROUND);
     if (r < 0)
         return r;
     ty_heap_trim(ty);
     snprintf(label, sizeof(label), "round-%d-post-trim", round);
-    return snapshot(ty, label, round);
+    return ty__heap_send(ty, label, round, TY_TRIGGER_ROUND);
 }
 
 static int
@@ -357,105 +351,5 @@ ty_memory_event(struct ty *ty)
     if (n % every != 0)
         return 0;
     snprintf(label, sizeof(label), "event-%lld", (long long)n);
-    return snapshot(ty, label, -1);
-}
-
-/* ------------------------------------------------------------------------
- * Periodic snapshots
- */
-
-static void *
-periodic_main(void *arg)
-{
-    struct ty *ty = arg;
-    struct ty__heapctl *h = ty->heapctl;
-    struct timespec at;
-    char label[64];
-
-    clock_gettime(CLOCK_MONOTONIC, &at);
-    pthread_mutex_lock(&h->mu);
-    for (int k = 1; !h->stop; k++) {
-        int64_t ns = at.tv_nsec + h->interval_ns;
-
-        at.tv_sec += (time_t)(ns / 1000000000);
-        at.tv_nsec = (long)(ns % 1000000000);
-        while (!h->stop &&
-               pthread_cond_timedwait(&h->cv, &h->mu, &at) != ETIMEDOUT)
-            ;
-        if (h->stop)
-            break;
-        pthread_mutex_unlock(&h->mu);
-        snprintf(label, sizeof(label), "periodic-%d", k);
-        if (snapshot(ty, label, -1) < 0)
-            ty_message(ty, "heap: periodic snapshot %s failed: %s", label,
-                       ty_errmsg(ty));
-        pthread_mutex_lock(&h->mu);
-    }
-    pthread_mutex_unlock(&h->mu);
-    return NULL;
-}
-
-/* What the SDK does with the settings: the values refused are said once,
- * as the LD_PRELOAD library says them (TESTYARD_HEAP_SIGNAL is its own). */
-static void
-report_bad_env(struct ty *ty, const struct ty__heap_env *e)
-{
-    static const enum ty__heap_var vars[] = {
-        TY_HEAP_VAR_RATE, TY_HEAP_VAR_INTERVAL, TY_HEAP_VAR_UNWIND};
-
-    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
-        if (e->bad[vars[i]][0] != '\0')
-            ty_message(ty, "heap: %s", e->bad[vars[i]]);
-}
-
-static void
-periodic_start(struct ty *ty, struct ty__heapctl *h)
-{
-    pthread_condattr_t ca;
-
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&h->cv, &ca);
-    pthread_condattr_destroy(&ca);
-    h->running = pthread_create(&h->thread, NULL, periodic_main, ty) == 0;
-    if (!h->running)
-        ty_message(ty, "heap: cannot start periodic snapshots");
-}
-
-void
-ty__heapctl_init(struct ty *ty)
-{
-    struct ty__heapctl *h = calloc(1, sizeof(*h));
-    struct ty__heap_env env;
-
-    ty__heap_start();
-    ty__heap_env_read(&env);
-    report_bad_env(ty, &env);
-    if (h == NULL)
-        return;
-    pthread_mutex_init(&h->mu, NULL);
-    ty->heapctl = h;
-    h->interval_ns = env.interval_ns;
-    if (h->interval_ns > 0)
-        periodic_start(ty, h);
-}
-
-void
-ty__heapctl_fini(struct ty *ty)
-{
-    struct ty__heapctl *h = ty->heapctl;
-
-    if (h == NULL)
-        return;
-    if (h->running) {
-        pthread_mutex_lock(&h->mu);
-        h->stop = true;
-        pthread_cond_signal(&h->cv);
-        pthread_mutex_unlock(&h->mu);
-        pthread_join(h->thread, NULL);
-        pthread_cond_destroy(&h->cv);
-    }
-    pthread_mutex_destroy(&h->mu);
-    free(h);
-    ty->heapctl = NULL;
+    return ty__heap_send(ty, label, -1, TY_TRIGGER_EVENT);
 }

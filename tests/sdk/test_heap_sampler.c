@@ -291,7 +291,8 @@ t_files(void)
     ty__heap_start();
     ty__heap_set_rate(1);
     sampler_site_big(FAKE_BASE, 3, MiB);
-    CHECK_EQ_INT(ty__heap_files_build("round-7-pre-trim", 7, &f), 0);
+    CHECK_EQ_INT(
+        ty__heap_files_build("round-7-pre-trim", 7, TY_TRIGGER_ROUND, &f), 0);
     CHECK_EQ_INT(heap_pb_parse_gz(f.pb, f.pb_len, &p, err, sizeof(err)), 0);
     CHECK_EQ_INT(site(&p, "sampler_site_big", HEAP_INUSE_SPACE), 3 * MiB);
     heap_pb_free(&p);
@@ -302,6 +303,8 @@ t_files(void)
           t->valuestring[10] == 'T' && t->valuestring[23] == 'Z');
     CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetObjectItem(j, "label")),
                  "round-7-pre-trim");
+    CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetObjectItem(j, "trigger")),
+                 "round");
     CHECK_EQ_INT(num(j, "round"), 7);
     CHECK_EQ_INT(num(j, "rate"), 1);
     CHECK(num(j, "rss_bytes") > 0);
