@@ -44,9 +44,9 @@ raise_high(int64_t est)
 {
     int64_t hw = atomic_load_explicit(&PK.high, memory_order_relaxed);
 
-    while (est > hw && !atomic_compare_exchange_weak_explicit(
-                           &PK.high, &hw, est, memory_order_relaxed,
-                           memory_order_relaxed))
+    while (est > hw &&
+           !atomic_compare_exchange_weak_explicit(
+               &PK.high, &hw, est, memory_order_relaxed, memory_order_relaxed))
         ;
 }
 
@@ -171,10 +171,10 @@ const char *
 ty__heap_trigger_name(enum ty__heap_trigger t)
 {
     static const char *const names[TY_TRIGGER_N] = {
-        [TY_TRIGGER_CALL] = "call",         [TY_TRIGGER_ROUND] = "round",
-        [TY_TRIGGER_EVENT] = "event",       [TY_TRIGGER_PERIODIC] = "periodic",
-        [TY_TRIGGER_PEAK] = "peak",         [TY_TRIGGER_PREOOM] = "pre-oom",
-        [TY_TRIGGER_SIGNAL] = "signal",     [TY_TRIGGER_EXIT] = "exit",
+        [TY_TRIGGER_CALL] = "call",     [TY_TRIGGER_ROUND] = "round",
+        [TY_TRIGGER_EVENT] = "event",   [TY_TRIGGER_PERIODIC] = "periodic",
+        [TY_TRIGGER_PEAK] = "peak",     [TY_TRIGGER_PREOOM] = "pre-oom",
+        [TY_TRIGGER_SIGNAL] = "signal", [TY_TRIGGER_EXIT] = "exit",
     };
 
     return (unsigned)t < TY_TRIGGER_N ? names[t] : "call";

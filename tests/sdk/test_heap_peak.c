@@ -192,8 +192,8 @@ t_estimate_is_inuse(void)
     CHECK(inuse > 0);
     CHECK_MSG((double)ty__heap_inuse_estimate() > inuse * 0.999 &&
                   (double)ty__heap_inuse_estimate() < inuse * 1.001,
-              "estimate %lld, profile %.0f", (long long)ty__heap_inuse_estimate(),
-              inuse);
+              "estimate %lld, profile %.0f",
+              (long long)ty__heap_inuse_estimate(), inuse);
     cJSON_Delete(j);
     ty__heap_files_release(&f);
     free_last(400, 256 * 1024);
