@@ -68,7 +68,7 @@ run() {
     case $1 in
     glibc) "$tmp/plain" "${a[@]}" ;;
     testyard) env LD_PRELOAD="$ours" TESTYARD_HEAP_AT_EXIT=0 \
-        "$tmp/plain" "${a[@]}" ;;
+        TESTYARD_HEAP_DIR="$tmp" "$tmp/plain" "${a[@]}" ;;
     testyard-linked) "$linked" "${a[@]}" ;;
     testyard-off) env TESTYARD_HEAP_RATE=0 "$linked" "${a[@]}" ;;
     jemalloc) env LD_PRELOAD="$je" MALLOC_CONF=prof:false \

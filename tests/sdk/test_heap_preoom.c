@@ -38,7 +38,7 @@ static struct {
     int waits;          /* snapshot_waits received */
     const char *answer; /* the status to answer the held one with */
     int64_t answered_ms;
-    char names[NAMES_MAX]; /* uploads ended, ",name" each */
+    char names[NAMES_MAX];  /* uploads ended, ",name" each */
     int64_t preoom_json_ms; /* when heap-pre-oom.json was uploaded */
     char preoom_json[4096];
     int64_t next_upload;
@@ -217,8 +217,8 @@ static void
 env(const char *url)
 {
     static const char *const unset[] = {
-        "TESTYARD_SYNC_BOARD", "TESTYARD_DEADLINE_MS", "TESTYARD_PARAMS",
-        "TEST_INSTANCE_PARAMS", "SYNC_SERVICE_HOST", "TESTYARD_SYNC_URL"};
+        "TESTYARD_SYNC_BOARD",  "TESTYARD_DEADLINE_MS", "TESTYARD_PARAMS",
+        "TEST_INSTANCE_PARAMS", "SYNC_SERVICE_HOST",    "TESTYARD_SYNC_URL"};
 
     for (size_t i = 0; i < sizeof(unset) / sizeof(unset[0]); i++)
         unsetenv(unset[i]);
