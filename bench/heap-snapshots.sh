@@ -27,6 +27,8 @@
 # (default build) is the tree with libtestyard-heap.so.
 set -u
 cd "$(dirname "$0")/.." || exit 1
+# shellcheck source=bench/lib/heap.sh
+. bench/lib/heap.sh
 BUILD=${BUILD:-build}
 runs=5 threads=4 ops=2000000 requests=10 cgops=300000
 while getopts r:t:n:k:c:h opt; do
@@ -47,11 +49,7 @@ if [ ! -f "$lib" ]; then
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-if ! cc -O2 -g -fno-omit-frame-pointer -pthread -o "$tmp/plain" \
-    bench/heap_overhead.c; then
-    echo "heap-snapshots: cannot build the workload" >&2
-    exit 70
-fi
+heap_workload heap-snapshots "$tmp/plain" || exit
 configs=(nopeak peak peak-1Mi preoom)
 
 # run CONFIG THREADS OPS [COMMAND PREFIX...] — one run, its output line
@@ -77,8 +75,8 @@ for ((r = 1; r <= runs; r++)); do
             echo "heap-snapshots: $c failed (see its stderr)" >&2
     done
 done
-# the pre-OOM snapshots were all written (each replaces the last)
-[ -s "$tmp/out/$(cd "$tmp/out" && ls | grep -m1 'pre-oom.json$')" ] ||
+# the pre-OOM snapshots were written (each replaces the last)
+compgen -G "$tmp/out/heap-*-pre-oom.json" >/dev/null ||
     echo "heap-snapshots: preoom wrote no pre-oom snapshot" >&2
 
 have_cg=0
@@ -91,13 +89,6 @@ for c in "${configs[@]}"; do
     fi
     [ -s "$tmp/$c.ir" ] || echo nan >"$tmp/$c.ir"
 done
-
-# stat FILE COLUMN — "median min max" of a column
-stat() {
-    sort -g -k "$2,$2" "$1" | awk -v c="$2" '{ v[NR] = $c }
-        END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-              printf "%.3f %.3f %.3f", m, v[1], v[NR] }'
-}
 
 printf '%-10s %22s %8s %15s %9s\n' configuration "CPU s median [range]" \
     "CPU x" instructions "instr. x"

@@ -26,6 +26,7 @@
  * own.
  */
 #include "ty_heap.h"
+#include "ty_time.h"
 #include "ty_io.h"
 #include "ty_wire.h"
 
@@ -116,22 +117,13 @@ on_signal(int sig, siginfo_t *si, void *uc)
     errno = e;
 }
 
-static int64_t
-mono_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* Until the next periodic snapshot or the peak the interval holds back,
  * in ms rounded up; -1: nothing due. */
 static int
 poll_timeout(const struct timespec *next)
 {
     struct timespec now;
-    int64_t ms = -1, peak = ty__heap_peak_wait(mono_ns());
+    int64_t ms = -1, peak = ty__heap_peak_wait(ty__now_ns());
 
     if (P.interval_ns > 0) {
         clock_gettime(CLOCK_MONOTONIC, &now);
@@ -148,7 +140,7 @@ poll_timeout(const struct timespec *next)
 static void
 peak_due(void)
 {
-    int64_t now = mono_ns();
+    int64_t now = ty__now_ns();
 
     if (ty__heap_peak_wait(now) != 0)
         return;

@@ -21,6 +21,7 @@
  */
 #include "ty_conn.h"
 #include "ty_heap.h"
+#include "ty_time.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -63,15 +64,6 @@ static struct {
     pid_t pid;
     struct ty__heapctl *owner;
 } peak = {PTHREAD_MUTEX_INITIALIZER, {-1, -1}, 0, NULL};
-
-static int64_t
-mono_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* ------------------------------------------------------------------------
  * Taking snapshots
@@ -135,7 +127,7 @@ periodic(struct ty__heapctl *h, int64_t now)
     snprintf(label, sizeof(label), "periodic-%d", ++h->periodic);
     take(h, label, TY_TRIGGER_PERIODIC);
     h->next_ns += h->interval_ns;
-    now = mono_ns();
+    now = ty__now_ns();
     if (h->next_ns < now) /* the snapshot took longer than the interval */
         h->next_ns = now + h->interval_ns;
 }
@@ -148,12 +140,12 @@ serve(struct ty__heapctl *h)
 
     if (h->wait != NULL)
         answered(h);
-    now = mono_ns();
+    now = ty__now_ns();
     if (h->peak && ty__heap_peak_wait(now) == 0) {
         ty__heap_peak_taken(now);
         take(h, "peak", TY_TRIGGER_PEAK);
     }
-    periodic(h, mono_ns());
+    periodic(h, ty__now_ns());
     ask(h);
 }
 
@@ -171,7 +163,7 @@ sooner(int64_t a, int64_t b)
 static int
 poll_ms(const struct ty__heapctl *h)
 {
-    int64_t now = mono_ns(), ns = -1;
+    int64_t now = ty__now_ns(), ns = -1;
 
     if (h->interval_ns > 0)
         ns = h->next_ns > now ? h->next_ns - now : 0;
@@ -207,7 +199,7 @@ thread_main(void *arg)
     struct ty__heapctl *h = arg;
     int was = ty__heap_quiet_begin();
 
-    h->next_ns = mono_ns() + h->interval_ns;
+    h->next_ns = ty__now_ns() + h->interval_ns;
     ask(h);
     for (;;) {
         struct pollfd p[2] = {{h->pipe[0], POLLIN, 0},
