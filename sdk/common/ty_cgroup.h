@@ -48,8 +48,18 @@ enum ty__cgfile {
 const char *ty__cgroup_memory_mount(enum ty__cgver *ver);
 
 /* The memory cgroup directory of pid (0 = this process), as an absolute
- * path. Caller frees. NULL when there is none. */
+ * path: the mount point of the memory hierarchy that shows pid's cgroup
+ * (its path in /proc/<pid>/cgroup below the mount's root), joined with the
+ * rest of that path. For this process, a directory the mount does not show
+ * gives way to the nearest one above it that it does. Caller frees. NULL
+ * when there is none (no controller, or a cgroup outside every mount). */
 char *ty__cgroup_memory_dir(pid_t pid, enum ty__cgver *ver);
+/* The same with every file read under root, a fake /proc and cgroup tree
+ * for tests (root/proc/self/mountinfo, root/proc/<pid>/cgroup,
+ * root<mount>/...); the directory returned is under root too. Nothing is
+ * cached. */
+char *ty__cgroup_memory_dir_at(const char *root, pid_t pid,
+                               enum ty__cgver *ver);
 
 /* Read the figures of the cgroup at dir. Returns 0, or -ENOENT when the
  * usage file itself cannot be read (the cgroup is gone), -ENOTSUP for an

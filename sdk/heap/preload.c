@@ -145,7 +145,7 @@ peak_due(void)
     if (ty__heap_peak_wait(now) != 0)
         return;
     ty__heap_peak_taken(now);
-    snapshot("peak", TY_TRIGGER_PEAK);
+    snapshot("peak", TY_HEAP_TRIGGER_PEAK);
 }
 
 static void
@@ -167,10 +167,10 @@ drain(void)
         if (buf[i] == 'q')
             return false;
         if (buf[i] == 'o') {
-            snapshot("pre-oom", TY_TRIGGER_PREOOM);
+            snapshot("pre-oom", TY_HEAP_TRIGGER_PREOOM);
         } else if (buf[i] == 's') {
             snprintf(what, sizeof(what), "signal-%d", ++P.signals);
-            snapshot(what, TY_TRIGGER_SIGNAL);
+            snapshot(what, TY_HEAP_TRIGGER_SIGNAL);
         }
     }
     return true;
@@ -194,7 +194,7 @@ worker(void *arg)
         peak_due();
         if (P.interval_ns > 0 && poll_timeout(&next) == 0) {
             snprintf(what, sizeof(what), "periodic-%d", ++P.periodic);
-            snapshot(what, TY_TRIGGER_PERIODIC);
+            snapshot(what, TY_HEAP_TRIGGER_PERIODIC);
             advance(&next, P.interval_ns);
         }
     }
@@ -310,5 +310,5 @@ preload_stop(void)
         pthread_join(P.thread, NULL);
     P.running = false;
     if (P.at_exit)
-        snapshot("exit", TY_TRIGGER_EXIT);
+        snapshot("exit", TY_HEAP_TRIGGER_EXIT);
 }

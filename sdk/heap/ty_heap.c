@@ -1,7 +1,8 @@
 /*
  * ty_heap.c — the heap profiler's sampler and tables (see ty_heap.h).
  *
- * Two tables, both outside the malloc heap (their memory comes from mmap):
+ * Two tables, both outside the malloc heap (their memory comes from mmap,
+ * through ty_heap_os.c):
  *
  *  - Buckets: one per distinct call stack (and sampling rate), holding
  *    cumulative sampled allocation and free counts. A fixed array of hash
@@ -18,13 +19,13 @@
  * consistent tables; the parent and child handlers release them.
  */
 #include "ty_heap.h"
+#include "ty_heap_os.h"
 
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
 
 __thread struct ty__heap_thread ty__heap_thr TY__TLS_IE;
@@ -86,7 +87,6 @@ static struct {
     size_t arena_left;
     _Atomic size_t nbuckets;
     _Atomic size_t live;
-    _Atomic size_t mapped; /* bytes the tables took from mmap */
 } H = {
     .rate = TY_HEAP_DEFAULT_RATE,
     .arena_mu = PTHREAD_MUTEX_INITIALIZER,
@@ -95,13 +95,7 @@ static struct {
 static void *
 os_alloc(size_t n)
 {
-    void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                   -1, 0);
-
-    if (p == MAP_FAILED)
-        return NULL;
-    atomic_fetch_add_explicit(&H.mapped, n, memory_order_relaxed);
-    return p;
+    return ty__heap_os_alloc(n);
 }
 
 /* ------------------------------------------------------------------------
@@ -485,12 +479,6 @@ ty__heap_forget(const void *p)
 }
 
 size_t
-ty__heap_own_bytes(void)
-{
-    return atomic_load_explicit(&H.mapped, memory_order_relaxed);
-}
-
-size_t
 ty__heap_live_count(void)
 {
     return atomic_load_explicit(&H.live, memory_order_relaxed);
@@ -571,11 +559,13 @@ fork_prepare(void)
     pthread_mutex_lock(&H.arena_mu);
     for (int i = 0; i < NSHARDS; i++)
         pthread_mutex_lock(&shards[i].mu);
+    ty__heap_os_lock();
 }
 
 static void
 fork_release(void)
 {
+    ty__heap_os_unlock();
     for (int i = NSHARDS - 1; i >= 0; i--)
         pthread_mutex_unlock(&shards[i].mu);
     pthread_mutex_unlock(&H.arena_mu);
@@ -669,11 +659,8 @@ ty__heap_collect(struct ty__heap_snap *s)
 void
 ty__heap_snap_release(struct ty__heap_snap *s)
 {
-    if (s->recs != NULL) {
-        munmap(s->recs, s->cap * sizeof(*s->recs));
-        atomic_fetch_sub_explicit(&H.mapped, s->cap * sizeof(*s->recs),
-                                  memory_order_relaxed);
-    }
+    if (s->recs != NULL)
+        ty__heap_os_free(s->recs, s->cap * sizeof(*s->recs));
     s->recs = NULL;
     s->n = s->cap = 0;
 }

@@ -153,22 +153,6 @@ uint64_t ty__heap_get_rate(void);
  * Snapshots
  */
 
-/* Why a snapshot was taken: its sidecar's "trigger". */
-enum ty__heap_trigger {
-    TY_TRIGGER_CALL,     /* ty_heap_snapshot */
-    TY_TRIGGER_ROUND,    /* ty_memory_round_end */
-    TY_TRIGGER_EVENT,    /* ty_memory_event */
-    TY_TRIGGER_PERIODIC, /* TESTYARD_HEAP_PROFILE_INTERVAL */
-    TY_TRIGGER_PEAK,     /* a new high-water mark */
-    TY_TRIGGER_PREOOM,   /* the coordinator, before an OOM kill */
-    TY_TRIGGER_SIGNAL,   /* the LD_PRELOAD library's signal */
-    TY_TRIGGER_EXIT,     /* the LD_PRELOAD library at exit */
-    TY_TRIGGER_N,
-};
-
-/* "call", "round", ..., "pre-oom", "signal", "exit". */
-const char *ty__heap_trigger_name(enum ty__heap_trigger t);
-
 /* One call stack's counters at the moment of the snapshot. pcs are return
  * addresses, innermost first; rate is the rate its samples were taken at. */
 struct ty__heap_rec {
@@ -199,6 +183,22 @@ struct ty__heap_files {
     char *json;
     size_t json_len;
 };
+
+/* What took a snapshot: the sidecar's "trigger" (docs/heap-profiling.md). */
+enum ty__heap_trigger {
+    TY_HEAP_TRIGGER_CALL,     /* "call": ty_heap_snapshot */
+    TY_HEAP_TRIGGER_ROUND,    /* "round": ty_memory_round_end */
+    TY_HEAP_TRIGGER_EVENT,    /* "event": ty_memory_event */
+    TY_HEAP_TRIGGER_PERIODIC, /* "periodic": TESTYARD_HEAP_PROFILE_INTERVAL */
+    TY_HEAP_TRIGGER_PEAK,     /* "peak": a new high-water mark */
+    TY_HEAP_TRIGGER_PREOOM,   /* "pre-oom": the coordinator asked */
+    TY_HEAP_TRIGGER_SIGNAL,   /* "signal": the LD_PRELOAD signal */
+    TY_HEAP_TRIGGER_EXIT,     /* "exit": the LD_PRELOAD exit snapshot */
+    TY_HEAP_TRIGGER_N,
+};
+
+/* The trigger's name as the sidecar says it. */
+const char *ty__heap_trigger_name(enum ty__heap_trigger t);
 
 /* Build both files for label; round < 0 leaves "round" out of the sidecar,
  * trigger says why it was taken. The profiler's own allocations meanwhile
@@ -252,9 +252,11 @@ void ty__heap_peak_reset(void);
 
 /* Sampled blocks currently in the table (for tests and diagnostics). */
 size_t ty__heap_live_count(void);
-/* Bytes the profiler's tables hold (mapped; resident is at most this), the
- * filter array, a fixed 1 MiB of which only used pages count, aside. */
-size_t ty__heap_own_bytes(void);
+/* The profiler's own memory at one instant: the bytes its tables and
+ * snapshot arrays have mapped, and the part of them resident now (mincore;
+ * resident <= mapped), the filter array, a fixed 1 MiB of which only used
+ * pages count, aside. Costs a system call per mapping. */
+void ty__heap_own_memory(size_t *mapped, size_t *resident);
 
 /* ------------------------------------------------------------------------
  * Unwinding (ty_heap_unwind.c)

@@ -166,16 +166,3 @@ ty__heap_peak_reset(void)
     atomic_store(&PK.last_ns, NEVER);
     atomic_store(&PK.pending, false);
 }
-
-const char *
-ty__heap_trigger_name(enum ty__heap_trigger t)
-{
-    static const char *const names[TY_TRIGGER_N] = {
-        [TY_TRIGGER_CALL] = "call",     [TY_TRIGGER_ROUND] = "round",
-        [TY_TRIGGER_EVENT] = "event",   [TY_TRIGGER_PERIODIC] = "periodic",
-        [TY_TRIGGER_PEAK] = "peak",     [TY_TRIGGER_PREOOM] = "pre-oom",
-        [TY_TRIGGER_SIGNAL] = "signal", [TY_TRIGGER_EXIT] = "exit",
-    };
-
-    return (unsigned)t < TY_TRIGGER_N ? names[t] : "call";
-}

@@ -95,6 +95,32 @@ heap_location(struct ty__pprof *p, struct ty__symbolizer *sym,
     return ty__pprof_location(p, addr, m >= 0 ? (uint64_t)m + 1 : 0, fid);
 }
 
+/* A stack's estimated alloc_objects, alloc_space, inuse_objects and
+ * inuse_space, added to the totals. */
+static void
+rec_values(const struct ty__heap_rec *r, int64_t v[4],
+           struct ty__heap_totals *tot)
+{
+    ty__heap_scale(r->allocs, r->alloc_bytes, r->rate, &v[0], &v[1]);
+    ty__heap_scale(r->allocs - r->frees, r->alloc_bytes - r->free_bytes,
+                   r->rate, &v[2], &v[3]);
+    tot->alloc_objects += v[0];
+    tot->alloc_bytes += v[1];
+    tot->inuse_objects += v[2];
+    tot->inuse_bytes += v[3];
+    tot->samples++;
+}
+
+void
+ty__heap_totals_of(const struct ty__heap_snap *s, struct ty__heap_totals *tot)
+{
+    int64_t v[4];
+
+    *tot = (struct ty__heap_totals){0};
+    for (size_t i = 0; i < s->n; i++)
+        rec_values(&s->recs[i], v, tot);
+}
+
 static void
 heap_sample(struct ty__pprof *p, struct ty__symbolizer *sym,
             struct map_use *use, const struct ty__heap_rec *r,
@@ -106,16 +132,9 @@ heap_sample(struct ty__pprof *p, struct ty__symbolizer *sym,
 
     for (uint32_t i = 0; i < n; i++)
         locs[i] = heap_location(p, sym, use, r->pcs[i]);
-    ty__heap_scale(r->allocs, r->alloc_bytes, r->rate, &v[0], &v[1]);
-    ty__heap_scale(r->allocs - r->frees, r->alloc_bytes - r->free_bytes,
-                   r->rate, &v[2], &v[3]);
+    rec_values(r, v, tot);
     ty__pprof_sample(p, locs, n, v, 4, "bytes",
                      (int64_t)(r->alloc_bytes / r->allocs));
-    tot->alloc_objects += v[0];
-    tot->alloc_bytes += v[1];
-    tot->inuse_objects += v[2];
-    tot->inuse_bytes += v[3];
-    tot->samples++;
 }
 
 static void

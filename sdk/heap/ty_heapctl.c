@@ -11,6 +11,11 @@
  * ty__output_file (to the coordinator, or under TEST_OUTPUTS_PATH); the
  * LD_PRELOAD build (preload.c) writes the same two files itself.
  *
+ * ty_memory_round_end also appends one line per round to
+ * memory-rounds.jsonl with ty__output_append: the post-trim sidecar's
+ * figures, or, in none mode, the same figures read at the call with the
+ * profiler's totals in place of a profile.
+ *
  * The profiler's own allocations while it builds a snapshot are kept out of
  * the profile (ty__heap_quiet_begin). Periodic, peak and pre-OOM snapshots
  * are taken by the snapshot thread (ty_heapctl_thread.c).
@@ -32,6 +37,7 @@
 
 #define LABEL_MAX 100
 #define EVERY_DEFAULT 10
+#define ROUNDS_FILE "memory-rounds.jsonl"
 
 static _Atomic int64_t memory_events;
 
@@ -83,13 +89,16 @@ static void
 add_profile(cJSON *o, const struct ty__heap_totals *t)
 {
     cJSON *p = cJSON_AddObjectToObject(o, "profile");
+    size_t mapped, resident;
 
     ty__json_count(p, "inuse_bytes", t->inuse_bytes);
     ty__json_count(p, "inuse_objects", t->inuse_objects);
     ty__json_count(p, "alloc_bytes", t->alloc_bytes);
     ty__json_count(p, "alloc_objects", t->alloc_objects);
     ty__json_count(p, "samples", (int64_t)t->samples);
-    ty__json_count(p, "profiler_bytes", (int64_t)ty__heap_own_bytes());
+    ty__heap_own_memory(&mapped, &resident);
+    ty__json_count(p, "profiler_bytes", (int64_t)mapped);
+    ty__json_count(p, "profiler_resident_bytes", (int64_t)resident);
 }
 
 /* How the stacks were taken: a user whose stacks are short can see that
@@ -138,12 +147,29 @@ add_cgroup(cJSON *o)
     free(dir);
 }
 
-static char *
-sidecar(const char *label, int round, enum ty__heap_trigger trigger,
-        const struct ty__heap_snap *s, const struct ty__heap_totals *t)
+const char *
+ty__heap_trigger_name(enum ty__heap_trigger t)
+{
+    static const char *const names[TY_HEAP_TRIGGER_N] = {
+        [TY_HEAP_TRIGGER_CALL] = "call",
+        [TY_HEAP_TRIGGER_ROUND] = "round",
+        [TY_HEAP_TRIGGER_EVENT] = "event",
+        [TY_HEAP_TRIGGER_PERIODIC] = "periodic",
+        [TY_HEAP_TRIGGER_PEAK] = "peak",
+        [TY_HEAP_TRIGGER_PREOOM] = "pre-oom",
+        [TY_HEAP_TRIGGER_SIGNAL] = "signal",
+        [TY_HEAP_TRIGGER_EXIT] = "exit",
+    };
+
+    return (unsigned)t < TY_HEAP_TRIGGER_N ? names[t] : "call";
+}
+
+static cJSON *
+sidecar_object(const char *label, int round, enum ty__heap_trigger trigger,
+               const struct ty__heap_snap *s, const struct ty__heap_totals *t)
 {
     cJSON *o = cJSON_CreateObject();
-    char when[64], *out;
+    char when[64];
 
     if (o == NULL)
         return NULL;
@@ -160,9 +186,93 @@ sidecar(const char *label, int round, enum ty__heap_trigger trigger,
     add_profile(o, t);
     add_unwind(o);
     add_cgroup(o);
-    out = cJSON_Print(o);
+    return o;
+}
+
+static char *
+sidecar(const char *label, int round, enum ty__heap_trigger trigger,
+        const struct ty__heap_snap *s, const struct ty__heap_totals *t)
+{
+    cJSON *o = sidecar_object(label, round, trigger, s, t);
+    char *out = o != NULL ? cJSON_Print(o) : NULL;
+
     cJSON_Delete(o);
     return out;
+}
+
+/* ------------------------------------------------------------------------
+ * Round readings: one line of memory-rounds.jsonl per ty_memory_round_end,
+ * the sidecar's figures of one instant (docs/heap-profiling.md).
+ */
+
+static void
+copy_member(cJSON *to, const cJSON *from, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(from, key);
+    cJSON *d = v != NULL ? cJSON_Duplicate(v, true) : cJSON_CreateNull();
+
+    if (d != NULL)
+        cJSON_AddItemToObject(to, key, d);
+}
+
+/* The line from a sidecar object (ty__output_append ends it). Caller
+ * frees. */
+static char *
+round_line(const cJSON *sc, int round)
+{
+    static const char *const figs[] = {"rss_bytes", "rss_anon_bytes",
+                                       "vm_hwm_bytes", "mallinfo"};
+    static const char *const prof[] = {"inuse_bytes", "inuse_objects",
+                                       "profiler_bytes",
+                                       "profiler_resident_bytes"};
+    const cJSON *sp = cJSON_GetObjectItemCaseSensitive(sc, "profile");
+    cJSON *o = cJSON_CreateObject(), *p;
+    char *line;
+
+    if (o == NULL)
+        return NULL;
+    copy_member(o, sc, "time");
+    cJSON_AddNumberToObject(o, "round", round);
+    for (size_t i = 0; i < sizeof(figs) / sizeof(figs[0]); i++)
+        copy_member(o, sc, figs[i]);
+    if ((p = cJSON_AddObjectToObject(o, "profile")) != NULL)
+        for (size_t i = 0; i < sizeof(prof) / sizeof(prof[0]); i++)
+            copy_member(p, sp, prof[i]);
+    copy_member(o, sc, "cgroup");
+    line = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return line;
+}
+
+/* Append round's reading: from sc, the sidecar of the snapshot taken at
+ * this instant, or, when sc is NULL, from figures read now with the
+ * profiler's totals (no profile is built). */
+static int
+round_reading(struct ty *ty, int round, const cJSON *sc)
+{
+    struct ty__heap_snap s = {0};
+    struct ty__heap_totals t;
+    cJSON *own = NULL;
+    char *line = NULL;
+    int was = ty__heap_quiet_begin(), r = 0;
+
+    if (sc == NULL && (r = ty__heap_collect(&s)) == 0) {
+        ty__heap_totals_of(&s, &t);
+        sc = own =
+            sidecar_object("round", round, TY_HEAP_TRIGGER_ROUND, &s, &t);
+    }
+    if (r == 0 && (sc == NULL || (line = round_line(sc, round)) == NULL))
+        r = -ENOMEM;
+    if (r == 0)
+        r = ty__output_append(ty, ROUNDS_FILE, line, strlen(line));
+    else
+        r = ty__seterr(ty, r, "%s: round %d: %s", ROUNDS_FILE, round,
+                       strerror(-r));
+    free(line);
+    cJSON_Delete(own);
+    ty__heap_snap_release(&s);
+    ty__heap_quiet_end(was);
+    return r;
 }
 
 /* ------------------------------------------------------------------------
@@ -225,9 +335,11 @@ send_files(struct ty *ty, const char *label, const struct ty__heap_files *f)
     return ty__output_file(ty, name, f->json, f->json_len);
 }
 
-int
-ty__heap_send(struct ty *ty, const char *label, int round,
-              enum ty__heap_trigger trigger)
+/* Take and send a snapshot; with figs, also hand back its sidecar as an
+ * object (the caller's). */
+static int
+snapshot_figures(struct ty *ty, const char *label, int round,
+                 enum ty__heap_trigger trigger, cJSON **figs)
 {
     struct ty__heap_files f;
     int was, r;
@@ -243,9 +355,19 @@ ty__heap_send(struct ty *ty, const char *label, int round,
         return ty__seterr(ty, r, "heap snapshot %s: %s", label, strerror(-r));
     was = ty__heap_quiet_begin();
     r = send_files(ty, label, &f);
+    if (r == 0 && figs != NULL &&
+        (*figs = cJSON_ParseWithLength(f.json, f.json_len)) == NULL)
+        r = ty__seterr(ty, -ENOMEM, "heap snapshot %s: out of memory", label);
     ty__heap_quiet_end(was);
     ty__heap_files_release(&f);
     return r;
+}
+
+int
+ty__heap_send(struct ty *ty, const char *label, int round,
+              enum ty__heap_trigger trigger)
+{
+    return snapshot_figures(ty, label, round, trigger, NULL);
 }
 
 /* ------------------------------------------------------------------------
@@ -255,7 +377,7 @@ ty__heap_send(struct ty *ty, const char *label, int round,
 int
 ty_heap_snapshot(struct ty *ty, const char *label)
 {
-    return ty__heap_send(ty, label, -1, TY_TRIGGER_CALL);
+    return ty__heap_send(ty, label, -1, TY_HEAP_TRIGGER_CALL);
 }
 
 void
@@ -306,17 +428,22 @@ int
 ty_memory_round_end(struct ty *ty, int round)
 {
     char label[64];
+    cJSON *figs = NULL;
     int r = memory_mode(ty);
 
     if (r <= 0)
-        return r;
+        return r < 0 ? r : round_reading(ty, round, NULL);
     snprintf(label, sizeof(label), "round-%d-pre-trim", round);
-    r = ty__heap_send(ty, label, round, TY_TRIGGER_ROUND);
+    r = ty__heap_send(ty, label, round, TY_HEAP_TRIGGER_ROUND);
     if (r < 0)
         return r;
     ty_heap_trim(ty);
     snprintf(label, sizeof(label), "round-%d-post-trim", round);
-    return ty__heap_send(ty, label, round, TY_TRIGGER_ROUND);
+    r = snapshot_figures(ty, label, round, TY_HEAP_TRIGGER_ROUND, &figs);
+    if (r == 0)
+        r = round_reading(ty, round, figs);
+    cJSON_Delete(figs);
+    return r;
 }
 
 static int
@@ -351,5 +478,5 @@ ty_memory_event(struct ty *ty)
     if (n % every != 0)
         return 0;
     snprintf(label, sizeof(label), "event-%lld", (long long)n);
-    return ty__heap_send(ty, label, -1, TY_TRIGGER_EVENT);
+    return ty__heap_send(ty, label, -1, TY_HEAP_TRIGGER_EVENT);
 }

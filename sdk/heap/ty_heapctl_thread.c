@@ -112,7 +112,7 @@ answered(struct ty__heapctl *h)
     rc = ty__sync_snapshot_answer(h->ty, h->wait);
     h->wait = NULL;
     if (rc == 0)
-        take(h, "pre-oom", TY_TRIGGER_PREOOM);
+        take(h, "pre-oom", TY_HEAP_TRIGGER_PREOOM);
     else if (rc != -ETIMEDOUT)
         h->asking = false;
 }
@@ -125,7 +125,7 @@ periodic(struct ty__heapctl *h, int64_t now)
     if (h->interval_ns <= 0 || now < h->next_ns)
         return;
     snprintf(label, sizeof(label), "periodic-%d", ++h->periodic);
-    take(h, label, TY_TRIGGER_PERIODIC);
+    take(h, label, TY_HEAP_TRIGGER_PERIODIC);
     h->next_ns += h->interval_ns;
     now = ty__now_ns();
     if (h->next_ns < now) /* the snapshot took longer than the interval */
@@ -143,7 +143,7 @@ serve(struct ty__heapctl *h)
     now = ty__now_ns();
     if (h->peak && ty__heap_peak_wait(now) == 0) {
         ty__heap_peak_taken(now);
-        take(h, "peak", TY_TRIGGER_PEAK);
+        take(h, "peak", TY_HEAP_TRIGGER_PEAK);
     }
     periodic(h, ty__now_ns());
     ask(h);

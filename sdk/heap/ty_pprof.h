@@ -98,6 +98,10 @@ struct ty__heap_totals {
 void ty__heap_scale(uint64_t count, uint64_t bytes, uint64_t rate,
                     int64_t *est_count, int64_t *est_bytes);
 
+/* The totals a snapshot's profile would have, without building it. */
+void ty__heap_totals_of(const struct ty__heap_snap *s,
+                        struct ty__heap_totals *tot);
+
 /* The gzipped profile of a snapshot. *gz is the caller's (free). */
 int ty__heap_profile(const struct ty__heap_snap *s, void **gz, size_t *len,
                      struct ty__heap_totals *tot);

@@ -196,10 +196,13 @@ TY_EXPORT uint64_t ty_heap_rate(void);
 
 /* The helper for a plan's `memory_snapshots` parameter (none | simple |
  * detailed). ty_memory_round_end: in simple and detailed mode, a snapshot
- * labelled "round-<n>-pre-trim", a trim, and "round-<n>-post-trim".
+ * labelled "round-<n>-pre-trim", a trim, and "round-<n>-post-trim"; in
+ * every mode, the parameter unset included, one line of the round's
+ * memory figures appended to memory-rounds.jsonl (those of the post-trim
+ * snapshot, or read at the call in none mode, without a profile). Returns
+ * 0 or a negative errno (a bad parameter, a failed snapshot or append).
  * ty_memory_event: in detailed mode, a snapshot every N calls (N from the
- * `memory_snapshot_every` parameter, default 10). Without the parameter
- * both do nothing. */
+ * `memory_snapshot_every` parameter, default 10); otherwise nothing. */
 TY_EXPORT int ty_memory_round_end(struct ty *ty, int round);
 TY_EXPORT int ty_memory_event(struct ty *ty);
 

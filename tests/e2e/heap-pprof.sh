@@ -97,6 +97,12 @@ json_num() {
     grep -o "\"$2\":[[:space:]]*[0-9]*" "$1" | head -n 1 | grep -o '[0-9]*$'
 }
 
+# json_str FILE KEY — the first string member KEY of a sidecar
+json_str() {
+    sed -n "s/^[[:space:]]*\"$2\":[[:space:]]*\"\([^\"]*\)\".*/\1/p" "$1" |
+        head -n 1
+}
+
 # --- LD_PRELOAD, at exit -------------------------------------------------
 out=$tmp/preload
 mkdir -p "$out"
@@ -104,11 +110,17 @@ TESTYARD_HEAP_DIR=$out LD_PRELOAD=$lib "$tmp/heap_prog"
 prof=$(first "$out"/heap-heap_prog-*-exit.pb.gz)
 check "preload: exit snapshot written" test -n "$prof"
 check "preload: sidecar written" test -f "${prof%.pb.gz}.json"
+check "preload: exit sidecar's trigger is exit" \
+    test "$(json_str "${prof%.pb.gz}.json" trigger)" = exit
 check_tools "${prof:-none}" prog_keep_blocks "preload"
 inuse=$(json_num "${prof%.pb.gz}.json" inuse_bytes)
 # 400 blocks of 1 MiB at 512 KiB: 2% standard deviation, 12% is 6 sigma
 check "preload: inuse_bytes ${inuse:-?} within 12% of 400 MiB" \
     test "${inuse:-0}" -gt 369098752 -a "${inuse:-0}" -lt 469762048
+res=$(json_num "${prof%.pb.gz}.json" profiler_resident_bytes)
+mapped=$(json_num "${prof%.pb.gz}.json" profiler_bytes)
+check "preload: profiler_resident_bytes ${res:-?} > 0 and <= profiler_bytes ${mapped:-?}" \
+    test "${res:-0}" -gt 0 -a "${res:-0}" -le "${mapped:-0}"
 check "preload: no temporary files left" test "$(count "$out"/*tmp*)" = 0
 
 # --- LD_PRELOAD, rate 1: exact -------------------------------------------
@@ -131,6 +143,9 @@ TESTYARD_HEAP_AT_EXIT=0 TESTYARD_HEAP_DIR=$out LD_PRELOAD=$lib \
     "$tmp/heap_prog" signal
 check "preload: SIGUSR2 snapshot written" \
     test "$(count "$out"/heap-heap_prog-*-signal-1.pb.gz)" = 1
+f=$(first "$out"/heap-heap_prog-*-signal-1.json)
+check "preload: signal sidecar's trigger is signal" \
+    test "$(json_str "${f:-none}" trigger)" = signal
 check "preload: TESTYARD_HEAP_AT_EXIT=0 writes no exit snapshot" \
     test "$(count "$out"/*exit*)" = 0
 
@@ -212,6 +227,17 @@ done
 check "plan: no heap-event-1 (every 2nd event)" test ! -e "$out/heap-event-1.json"
 check "plan: round sidecar has its round" \
     test "$(json_num "$out/heap-round-2-pre-trim.json" round)" = 2
+check "plan: memory-rounds.jsonl has a line per round (1, 2)" \
+    test "$(jq -s -c 'map(.round)' "$out/memory-rounds.jsonl" 2>/dev/null)" = "[1,2]"
+check "plan: round 2's reading is heap-round-2-post-trim.json's figures" \
+    test "$(jq -c '[.time, .rss_bytes, .profile.inuse_bytes]' \
+        "$out/heap-round-2-post-trim.json")" = \
+    "$(jq -s -c '.[1] | [.time, .rss_bytes, .profile.inuse_bytes]' \
+        "$out/memory-rounds.jsonl" 2>/dev/null)"
+for lt in one:call round-1-post-trim:round event-2:event periodic-1:periodic; do
+    check "plan: heap-${lt%%:*}.json's trigger is ${lt#*:}" \
+        test "$(json_str "$out/heap-${lt%%:*}.json" trigger)" = "${lt#*:}"
+done
 check_tools "$out/heap-one.pb.gz" plan_keep_blocks "plan"
 
 # --- A bad value: the same line from the SDK and from LD_PRELOAD ---------

@@ -188,6 +188,12 @@ json_true() {
     jq -e "$2" "$1" >/dev/null 2>&1
 }
 
+# json_lines_all FILE FILTER — the filter holds on every line of the JSON
+# lines file (and there is one).
+json_lines_all() {
+    jq -s -e "length > 0 and all(.[]; $2)" "$1" >/dev/null 2>&1
+}
+
 # not_grep PATTERN FILE — the pattern does not occur in the file.
 not_grep() {
     ! grep -q "$1" "$2"
@@ -363,4 +369,93 @@ EOF2
         grep -q "^[^ ]* stk_dup_text stk_case ty_main\\( \\|\$\\)" <<<"$traces"
     [ "$TAPFAIL" = "$fails" ] ||
         while IFS= read -r t; do echo "#   trace: $t"; done <<<"$traces"
+}
+
+# figures_plan — tests/e2e/figures_plan.c as the plan "figures" in
+# $RUNS/plans (rounds that keep 8 MiB each, then a snapshot "hold" with
+# memory held still on either side).
+figures_plan() {
+    mkdir -p "$RUNS/plans/figures"
+    cp tests/e2e/figures_plan.c "$RUNS/plans/figures/main.c"
+    cp tests/e2e/figures_manifest.yaml "$RUNS/plans/figures/manifest.yaml"
+}
+
+# csv_usage_near FILE TIME — usage_bytes of the row of memory.csv FILE
+# nearest to TIME (RFC 3339 with milliseconds).
+csv_usage_near() {
+    jq -R -s -r --arg t "$2" '
+        def ms: (.[0:19] + "Z" | fromdateiso8601) * 1000 + (.[20:23] | tonumber);
+        ($t | ms) as $at
+        | [split("\n")[1:][] | select(. != "") | split(",")
+           | {d: ((.[0] | ms) - $at | fabs), u: .[2]}]
+        | min_by(.d) | .u' "$1" 2>/dev/null
+}
+
+# check_figures RUNNER — run the figures plan on RUNNER, one group with
+# memory_snapshots none and one with simple, 256 MiB each, and check the
+# figures a user reads (TAP lines): a memory-rounds.jsonl line per round
+# with RSS growing by what the plan keeps (and, in simple mode, the
+# post-trim sidecar's figures), the sidecar's cgroup reading against
+# memory.csv and the group's limit, the profiler's resident memory.
+check_figures() {
+    local id=figures-${1#local:} f rc g d sc at csv cur
+    local limit=268435456 cg=1
+    figures_plan
+    f=$(composition "$id" <<EOF2
+global:
+  plan: figures
+  case: rounds
+  runner: $1
+  run_config: {timeout: 2m, memory_sample_interval: 50ms}
+groups:
+  - {id: none, instances: {count: 1}, resources: {memory: 256Mi},
+     run: {test_params: {memory_snapshots: none}}}
+  - {id: simple, instances: {count: 1}, resources: {memory: 256Mi},
+     run: {test_params: {memory_snapshots: simple}}}
+EOF2
+)
+    rc=$(run_hostile "$id" "$f")
+    check_eq "$1: the figures plan succeeds" "$rc" 0
+    [ "$rc" = 0 ] || show_log "$id"
+    [ "$1" = local:exec ] && ! can_limit_memory && cg=0
+    for g in none simple; do
+        d=$RUNS/$id/$g/0
+        check_eq "$1, $g: memory-rounds.jsonl has rounds 1, 2, 3" \
+            "$(jq -s -c 'map(.round)' "$d/memory-rounds.jsonl" 2>/dev/null)" "[1,2,3]"
+        check "$1, $g: every reading has rss_bytes > 0 and the profiler's resident memory within its mapped" \
+            json_lines_all "$d/memory-rounds.jsonl" '.rss_bytes > 0 and
+                .profile.profiler_resident_bytes > 0 and
+                .profile.profiler_resident_bytes <= .profile.profiler_bytes'
+        check "$1, $g: RSS grows by the 16 MiB kept from round 1 to 3" \
+            test "$(jq -s '(.[2].rss_bytes - .[0].rss_bytes) / 1048576 | floor' \
+                "$d/memory-rounds.jsonl" 2>/dev/null)" -ge 15
+        sc=$d/heap-hold.json
+        check "$1, $g: the snapshot's profiler_resident_bytes is > 0 and <= profiler_bytes" \
+            json_true "$sc" '.profile.profiler_resident_bytes > 0 and
+                .profile.profiler_resident_bytes <= .profile.profiler_bytes'
+        check_eq "$1, $g: the snapshot's trigger" "$(jq -r .trigger "$sc")" call
+        if [ "$cg" = 0 ]; then
+            skip "$1, $g: the sidecar's cgroup" "no memory cgroup can be created here (needs root)"
+            continue
+        fi
+        check "$1, $g: every reading has the cgroup's usage and limit" \
+            json_lines_all "$d/memory-rounds.jsonl" ".cgroup.current_bytes > 0 and
+                .cgroup.limit_bytes == $limit"
+        check_eq "$1, $g: the sidecar's cgroup limit_bytes is the group's 256Mi" \
+            "$(jq '.cgroup.limit_bytes' "$sc")" "$limit"
+        check_eq "$1, $g: diagnostics.out's cgroup.memory.limit_bytes gauge is the group's 256Mi" \
+            "$(jq -s '[.[] | select(.name == "cgroup.memory.limit_bytes")]
+                | last | .measures.value' "$d/diagnostics.out" 2>/dev/null)" "$limit"
+        at=$(jq -r .time "$sc")
+        cur=$(jq '.cgroup.current_bytes' "$sc")
+        csv=$(csv_usage_near "$d/memory.csv" "$at")
+        check "$1, $g: the sidecar's cgroup usage ($cur) is memory.csv's at $at ($csv) within 4 MiB" \
+            test "$(((${cur:-0} - ${csv:-0}) / 4194304))" = 0 -a "${cur:-0}" -gt 0
+        [ "$g" = simple ] || continue
+        check "$1, simple: round 3's reading is the post-trim sidecar's figures" \
+            test "$(jq -c '[.time, .rss_bytes, .cgroup.current_bytes]' \
+                "$d/heap-round-3-post-trim.json")" = \
+            "$(jq -s -c '.[2] | [.time, .rss_bytes, .cgroup.current_bytes]' \
+                "$d/memory-rounds.jsonl" 2>/dev/null)"
+    done
 }

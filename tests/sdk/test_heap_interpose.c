@@ -449,7 +449,7 @@ child_work(void)
 
     heap_alloc_small(0, 100, 1000);
     free_range(0, 100, 1);
-    r = ty__heap_files_build("child", -1, TY_TRIGGER_CALL, &f);
+    r = ty__heap_files_build("child", -1, TY_HEAP_TRIGGER_CALL, &f);
     ty__heap_files_release(&f);
     return r == 0 ? 0 : 1;
 }

@@ -182,7 +182,7 @@ t_estimate_is_inuse(void)
     setup(0, SEC);
     ty__heap_set_rate(TY_HEAP_DEFAULT_RATE);
     peak_site(400, 256 * 1024);
-    CHECK_EQ_INT(ty__heap_files_build("peak", -1, TY_TRIGGER_PEAK, &f), 0);
+    CHECK_EQ_INT(ty__heap_files_build("peak", -1, TY_HEAP_TRIGGER_PEAK, &f), 0);
     j = cJSON_ParseWithLength(f.json, f.json_len);
     CHECK(j != NULL);
     CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetObjectItem(j, "trigger")),

@@ -11,6 +11,7 @@
 #include "heap_snap.h"
 #include "th.h"
 #include "ty_heap.h"
+#include "ty_heap_os.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define FAKE_BASE ((uintptr_t)0x100000000000ULL)
 #define KiB 1024ULL
@@ -292,7 +294,8 @@ t_files(void)
     ty__heap_set_rate(1);
     sampler_site_big(FAKE_BASE, 3, MiB);
     CHECK_EQ_INT(
-        ty__heap_files_build("round-7-pre-trim", 7, TY_TRIGGER_ROUND, &f), 0);
+        ty__heap_files_build("round-7-pre-trim", 7, TY_HEAP_TRIGGER_ROUND, &f),
+        0);
     CHECK_EQ_INT(heap_pb_parse_gz(f.pb, f.pb_len, &p, err, sizeof(err)), 0);
     CHECK_EQ_INT(site(&p, "sampler_site_big", HEAP_INUSE_SPACE), 3 * MiB);
     heap_pb_free(&p);
@@ -315,6 +318,9 @@ t_files(void)
     CHECK(num(j, "mallinfo.keepcost") >= 0);
     CHECK(num(j, "profile.inuse_bytes") >= 3.0 * MiB);
     CHECK(num(j, "profile.alloc_objects") >= 3);
+    CHECK(num(j, "profile.profiler_resident_bytes") > 0);
+    CHECK(num(j, "profile.profiler_resident_bytes") <=
+          num(j, "profile.profiler_bytes"));
     CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetObjectItem(
                      cJSON_GetObjectItem(j, "unwind"), "mode")),
                  "auto");
@@ -332,6 +338,35 @@ t_files(void)
     free_every_other(FAKE_BASE + MiB, 3, MiB);
 }
 
+/* The profiler's own memory: what it maps counts at once, what it touches
+ * becomes resident page by page, and what it gives back leaves both. */
+static void
+t_own_memory(void)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), m0, r0, m1, r1, m2, r2;
+    unsigned char *p;
+
+    ty__heap_own_memory(&m0, &r0);
+    CHECK(r0 <= m0);
+    p = ty__heap_os_alloc(64 * page);
+    CHECK(p != NULL);
+    if (p == NULL)
+        return;
+    ty__heap_own_memory(&m1, &r1);
+    CHECK(m1 >= m0 + 64 * page); /* and the list's room, the first time */
+    for (int i = 0; i < 5; i++)
+        p[(size_t)i * 8 * page] = 1;
+    ty__heap_own_memory(&m2, &r2);
+    CHECK_EQ_INT(m2, m1);
+    CHECK_MSG(r2 >= r1 + 5 * page && r2 <= r1 + 6 * page,
+              "resident %zu, then %zu after touching 5 pages", r1, r2);
+    CHECK(r2 <= m2);
+    ty__heap_os_free(p, 64 * page);
+    ty__heap_own_memory(&m2, &r2);
+    CHECK_EQ_INT(m2, m1 - 64 * page);
+    CHECK(r2 <= r1);
+}
+
 static const struct th_case cases[] = {
     {"rate1_exact", t_rate1_exact},
     {"default_rate_estimate", t_default_rate_estimate},
@@ -340,6 +375,7 @@ static const struct th_case cases[] = {
     {"threads", t_threads},
     {"labels", t_labels},
     {"files", t_files},
+    {"own_memory", t_own_memory},
     {NULL, NULL},
 };
 

@@ -12,6 +12,7 @@
 #include "ty_heap.h"
 #include "ty_int.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,6 +77,119 @@ check_snapshot(const char *label)
     }
 }
 
+/* The sidecar of label says what took it. */
+static void
+check_trigger(const char *label, const char *want)
+{
+    char path[512];
+    size_t len = 0;
+    char *data;
+    cJSON *j;
+
+    snprintf(path, sizeof(path), "%s/heap-%s.json", th_tmpdir(), label);
+    data = th_read(path, &len);
+    j = data != NULL ? cJSON_ParseWithLength(data, len) : NULL;
+    CHECK_MSG(j != NULL, "%s: missing or not JSON", path);
+    if (j != NULL)
+        CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetObjectItem(j, "trigger")),
+                     want);
+    cJSON_Delete(j);
+    free(data);
+}
+
+/* Line k (from 0) of memory-rounds.jsonl, parsed; NULL when there is none.
+ * *lines says how many the file has. */
+static cJSON *
+round_reading(int k, int *lines)
+{
+    char path[512];
+    char *data, *line, *save = NULL;
+    cJSON *j = NULL;
+    int n = 0;
+
+    snprintf(path, sizeof(path), "%s/memory-rounds.jsonl", th_tmpdir());
+    data = th_read(path, NULL);
+    for (line = data ? strtok_r(data, "\n", &save) : NULL; line != NULL;
+         line = strtok_r(NULL, "\n", &save), n++)
+        if (n == k)
+            j = cJSON_Parse(line);
+    *lines = n;
+    free(data);
+    return j;
+}
+
+static double
+jnum(const cJSON *j, const char *a, const char *b)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, a);
+
+    if (b != NULL)
+        v = cJSON_GetObjectItemCaseSensitive(v, b);
+    return cJSON_IsNumber(v) ? v->valuedouble : -1;
+}
+
+/* A reading has what a user reads: its round, RSS, the profiler's memory
+ * (resident within mapped), mallinfo and the cgroup's members. */
+static void
+check_reading(const cJSON *j, int round)
+{
+    const cJSON *cg = cJSON_GetObjectItemCaseSensitive(j, "cgroup");
+
+    CHECK(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(j, "time")));
+    CHECK_EQ_INT(jnum(j, "round", NULL), round);
+    CHECK(jnum(j, "rss_bytes", NULL) > 0);
+    CHECK(jnum(j, "rss_anon_bytes", NULL) > 0);
+    CHECK(jnum(j, "vm_hwm_bytes", NULL) >= jnum(j, "rss_bytes", NULL));
+    CHECK(jnum(j, "mallinfo", "arena") >= 0);
+    CHECK(jnum(j, "profile", "inuse_bytes") >= 0);
+    CHECK(jnum(j, "profile", "inuse_objects") >= 0);
+    CHECK(jnum(j, "profile", "profiler_resident_bytes") >= 0);
+    CHECK(jnum(j, "profile", "profiler_resident_bytes") <=
+          jnum(j, "profile", "profiler_bytes"));
+    CHECK(cJSON_IsNull(cg) || jnum(j, "cgroup", "current_bytes") > 0);
+}
+
+/* The round's reading is the post-trim sidecar's figures, to the byte. */
+static void
+check_same_instant(const char *label, int round)
+{
+    static const char *const keys[][2] = {
+        {"rss_bytes", NULL},
+        {"rss_anon_bytes", NULL},
+        {"vm_hwm_bytes", NULL},
+        {"mallinfo", "uordblks"},
+        {"profile", "inuse_bytes"},
+        {"profile", "profiler_bytes"},
+        {"profile", "profiler_resident_bytes"},
+        {"cgroup", "current_bytes"}};
+    char path[512], *data;
+    cJSON *sc, *j;
+    int lines;
+
+    snprintf(path, sizeof(path), "%s/heap-%s.json", th_tmpdir(), label);
+    data = th_read(path, NULL);
+    sc = data != NULL ? cJSON_Parse(data) : NULL;
+    j = round_reading(0, &lines);
+    CHECK_EQ_INT(lines, 1);
+    CHECK(sc != NULL && j != NULL);
+    if (sc != NULL && j != NULL) {
+        check_reading(j, round);
+        CHECK_EQ_STR(
+            cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "time")),
+            cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(sc, "time")));
+        for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+            CHECK_MSG(jnum(j, keys[i][0], keys[i][1]) ==
+                          jnum(sc, keys[i][0], keys[i][1]),
+                      "%s.%s: %.0f in the reading, %.0f in the sidecar",
+                      keys[i][0], keys[i][1] ? keys[i][1] : "",
+                      jnum(j, keys[i][0], keys[i][1]),
+                      jnum(sc, keys[i][0], keys[i][1]));
+    }
+    cJSON_Delete(sc);
+    cJSON_Delete(j);
+    free(data);
+}
+
 static void
 t_snapshot(void)
 {
@@ -85,6 +199,7 @@ t_snapshot(void)
         return;
     CHECK_EQ_INT(ty_heap_snapshot(ty, "first"), 0);
     check_snapshot("first");
+    check_trigger("first", "call");
     CHECK(!exists("heap-first.pb.gz.tmp"));
     ty__destroy(&ty);
 }
@@ -116,12 +231,25 @@ t_mode_unset_and_none(void)
     ty = make_ty("{\"memory_snapshots\":\"none\"}");
     if (ty == NULL)
         return;
-    CHECK_EQ_INT(ty_memory_round_end(ty, 1), 0);
+    CHECK_EQ_INT(ty_memory_round_end(ty, 2), 0);
+    CHECK_EQ_INT(ty_memory_round_end(ty, 3), 0);
     for (int i = 0; i < 20; i++)
         CHECK_EQ_INT(ty_memory_event(ty), 0);
     CHECK(!exists("heap-round-1-pre-trim.json"));
+    CHECK(!exists("heap-round-2-post-trim.json"));
     CHECK(!exists("heap-event-10.json"));
     ty__destroy(&ty);
+    /* a reading per call, unset and none alike, and no profile */
+    for (int k = 0; k < 3; k++) {
+        int lines;
+        cJSON *j = round_reading(k, &lines);
+
+        CHECK_EQ_INT(lines, 3);
+        CHECK_MSG(j != NULL, "reading %d", k);
+        if (j != NULL)
+            check_reading(j, k + 1);
+        cJSON_Delete(j);
+    }
 }
 
 static void
@@ -134,6 +262,9 @@ t_mode_simple(void)
     CHECK_EQ_INT(ty_memory_round_end(ty, 4), 0);
     check_snapshot("round-4-pre-trim");
     check_snapshot("round-4-post-trim");
+    check_trigger("round-4-pre-trim", "round");
+    check_trigger("round-4-post-trim", "round");
+    check_same_instant("round-4-post-trim", 4);
     for (int i = 0; i < 20; i++)
         CHECK_EQ_INT(ty_memory_event(ty), 0);
     CHECK(!exists("heap-event-10.json"));
@@ -152,6 +283,7 @@ t_mode_detailed(void)
         CHECK_EQ_INT(ty_memory_event(ty), 0);
     check_snapshot("event-3");
     check_snapshot("event-6");
+    check_trigger("event-3", "event");
     CHECK(!exists("heap-event-7.json"));
     CHECK_EQ_INT(ty_memory_round_end(ty, 1), 0);
     check_snapshot("round-1-post-trim");
@@ -202,6 +334,7 @@ t_periodic(void)
     ty__heapctl_fini(ty);
     check_snapshot("periodic-1");
     check_snapshot("periodic-2");
+    check_trigger("periodic-2", "periodic");
     do
         snprintf(name, sizeof(name), "heap-periodic-%d.json", ++last);
     while (exists(name));
