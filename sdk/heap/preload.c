@@ -26,8 +26,8 @@
  * own.
  */
 #include "ty_heap.h"
-#include "ty_time.h"
 #include "ty_io.h"
+#include "ty_time.h"
 #include "ty_wire.h"
 
 #include <ctype.h>
