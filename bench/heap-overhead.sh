@@ -22,6 +22,8 @@
 # build) is the tree with libtestyard-heap.so and bench/heap_overhead.
 set -u
 cd "$(dirname "$0")/.." || exit 1
+# shellcheck source=bench/lib/heap.sh
+. bench/lib/heap.sh
 BUILD=${BUILD:-build}
 runs=7 threads=4 ops=2000000 slots=4096
 while getopts r:t:n:s:h opt; do
@@ -36,11 +38,7 @@ done
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-if ! cc -O2 -g -fno-omit-frame-pointer -pthread -o "$tmp/plain" \
-    bench/heap_overhead.c; then
-    echo "heap-overhead: cannot build the workload" >&2
-    exit 70
-fi
+heap_workload heap-overhead "$tmp/plain" || exit
 
 libdir=/usr/lib/x86_64-linux-gnu
 ours=$PWD/$BUILD/libtestyard-heap.so
@@ -68,7 +66,7 @@ run() {
     case $1 in
     glibc) "$tmp/plain" "${a[@]}" ;;
     testyard) env LD_PRELOAD="$ours" TESTYARD_HEAP_AT_EXIT=0 \
-        "$tmp/plain" "${a[@]}" ;;
+        TESTYARD_HEAP_DIR="$tmp" "$tmp/plain" "${a[@]}" ;;
     testyard-linked) "$linked" "${a[@]}" ;;
     testyard-off) env TESTYARD_HEAP_RATE=0 "$linked" "${a[@]}" ;;
     jemalloc) env LD_PRELOAD="$je" MALLOC_CONF=prof:false \
@@ -90,13 +88,6 @@ for ((r = 1; r <= runs; r++)); do
             echo "heap-overhead: $c failed (see its stderr)" >&2
     done
 done
-
-# stat FILE COLUMN — "median min max" of a column
-stat() {
-    sort -g -k "$2,$2" "$1" | awk -v c="$2" '{ v[NR] = $c }
-        END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-              printf "%.3f %.3f %.3f", m, v[1], v[NR] }'
-}
 
 printf '%-16s %22s %22s %9s %8s %10s\n' configuration \
     "CPU s median [range]" "wall s median [range]" "RSS MiB" \

@@ -3,6 +3,7 @@
  * profilers cost (bench/heap-overhead.sh runs it under each).
  *
  *     heap_overhead [threads] [ops per thread] [live slots per thread]
+ *                   [pre-OOM requests]
  *
  * Each thread keeps a ring of live blocks and replaces one per operation:
  * free and malloc (seven times in eight) or realloc (once in eight), with
@@ -16,23 +17,36 @@
  * CPU seconds (user + system, all threads) are what a profiler adds to a
  * machine; they are also less disturbed than wall time by other load.
  *
+ * With a count of pre-OOM requests (bench/heap-snapshots.sh, under
+ * LD_PRELOAD=libtestyard-heap.so only: unprofiled, SIGUSR2 would end the
+ * process), the first thread queues SIGUSR2 to the process that many
+ * times, evenly over its operations, with the value the coordinator sends
+ * when an instance nears its memory limit: each is a pre-OOM snapshot.
+ *
  * Built by the Makefile linked with libtestyard.a (the way a plan is, so
  * with the profiler in), and by bench/heap-overhead.sh without it, for the
  * unprofiled baseline and the LD_PRELOAD runs.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
+
+/* TY_WIRE_PREOOM_SIGVAL (sdk/common/ty_wire.h), written out: the
+ * unprofiled build of this file sees no testyard header. */
+#define PREOOM_SIGVAL 0x54594f4d
 
 struct worker {
     pthread_t thread;
     uint64_t seed;
     long ops;
     size_t slots;
+    long requests; /* pre-OOM requests to queue over the ops */
     uint64_t bytes;
 };
 
@@ -80,6 +94,10 @@ work(void *arg)
         if (ring[k] != NULL)
             memset(ring[k], (int)i, size < 64 ? size : 64);
         w->bytes += size;
+        if (w->requests > 0 && w->requests <= w->ops &&
+            (i + 1) % (w->ops / w->requests) == 0)
+            sigqueue(getpid(), SIGUSR2,
+                     (union sigval){.sival_int = PREOOM_SIGVAL});
     }
     for (size_t k = 0; k < w->slots; k++)
         free(ring[k]);
@@ -105,13 +123,15 @@ main(int argc, char **argv)
     long nthreads = arg(argc, argv, 1, 4);
     long ops = arg(argc, argv, 2, 2000000);
     long slots = arg(argc, argv, 3, 4096);
+    long requests = arg(argc, argv, 4, 0);
     struct worker *w;
     struct timespec t0, t1;
     struct rusage ru;
     uint64_t bytes = 0;
 
-    if (nthreads < 1 || ops < 1 || slots < 1) {
-        fprintf(stderr, "usage: heap_overhead [threads] [ops] [slots]\n");
+    if (nthreads < 1 || ops < 1 || slots < 1 || requests < 0) {
+        fprintf(stderr, "usage: heap_overhead [threads] [ops] [slots] "
+                        "[pre-OOM requests]\n");
         return 64;
     }
     w = calloc((size_t)nthreads, sizeof(*w));
@@ -121,7 +141,8 @@ main(int argc, char **argv)
     for (long i = 0; i < nthreads; i++) {
         w[i] = (struct worker){.seed = 0x9e3779b97f4a7c15ULL * (i + 1),
                                .ops = ops,
-                               .slots = (size_t)slots};
+                               .slots = (size_t)slots,
+                               .requests = i == 0 ? requests : 0};
         pthread_create(&w[i].thread, NULL, work, &w[i]);
     }
     for (long i = 0; i < nthreads; i++) {

@@ -44,6 +44,7 @@ struct ty__creq {
     int64_t id;
     bool async, done;
     int rc;
+    int notify_fd; /* written a byte when answered or broken; -1: none */
     struct ty_wire_resp resp;
 };
 
@@ -138,6 +139,15 @@ creq_free(struct ty__creq *r)
 
 /* ---- the I/O thread ---------------------------------------------------- */
 
+/* Under mu: tell the request's notify descriptor that it is settled. */
+static void
+notify(const struct ty__creq *r)
+{
+    if (r->notify_fd >= 0 && write(r->notify_fd, "a", 1) < 0) {
+        /* full: the reader has a wake-up pending already */
+    }
+}
+
 static struct ty__creq *
 pending_find(struct ty__conn *c, int64_t id)
 {
@@ -160,6 +170,7 @@ deliver(struct ty__conn *c, struct ty_wire_resp *resp)
         r->resp = *resp;
         resp->root = NULL;
         r->done = true;
+        notify(r);
         if (r->async) {
             c->nasync--;
             creq_free(r);
@@ -213,6 +224,8 @@ static void
 set_broken(struct ty__conn *c)
 {
     c->broken = true;
+    for (struct ty__creq *r = c->pending; r != NULL; r = r->next)
+        notify(r);
     pthread_cond_broadcast(&c->cond);
 }
 
@@ -503,6 +516,7 @@ creq_build(struct ty__conn *c, struct ty_wire_req *req, bool async, int *rc)
     pthread_mutex_unlock(&c->mu);
     r->id = req->id;
     r->async = async;
+    r->notify_fd = -1;
     ty__wire_resp_init(&r->resp, r->id);
     return r;
 }
@@ -591,6 +605,27 @@ ty__conn_wait(struct ty__conn *c, struct ty__creq *r, int64_t deadline_ms,
     pthread_mutex_unlock(&c->mu);
     creq_free(r);
     return rc;
+}
+
+void
+ty__conn_notify(struct ty__conn *c, struct ty__creq *r, int fd)
+{
+    pthread_mutex_lock(&c->mu);
+    r->notify_fd = fd;
+    if (r->done || c->broken)
+        notify(r);
+    pthread_mutex_unlock(&c->mu);
+}
+
+bool
+ty__conn_answered(struct ty__conn *c, const struct ty__creq *r)
+{
+    bool done;
+
+    pthread_mutex_lock(&c->mu);
+    done = r->done || c->broken;
+    pthread_mutex_unlock(&c->mu);
+    return done;
 }
 
 void

@@ -57,6 +57,13 @@ struct ty__creq *ty__conn_submit(struct ty__conn *conn, struct ty_wire_req *req,
  * filled (caller releases it), -ETIMEDOUT, or -ENOTCONN. Frees creq. */
 int ty__conn_wait(struct ty__conn *conn, struct ty__creq *creq,
                   int64_t deadline_ms, struct ty_wire_resp *resp);
+/* Write a byte to fd (a non-blocking pipe that outlives the request) once
+ * creq is answered or the connection breaks, from the I/O thread: a
+ * thread that polls fd can then collect the answer with ty__conn_wait
+ * without blocking. At once when that has already happened. */
+void ty__conn_notify(struct ty__conn *conn, struct ty__creq *creq, int fd);
+/* Whether ty__conn_wait on creq would return without waiting. */
+bool ty__conn_answered(struct ty__conn *conn, const struct ty__creq *creq);
 /* Give up on a request that was not waited for. Frees creq. */
 void ty__conn_forget(struct ty__conn *conn, struct ty__creq *creq);
 /* Wait until every async request is answered; 0 or -ETIMEDOUT. */
@@ -64,6 +71,18 @@ int ty__conn_flush(struct ty__conn *conn, int64_t deadline_ms);
 
 /* ty_sync.c: send an event (async) when connected. */
 void ty__sync_event(struct ty *ty, const cJSON *event);
+
+/* ty_sync.c: ask the coordinator to answer when it wants a pre-OOM
+ * snapshot, within timeout_ms; the answer (or the connection's end)
+ * writes a byte to fd (ty__conn_notify). NULL with *rc = -ENOTCONN when
+ * not connected. The caller collects the request with
+ * ty__sync_snapshot_answer or gives it up with ty__conn_forget. */
+struct ty__creq *ty__sync_snapshot_wait(struct ty *ty, int64_t timeout_ms,
+                                        int fd, int *rc);
+/* The answer to a snapshot_wait that ty__conn_answered says is there: 0
+ * ("ok": take the snapshot), -ETIMEDOUT, -EINVAL (a coordinator that does
+ * not serve the op), -ECANCELED, -EBUSY, -ENOTCONN... Frees creq. */
+int ty__sync_snapshot_answer(struct ty *ty, struct ty__creq *creq);
 
 /* ty_main.c: the wall clock as RFC 3339 UTC with milliseconds. */
 void ty__rfc3339_now(char *buf, size_t size);

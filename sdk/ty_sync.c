@@ -245,6 +245,38 @@ ty__sync_event(struct ty *ty, const cJSON *event)
         ty__conn_submit(ty->conn, &req, true, &rc);
 }
 
+/* ---- snapshots the coordinator asks for -------------------------------- */
+
+/* Not waited for here: the heap profiler's snapshot thread polls for the
+ * answer while it serves its other snapshots (ty_heapctl_thread.c). */
+struct ty__creq *
+ty__sync_snapshot_wait(struct ty *ty, int64_t timeout_ms, int fd, int *rc)
+{
+    struct ty_wire_req req = {.op = TY_WIRE_SNAPSHOT_WAIT};
+    struct ty__creq *cr;
+
+    req.timeout_ms = budget_ms(ty, timeout_ms);
+    if (!ty__conn_usable(ty->conn))
+        return *rc = -ENOTCONN, NULL;
+    cr = ty__conn_submit(ty->conn, &req, false, rc);
+    if (cr != NULL)
+        ty__conn_notify(ty->conn, cr, fd);
+    return cr;
+}
+
+int
+ty__sync_snapshot_answer(struct ty *ty, struct ty__creq *cr)
+{
+    struct ty_wire_resp resp;
+    int rc = ty__conn_wait(ty->conn, cr, ty__now_ms(), &resp);
+
+    if (rc < 0)
+        return rc;
+    rc = ty__wire_status_errno(resp.status);
+    ty__wire_resp_release(&resp);
+    return rc;
+}
+
 /* ---- states and barriers ----------------------------------------------- */
 
 int64_t

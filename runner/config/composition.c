@@ -13,6 +13,7 @@
 #include "base/strbuf.h"
 #include "config/suggest_int.h"
 #include "base/util.h"
+#include "ty_units.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -35,7 +36,8 @@ static const char *const run_config_keys[] = {"timeout",
                                               "diagnostics_interval",
                                               "pre_oom_snapshot",
                                               NULL};
-static const char *const profile_keys[] = {"heap", "heap_rate", NULL};
+static const char *const profile_keys[] = {"heap", "heap_rate", "heap_peak",
+                                           NULL};
 static const char *const networks[] = {"host", "bridge", NULL};
 
 /* Sampling or profiling faster than this only measures the sampler. */
@@ -215,6 +217,31 @@ parse_run_config(struct comp_load *l, struct err *err)
                          &c->diagnostics_ns, err);
 }
 
+/* profiles.heap_peak: a size, 0 or off (no peak snapshots). */
+static int
+read_heap_peak(const struct ynode *p, const char *path, uint64_t *out,
+               struct err *err)
+{
+    char kpath[YAMLTREE_PATH_MAX], why[256], got[128];
+    const struct ynode *v = yamltree__get(p, "heap_peak");
+
+    if (v == NULL)
+        return 0;
+    yamltree__path_key(kpath, path, "heap_peak");
+    if (v->kind == YNODE_SCALAR && strcmp(v->str, "off") == 0) {
+        *out = 0;
+        return 0;
+    }
+    if (v->kind == YNODE_SCALAR &&
+        ty__parse_size(v->str, out, why, sizeof(why)) == 0)
+        return 0;
+    yamltree__got(v, got, sizeof(got));
+    return yamltree__fail(v, kpath, err,
+                          "expected a size like 32Mi (the growth of heap in "
+                          "use between two peak snapshots), or off, got %s",
+                          got);
+}
+
 static int
 parse_profiles(struct comp_load *l, const struct ynode *run,
                const char *run_path, struct err *err)
@@ -227,7 +254,8 @@ parse_profiles(struct comp_load *l, const struct ynode *run,
         section(run, run_path, "profiles", profile_keys, path, err, &bad);
 
     if (bad ||
-        read_interval(p, path, "heap", true, &c->heap_profile_ns, err) < 0)
+        read_interval(p, path, "heap", true, &c->heap_profile_ns, err) < 0 ||
+        read_heap_peak(p, path, &c->heap_peak, err) < 0)
         return -1;
     if ((v = yamltree__get(p, "heap_rate")) == NULL)
         return 0;
@@ -460,6 +488,7 @@ set_defaults(struct composition *c, const char *path)
     c->diagnostics_ns = COMPOSITION_DIAGNOSTICS_NS;
     c->pre_oom = COMPOSITION_PRE_OOM;
     c->heap_rate = COMPOSITION_HEAP_RATE;
+    c->heap_peak = COMPOSITION_HEAP_PEAK;
 }
 
 static int

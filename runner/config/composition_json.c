@@ -47,6 +47,7 @@ profiles_json(const struct composition *c)
 
     add_int(o, "heap_interval_ns", (long long)c->heap_profile_ns);
     add_int(o, "heap_rate_bytes", (long long)c->heap_rate);
+    add_int(o, "heap_peak_bytes", (long long)c->heap_peak);
     return o;
 }
 

@@ -33,7 +33,8 @@
 #define COMPOSITION_MEMORY_SAMPLE_NS (INT64_C(250) * 1000000) /* 250ms */
 #define COMPOSITION_DIAGNOSTICS_NS (INT64_C(5) * 1000000000)  /* 5s */
 #define COMPOSITION_HEAP_RATE ((uint64_t)512 * 1024)          /* 512Ki */
-#define COMPOSITION_PRE_OOM 0.9 /* of the memory limit */
+#define COMPOSITION_PRE_OOM 0.9                    /* of the memory limit */
+#define COMPOSITION_HEAP_PEAK ((uint64_t)32 << 20) /* 32Mi */
 /* Defaults of run.log_limit and run.output_quota (global or a group's). */
 #define COMPOSITION_LOG_LIMIT ((uint64_t)64 << 20)    /* 64Mi */
 #define COMPOSITION_OUTPUT_QUOTA ((uint64_t)1 << 30)  /* 1Gi */
@@ -70,6 +71,7 @@ struct composition {
     double pre_oom;
     int64_t heap_profile_ns; /* 0 = no periodic heap profiles */
     uint64_t heap_rate;      /* mean bytes between heap samples */
+    uint64_t heap_peak;      /* heap growth between peak snapshots; 0 off */
     struct composition_group *groups;
     size_t ngroups;
     struct manifest *manifest;

@@ -170,6 +170,8 @@ env_testyard(struct strvec *e, const struct run *r, const struct run_inst *in)
     env_add(e, "TESTYARD_PARAMS", "%s", params ? params : "{}");
     env_add(e, "TESTYARD_DEADLINE_MS", "%lld", deadline);
     env_add(e, "TESTYARD_HEAP_RATE", "%llu", (unsigned long long)c->heap_rate);
+    env_add(e, "TESTYARD_HEAP_PEAK_STEP", "%llu",
+            (unsigned long long)c->heap_peak);
     if (c->heap_profile_ns > 0)
         env_add(e, "TESTYARD_HEAP_PROFILE_INTERVAL", "%lldns",
                 (long long)c->heap_profile_ns);

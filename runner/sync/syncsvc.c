@@ -343,6 +343,10 @@ handle_message(struct syncsvc *svc, struct ty_wire_msg *m)
         svc__reply_status(svc, &c.peer, req.id, TY_WIRE_INVALID, "%s", why);
     else if (req.op != TY_WIRE_HELLO && c.inst < 0)
         svc__auth_refuse(svc, &c, req.id, "a request before hello");
+    else if (handlers[req.op] == NULL)
+        svc__reply_status(svc, &c.peer, req.id, TY_WIRE_INVALID,
+                          "op \"%s\" is not served by this coordinator",
+                          ty__wire_op_name(req.op));
     else
         handlers[req.op](svc, &c, &req);
     ty__wire_req_release(&req);

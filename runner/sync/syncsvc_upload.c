@@ -17,7 +17,11 @@
  * runner writes itself (run.out, run.err, memory.csv) are refused, and
  * what an instance sends is charged against its output quota
  * (run.output_quota): an upload's size when it begins (given back if it is
- * dropped), an append's bytes when they come.
+ * dropped), an append's bytes when they come. An upload that replaces a
+ * file (the heap profiler's heap-peak and heap-pre-oom are sent again and
+ * again) gives back the size of the file it replaces, up to what was
+ * charged before it: the quota bounds what the folder holds, not how often
+ * a file is renewed.
  */
 #include "sync/syncsvc_int.h"
 
@@ -30,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Files the runner owns in an instance's folder. */
@@ -264,10 +269,26 @@ svc__op_upload_chunk(struct syncsvc *svc, const struct svc_ctx *c,
     svc__reply_status(svc, &c->peer, req->id, TY_WIRE_OK, NULL);
 }
 
+/* Bytes of the regular file u is about to replace (no link followed),
+ * at most what the instance was charged besides u itself. */
+static uint64_t
+replaced_bytes(const struct svc_inst *in, const struct svc_upload *u)
+{
+    struct stat st;
+    uint64_t before = in->charged - (uint64_t)u->size;
+
+    if (fstatat(u->dirfd, u->base, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+        !S_ISREG(st.st_mode) || st.st_size <= 0)
+        return 0;
+    return (uint64_t)st.st_size < before ? (uint64_t)st.st_size : before;
+}
+
 void
 svc__op_upload_end(struct syncsvc *svc, const struct svc_ctx *c,
                    const struct ty_wire_req *req)
 {
+    struct svc_inst *in = &svc->inst[c->inst];
+    uint64_t replaced;
     struct svc_upload *u = upload_lookup(svc, c, req);
     int fd, rc;
 
@@ -283,12 +304,14 @@ svc__op_upload_end(struct syncsvc *svc, const struct svc_ctx *c,
     }
     fd = u->fd;
     u->fd = -1;
+    replaced = replaced_bytes(in, u);
     /* Not synced: the event loop must not wait on the disk. */
     if ((rc = ty__commit_at(fd, u->dirfd, u->tmp, u->base, false)) < 0) {
         svc__reply_status(svc, &c->peer, req->id, TY_WIRE_IOERR, "%s: %s",
                           u->path, strerror(-rc));
     } else {
         u->done = true;
+        in->charged -= replaced;
         svc__reply_status(svc, &c->peer, req->id, TY_WIRE_OK, NULL);
     }
     upload_drop(svc, u);

@@ -5,22 +5,30 @@
  *
  * The library carries the same interposer and sampler as the SDK. It takes
  * a snapshot when the process exits normally (exit() or a return from main,
- * not _exit() or a fatal signal) and whenever it receives SIGUSR2, and, if
- * asked, every TESTYARD_HEAP_PROFILE_INTERVAL. Files are named
+ * not _exit() or a fatal signal), whenever it receives SIGUSR2, when the
+ * heap in use reaches a new high by TESTYARD_HEAP_PEAK_STEP (ty_heap_peak.c)
+ * and, if asked, every TESTYARD_HEAP_PROFILE_INTERVAL. Files are named
  * heap-<program>-<pid>-<what>.pb.gz and .json (what: exit, signal-<k>,
- * periodic-<k>) so that the processes of a pipeline or a forking server do
- * not overwrite each other, and are written whole or not at all into
- * TESTYARD_HEAP_DIR, else TEST_OUTPUTS_PATH, else the working directory.
+ * periodic-<k>, peak, pre-oom) so that the processes of a pipeline or a
+ * forking server do not overwrite each other, and are written whole or not
+ * at all into TESTYARD_HEAP_DIR, else TEST_OUTPUTS_PATH, else the working
+ * directory; peak and pre-oom replace their previous file.
  *
  * A signal handler may not build a profile (that allocates), so the handler
  * writes a byte to a pipe and a thread of the library's own, with every
- * signal blocked, takes the snapshot. SIGUSR2 is only claimed when the
- * program has not set a handler for it by the time the library starts;
- * TESTYARD_HEAP_SIGNAL picks another (USR1, RTMIN+3, a number) or none.
- * After fork the child gets a thread and a pipe of its own.
+ * signal blocked, takes the snapshot; the sampler wakes the same thread
+ * through the same pipe for a peak. A delivery queued by the coordinator
+ * (sigqueue, si_value TY_WIRE_PREOOM_SIGVAL: its instance nears its memory
+ * limit) is a pre-oom snapshot; any other is signal-<k>. SIGUSR2 is only
+ * claimed when the program has not set a handler for it by the time the
+ * library starts; TESTYARD_HEAP_SIGNAL picks another (USR1, RTMIN+3, a
+ * number) or none. After fork the child gets a thread and a pipe of its
+ * own.
  */
 #include "ty_heap.h"
 #include "ty_io.h"
+#include "ty_time.h"
+#include "ty_wire.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -41,6 +49,8 @@ static struct {
     int sig; /* 0: none */
     bool at_exit;
     int64_t interval_ns; /* 0: no periodic snapshots */
+    uint64_t peak_step;  /* 0: no peak snapshots */
+    int64_t peak_interval_ns;
     const char *dir;
     char prog[NAME_MAX_PROG + 1];
     int pipe[2];
@@ -89,31 +99,53 @@ snapshot(const char *what, enum ty__heap_trigger trigger)
  * The snapshot thread
  */
 
+/* 'o' for the coordinator's pre-OOM request, 's' for any other. */
 static void
-on_signal(int sig)
+on_signal(int sig, siginfo_t *si, void *uc)
 {
     int e = errno;
-    char c = 's';
+    char c = si != NULL && si->si_code == SI_QUEUE &&
+                     si->si_value.sival_int == TY_WIRE_PREOOM_SIGVAL
+                 ? 'o'
+                 : 's';
 
     (void)sig;
+    (void)uc;
     if (write(P.pipe[1], &c, 1) < 0) {
         /* pipe full: snapshots already pending */
     }
     errno = e;
 }
 
+/* Until the next periodic snapshot or the peak the interval holds back,
+ * in ms rounded up; -1: nothing due. */
 static int
 poll_timeout(const struct timespec *next)
 {
     struct timespec now;
-    int64_t ms;
+    int64_t ms = -1, peak = ty__heap_peak_wait(ty__now_ns());
 
-    if (P.interval_ns <= 0)
-        return -1;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    ms = (next->tv_sec - now.tv_sec) * 1000 +
-         (next->tv_nsec - now.tv_nsec) / 1000000;
-    return ms < 0 ? 0 : ms > INT_MAX ? INT_MAX : (int)ms;
+    if (P.interval_ns > 0) {
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        ms = (next->tv_sec - now.tv_sec) * 1000 +
+             (next->tv_nsec - now.tv_nsec) / 1000000;
+        if (ms < 0)
+            ms = 0;
+    }
+    if (peak >= 0 && (ms < 0 || (peak + 999999) / 1000000 < ms))
+        ms = (peak + 999999) / 1000000;
+    return ms > INT_MAX ? INT_MAX : (int)ms;
+}
+
+static void
+peak_due(void)
+{
+    int64_t now = ty__now_ns();
+
+    if (ty__heap_peak_wait(now) != 0)
+        return;
+    ty__heap_peak_taken(now);
+    snapshot("peak", TY_HEAP_TRIGGER_PEAK);
 }
 
 static void
@@ -134,8 +166,12 @@ drain(void)
     for (ssize_t i = 0; i < n; i++) {
         if (buf[i] == 'q')
             return false;
-        snprintf(what, sizeof(what), "signal-%d", ++P.signals);
-        snapshot(what, TY_HEAP_TRIGGER_SIGNAL);
+        if (buf[i] == 'o') {
+            snapshot("pre-oom", TY_HEAP_TRIGGER_PREOOM);
+        } else if (buf[i] == 's') {
+            snprintf(what, sizeof(what), "signal-%d", ++P.signals);
+            snapshot(what, TY_HEAP_TRIGGER_SIGNAL);
+        }
     }
     return true;
 }
@@ -155,6 +191,7 @@ worker(void *arg)
 
         if (r > 0 && !drain())
             return NULL;
+        peak_due();
         if (P.interval_ns > 0 && poll_timeout(&next) == 0) {
             snprintf(what, sizeof(what), "periodic-%d", ++P.periodic);
             snapshot(what, TY_HEAP_TRIGGER_PERIODIC);
@@ -168,10 +205,14 @@ start_worker(void)
 {
     sigset_t all, old;
 
-    if (P.sig == 0 && P.interval_ns <= 0)
+    if (P.sig == 0 && P.interval_ns <= 0 && P.peak_step == 0)
         return;
     if (pipe2(P.pipe, O_CLOEXEC | O_NONBLOCK) < 0)
         return;
+    /* The sampler writes 'p' into the same pipe; it stays open for the
+     * process's life (or until the child's handler replaces it, when only
+     * the forking thread runs). */
+    ty__heap_peak_arm(P.pipe[1], P.peak_step, P.peak_interval_ns);
     /* Created with every signal blocked, so the program's threads get them. */
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -224,6 +265,8 @@ configure(void)
     P.at_exit = e.at_exit;
     P.sig = e.sig;
     P.interval_ns = e.interval_ns;
+    P.peak_step = e.peak_step;
+    P.peak_interval_ns = e.peak_interval_ns;
     program_name();
 }
 
@@ -238,8 +281,8 @@ claim_signal(void)
         return;
     }
     memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sa.sa_flags = SA_RESTART;
+    sa.sa_sigaction = on_signal;
+    sa.sa_flags = SA_RESTART | SA_SIGINFO;
     sigemptyset(&sa.sa_mask);
     sigaction(P.sig, &sa, NULL);
 }

@@ -460,6 +460,7 @@ ty__heap_freed(const struct ty__heap_taken *t)
 
     atomic_fetch_add_explicit(&b->free_bytes, t->size, memory_order_release);
     atomic_fetch_add_explicit(&b->frees, 1, memory_order_release);
+    ty__heap_peak_count(t->size, b->rate, false);
 }
 
 void
@@ -500,6 +501,7 @@ record(void *p, size_t n, uint64_t rate, void *ra, void *frame)
     if (b != NULL && rec_insert((uintptr_t)p, n, b) == 0) {
         atomic_fetch_add_explicit(&b->alloc_bytes, n, memory_order_relaxed);
         atomic_fetch_add_explicit(&b->allocs, 1, memory_order_relaxed);
+        ty__heap_peak_count(n, rate, true);
     }
     ty__heap_thr.busy = 0;
 }
@@ -569,6 +571,14 @@ fork_release(void)
     pthread_mutex_unlock(&H.arena_mu);
 }
 
+/* The child has no snapshot thread (nor its pipe) until it makes one. */
+static void
+fork_child(void)
+{
+    fork_release();
+    ty__heap_peak_forked();
+}
+
 static void
 start_once(void)
 {
@@ -579,7 +589,7 @@ start_once(void)
     if (env.rate_set)
         atomic_store(&H.rate, env.rate);
     ty__unwind_init(env.unwind);
-    pthread_atfork(fork_prepare, fork_release, fork_release);
+    pthread_atfork(fork_prepare, fork_release, fork_child);
     ty__heap_thr.busy = 0;
     ty__heap_thr.left = -1;
     atomic_store_explicit(&H.ready, 1, memory_order_release);

@@ -135,6 +135,11 @@ bool ty__heap_take(const void *p, struct ty__heap_taken *out);
 void ty__heap_freed(const struct ty__heap_taken *t);
 void ty__heap_put_back(const struct ty__heap_taken *t);
 
+/* The estimate of heap in use (ty_heap_peak.c): a sampled block of size
+ * bytes at rate was allocated, or freed; and the fork child's reset. */
+void ty__heap_peak_count(size_t size, uint64_t rate, bool allocated);
+void ty__heap_peak_forked(void);
+
 /* free(p) for a p that may be sampled: take and account. */
 void ty__heap_forget(const void *p);
 
@@ -195,14 +200,55 @@ enum ty__heap_trigger {
 /* The trigger's name as the sidecar says it. */
 const char *ty__heap_trigger_name(enum ty__heap_trigger t);
 
-/* Build both files for label; round < 0 leaves "round" out of the sidecar.
- * The profiler's own allocations meanwhile are not sampled. 0 or -errno. */
+/* Build both files for label; round < 0 leaves "round" out of the sidecar,
+ * trigger says why it was taken. The profiler's own allocations meanwhile
+ * are not sampled. 0 or -errno. */
 int ty__heap_files_build(const char *label, int round,
                          enum ty__heap_trigger trigger,
                          struct ty__heap_files *f);
 void ty__heap_files_release(struct ty__heap_files *f);
+/* Build the snapshot's files and send them (ty__output_file): 0, or a
+ * negative errno with the message on the handle (ty_heapctl.c). */
+struct ty;
+int ty__heap_send(struct ty *ty, const char *label, int round,
+                  enum ty__heap_trigger trigger);
 /* Letters, digits, '.', '_' and '-', 1 to 100 of them, no leading '.'. */
 bool ty__heap_label_ok(const char *label);
+
+/* ------------------------------------------------------------------------
+ * Peak snapshots
+ *
+ * The sampler keeps a running estimate of the heap in use — each sampled
+ * block counts as its size scaled up by the probability it had of being
+ * sampled, as the profile's inuse_space counts it — and its high-water
+ * mark. When the estimate passes the mark of the last peak snapshot by the
+ * step, the sampling thread writes one byte, 'p', to the armed descriptor
+ * (non-blocking; nothing else on the malloc path) and no other until the
+ * snapshot thread has taken that snapshot. The rate limit is the snapshot
+ * thread's: ty__heap_peak_wait says when it may take one.
+ */
+
+#define TY_HEAP_PEAK_STEP ((uint64_t)32 << 20)       /* 32Mi */
+#define TY_HEAP_PEAK_INTERVAL_NS INT64_C(1000000000) /* 1s */
+
+/* Wake fd (a pipe's write end that stays open as long as the process, or
+ * the forked child, lives) when the estimate passes the mark by step (0:
+ * peak snapshots off); at most one peak snapshot per interval_ns. A forked
+ * child starts disarmed. */
+void ty__heap_peak_arm(int fd, uint64_t step, int64_t interval_ns);
+/* Disarm when fd is the armed descriptor. */
+void ty__heap_peak_disarm(int fd);
+/* For the snapshot thread, at now_ns (CLOCK_MONOTONIC): 0 when a peak
+ * snapshot is due now, the nanoseconds until it may be taken (the
+ * interval since the last), or -1 when none is due. */
+int64_t ty__heap_peak_wait(int64_t now_ns);
+/* A peak snapshot is taken now: the estimate becomes the mark. */
+void ty__heap_peak_taken(int64_t now_ns);
+/* The estimate of heap in use and its high-water mark, in bytes. */
+int64_t ty__heap_inuse_estimate(void);
+int64_t ty__heap_inuse_high(void);
+/* For tests: forget the estimate, the marks and the arming. */
+void ty__heap_peak_reset(void);
 
 /* Sampled blocks currently in the table (for tests and diagnostics). */
 size_t ty__heap_live_count(void);
@@ -258,10 +304,12 @@ void ty__unwind_set_backtrace(int (*bt)(void **, int));
  */
 
 enum ty__heap_var {
-    TY_HEAP_VAR_RATE,     /* TESTYARD_HEAP_RATE */
-    TY_HEAP_VAR_INTERVAL, /* TESTYARD_HEAP_PROFILE_INTERVAL */
-    TY_HEAP_VAR_UNWIND,   /* TESTYARD_HEAP_UNWIND */
-    TY_HEAP_VAR_SIGNAL,   /* TESTYARD_HEAP_SIGNAL (LD_PRELOAD only) */
+    TY_HEAP_VAR_RATE,          /* TESTYARD_HEAP_RATE */
+    TY_HEAP_VAR_INTERVAL,      /* TESTYARD_HEAP_PROFILE_INTERVAL */
+    TY_HEAP_VAR_UNWIND,        /* TESTYARD_HEAP_UNWIND */
+    TY_HEAP_VAR_SIGNAL,        /* TESTYARD_HEAP_SIGNAL (LD_PRELOAD only) */
+    TY_HEAP_VAR_PEAK_STEP,     /* TESTYARD_HEAP_PEAK_STEP */
+    TY_HEAP_VAR_PEAK_INTERVAL, /* TESTYARD_HEAP_PEAK_INTERVAL */
     TY_HEAP_VAR_N,
 };
 
@@ -271,6 +319,8 @@ struct ty__heap_env {
     bool rate_set;       /* TESTYARD_HEAP_RATE given and valid */
     uint64_t rate;       /* TY_HEAP_DEFAULT_RATE when not rate_set */
     int64_t interval_ns; /* 0: no periodic snapshots */
+    uint64_t peak_step;  /* 0: no peak snapshots */
+    int64_t peak_interval_ns;
     enum ty__unwind_mode unwind;
     int sig;         /* the snapshot signal; 0 for none */
     bool at_exit;    /* TESTYARD_HEAP_AT_EXIT is not "0" */

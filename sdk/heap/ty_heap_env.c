@@ -59,6 +59,44 @@ read_interval(struct ty__heap_env *e)
              s, why);
 }
 
+/* TESTYARD_HEAP_PEAK_STEP: a size, 0 or off. */
+static void
+read_peak_step(struct ty__heap_env *e)
+{
+    const char *s = var("TESTYARD_HEAP_PEAK_STEP");
+    char why[128];
+
+    if (s == NULL)
+        return;
+    if (strcmp(s, "off") == 0) {
+        e->peak_step = 0;
+        return;
+    }
+    if (ty__parse_size(s, &e->peak_step, why, sizeof(why)) == 0)
+        return;
+    e->peak_step = TY_HEAP_PEAK_STEP;
+    snprintf(e->bad[TY_HEAP_VAR_PEAK_STEP], TY_HEAP_BAD_MAX,
+             "TESTYARD_HEAP_PEAK_STEP=\"%.40s\": %s, or off; a peak "
+             "snapshot every %llu MiB the heap grows",
+             s, why, (unsigned long long)(TY_HEAP_PEAK_STEP >> 20));
+}
+
+static void
+read_peak_interval(struct ty__heap_env *e)
+{
+    const char *s = var("TESTYARD_HEAP_PEAK_INTERVAL");
+    char why[128];
+
+    if (s == NULL ||
+        ty__parse_duration(s, &e->peak_interval_ns, why, sizeof(why)) == 0)
+        return;
+    e->peak_interval_ns = TY_HEAP_PEAK_INTERVAL_NS;
+    snprintf(e->bad[TY_HEAP_VAR_PEAK_INTERVAL], TY_HEAP_BAD_MAX,
+             "TESTYARD_HEAP_PEAK_INTERVAL=\"%.40s\": %s; at most one peak "
+             "snapshot a second",
+             s, why);
+}
+
 static void
 read_unwind(struct ty__heap_env *e)
 {
@@ -100,6 +138,8 @@ ty__heap_env_read(struct ty__heap_env *e)
     e->rate = TY_HEAP_DEFAULT_RATE;
     e->unwind = TY_UNWIND_AUTO;
     e->sig = SIGUSR2;
+    e->peak_step = TY_HEAP_PEAK_STEP;
+    e->peak_interval_ns = TY_HEAP_PEAK_INTERVAL_NS;
     e->at_exit = s == NULL || strcmp(s, "0") != 0;
     e->dir = var("TESTYARD_HEAP_DIR");
     if (e->dir == NULL)
@@ -110,4 +150,6 @@ ty__heap_env_read(struct ty__heap_env *e)
     read_interval(e);
     read_unwind(e);
     read_signal(e);
+    read_peak_step(e);
+    read_peak_interval(e);
 }

@@ -17,9 +17,8 @@
  * profiler's totals in place of a profile.
  *
  * The profiler's own allocations while it builds a snapshot are kept out of
- * the profile (ty__heap_quiet_begin). Periodic snapshots, asked for by the
- * composition through TESTYARD_HEAP_PROFILE_INTERVAL, run on a thread of
- * their own that ty__heapctl_fini stops.
+ * the profile (ty__heap_quiet_begin). Periodic, peak and pre-OOM snapshots
+ * are taken by the snapshot thread (ty_heapctl_thread.c).
  */
 #include "ty_cgroup.h"
 #include "ty_heap.h"
@@ -39,14 +38,6 @@
 #define LABEL_MAX 100
 #define EVERY_DEFAULT 10
 #define ROUNDS_FILE "memory-rounds.jsonl"
-
-struct ty__heapctl {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    pthread_t thread;
-    bool running, stop;
-    int64_t interval_ns;
-};
 
 static _Atomic int64_t memory_events;
 
@@ -372,9 +363,9 @@ snapshot_figures(struct ty *ty, const char *label, int round,
     return r;
 }
 
-static int
-snapshot(struct ty *ty, const char *label, int round,
-         enum ty__heap_trigger trigger)
+int
+ty__heap_send(struct ty *ty, const char *label, int round,
+              enum ty__heap_trigger trigger)
 {
     return snapshot_figures(ty, label, round, trigger, NULL);
 }
@@ -386,7 +377,7 @@ snapshot(struct ty *ty, const char *label, int round,
 int
 ty_heap_snapshot(struct ty *ty, const char *label)
 {
-    return snapshot(ty, label, -1, TY_HEAP_TRIGGER_CALL);
+    return ty__heap_send(ty, label, -1, TY_HEAP_TRIGGER_CALL);
 }
 
 void
@@ -443,7 +434,7 @@ ty_memory_round_end(struct ty *ty, int round)
     if (r <= 0)
         return r < 0 ? r : round_reading(ty, round, NULL);
     snprintf(label, sizeof(label), "round-%d-pre-trim", round);
-    r = snapshot(ty, label, round, TY_HEAP_TRIGGER_ROUND);
+    r = ty__heap_send(ty, label, round, TY_HEAP_TRIGGER_ROUND);
     if (r < 0)
         return r;
     ty_heap_trim(ty);
@@ -487,105 +478,5 @@ ty_memory_event(struct ty *ty)
     if (n % every != 0)
         return 0;
     snprintf(label, sizeof(label), "event-%lld", (long long)n);
-    return snapshot(ty, label, -1, TY_HEAP_TRIGGER_EVENT);
-}
-
-/* ------------------------------------------------------------------------
- * Periodic snapshots
- */
-
-static void *
-periodic_main(void *arg)
-{
-    struct ty *ty = arg;
-    struct ty__heapctl *h = ty->heapctl;
-    struct timespec at;
-    char label[64];
-
-    clock_gettime(CLOCK_MONOTONIC, &at);
-    pthread_mutex_lock(&h->mu);
-    for (int k = 1; !h->stop; k++) {
-        int64_t ns = at.tv_nsec + h->interval_ns;
-
-        at.tv_sec += (time_t)(ns / 1000000000);
-        at.tv_nsec = (long)(ns % 1000000000);
-        while (!h->stop &&
-               pthread_cond_timedwait(&h->cv, &h->mu, &at) != ETIMEDOUT)
-            ;
-        if (h->stop)
-            break;
-        pthread_mutex_unlock(&h->mu);
-        snprintf(label, sizeof(label), "periodic-%d", k);
-        if (snapshot(ty, label, -1, TY_HEAP_TRIGGER_PERIODIC) < 0)
-            ty_message(ty, "heap: periodic snapshot %s failed: %s", label,
-                       ty_errmsg(ty));
-        pthread_mutex_lock(&h->mu);
-    }
-    pthread_mutex_unlock(&h->mu);
-    return NULL;
-}
-
-/* What the SDK does with the settings: the values refused are said once,
- * as the LD_PRELOAD library says them (TESTYARD_HEAP_SIGNAL is its own). */
-static void
-report_bad_env(struct ty *ty, const struct ty__heap_env *e)
-{
-    static const enum ty__heap_var vars[] = {
-        TY_HEAP_VAR_RATE, TY_HEAP_VAR_INTERVAL, TY_HEAP_VAR_UNWIND};
-
-    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
-        if (e->bad[vars[i]][0] != '\0')
-            ty_message(ty, "heap: %s", e->bad[vars[i]]);
-}
-
-static void
-periodic_start(struct ty *ty, struct ty__heapctl *h)
-{
-    pthread_condattr_t ca;
-
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&h->cv, &ca);
-    pthread_condattr_destroy(&ca);
-    h->running = pthread_create(&h->thread, NULL, periodic_main, ty) == 0;
-    if (!h->running)
-        ty_message(ty, "heap: cannot start periodic snapshots");
-}
-
-void
-ty__heapctl_init(struct ty *ty)
-{
-    struct ty__heapctl *h = calloc(1, sizeof(*h));
-    struct ty__heap_env env;
-
-    ty__heap_start();
-    ty__heap_env_read(&env);
-    report_bad_env(ty, &env);
-    if (h == NULL)
-        return;
-    pthread_mutex_init(&h->mu, NULL);
-    ty->heapctl = h;
-    h->interval_ns = env.interval_ns;
-    if (h->interval_ns > 0)
-        periodic_start(ty, h);
-}
-
-void
-ty__heapctl_fini(struct ty *ty)
-{
-    struct ty__heapctl *h = ty->heapctl;
-
-    if (h == NULL)
-        return;
-    if (h->running) {
-        pthread_mutex_lock(&h->mu);
-        h->stop = true;
-        pthread_cond_signal(&h->cv);
-        pthread_mutex_unlock(&h->mu);
-        pthread_join(h->thread, NULL);
-        pthread_cond_destroy(&h->cv);
-    }
-    pthread_mutex_destroy(&h->mu);
-    free(h);
-    ty->heapctl = NULL;
+    return ty__heap_send(ty, label, -1, TY_HEAP_TRIGGER_EVENT);
 }

@@ -149,6 +149,55 @@ check "preload: signal sidecar's trigger is signal" \
 check "preload: TESTYARD_HEAP_AT_EXIT=0 writes no exit snapshot" \
     test "$(count "$out"/*exit*)" = 0
 
+# --- LD_PRELOAD, the coordinator's pre-OOM request ----------------------
+out=$tmp/preoom
+mkdir -p "$out"
+TESTYARD_HEAP_AT_EXIT=0 TESTYARD_HEAP_DIR=$out LD_PRELOAD=$lib \
+    "$tmp/heap_prog" preoom
+f=$(first "$out"/heap-heap_prog-*-pre-oom.json)
+check "preload: SIGUSR2 queued with the pre-OOM value writes -pre-oom" \
+    test -n "$f" -a -s "${f%.json}.pb.gz"
+check "preload: its sidecar says trigger pre-oom" \
+    grep -q '"trigger":[[:space:]]*"pre-oom"' "${f:-none}"
+check "preload: the pre-OOM request is no signal-<k>" \
+    test "$(count "$out"/*signal*)" = 0
+for mode in kill queue7; do
+    out=$tmp/$mode
+    mkdir -p "$out"
+    TESTYARD_HEAP_AT_EXIT=0 TESTYARD_HEAP_DIR=$out LD_PRELOAD=$lib \
+        "$tmp/heap_prog" $mode
+    f=$(first "$out"/heap-heap_prog-*-signal-1.json)
+    check "preload: $mode (SIGUSR2 not from the coordinator) writes signal-1" \
+        test -n "$f"
+    check "preload: $mode: trigger signal, no pre-oom" \
+        test "$(grep -c '"trigger":[[:space:]]*"signal"' "${f:-none}")" = 1 \
+        -a "$(count "$out"/*pre-oom*)" = 0
+done
+
+# --- LD_PRELOAD, at the peak ---------------------------------------------
+out=$tmp/hold
+mkdir -p "$out"
+TESTYARD_HEAP_DIR=$out LD_PRELOAD=$lib "$tmp/heap_prog" hold
+f=$(first "$out"/heap-heap_prog-*-peak.json)
+check "preload: a heap that grew by 400 MiB leaves -peak" test -n "$f"
+inuse=$(json_num "${f:-none}" inuse_bytes)
+check "preload: -peak in use ${inuse:-?} within 20% of 400 MiB" \
+    test "${inuse:-0}" -gt 335544320 -a "${inuse:-0}" -lt 503316480
+check "preload: -peak's sidecar says trigger peak" \
+    grep -q '"trigger":[[:space:]]*"peak"' "${f:-none}"
+check "preload: one -peak file, replaced in place" \
+    test "$(count "$out"/*-peak.pb.gz)" = 1 -a "$(count "$out"/*tmp*)" = 0
+f=$(first "$out"/heap-heap_prog-*-exit.json)
+inuse=$(json_num "${f:-none}" inuse_bytes)
+check "preload: -exit after the frees holds ${inuse:-?} < 32 MiB" \
+    test "${inuse:-999999999999}" -lt 33554432
+out=$tmp/peakoff
+mkdir -p "$out"
+TESTYARD_HEAP_PEAK_STEP=off TESTYARD_HEAP_DIR=$out LD_PRELOAD=$lib \
+    "$tmp/heap_prog" hold
+check "preload: TESTYARD_HEAP_PEAK_STEP=off writes no -peak" \
+    test "$(count "$out"/*peak*)" = 0
+
 # --- LD_PRELOAD, fork ----------------------------------------------------
 out=$tmp/fork
 mkdir -p "$out"

@@ -314,19 +314,49 @@ heap_traces() {
           if ($0 != "") t = t == "" ? $0 : t " " $0 }'
 }
 
-# check_leak_stacks RUNNER — run the stacks plan on RUNNER and check that
-# its heap profile names every frame of each way to a leak (TAP lines).
-check_leak_stacks() {
-    local id=stacks-${1#local:} f rc prof traces
+# run_stacks ID CASE RUNNER — the stacks plan's CASE as run ID on RUNNER,
+# one instance in group g; checks (TAP) that it succeeds.
+run_stacks() {
+    local f rc
     stack_plan
-    f=$(composition "$id" <<EOF2
-global: {plan: stacks, case: leak, runner: $1}
+    f=$(composition "$1" <<EOF2
+global: {plan: stacks, case: $2, runner: $3}
 groups: [{id: g, instances: {count: 1}}]
 EOF2
 )
-    rc=$(run_hostile "$id" "$f")
-    check_eq "$1: the stacks plan succeeds" "$rc" 0
-    [ "$rc" = 0 ] || show_log "$id"
+    rc=$(run_hostile "$1" "$f")
+    check_eq "$3: the stacks plan's $2 case succeeds" "$rc" 0
+    [ "$rc" = 0 ] || show_log "$1"
+}
+
+# check_peak RUNNER — run the stacks plan's peak case on RUNNER (the
+# default profiles.heap_peak, 32Mi): heap-peak holds the 128 MiB the plan
+# held at its high (32 MiB from main, 96 in the case) within 20%, says it
+# is a peak snapshot, and heap-end, taken after the case freed its 96, does
+# not (TAP lines).
+check_peak() {
+    local id=peak-${1#local:} dir inuse
+    run_stacks "$id" peak "$1"
+    dir=$RUNS/$id/g/0
+    check "$1: heap-peak.pb.gz and heap-peak.json are in the run folder" \
+        [ -s "$dir/heap-peak.pb.gz" -a -s "$dir/heap-peak.json" ]
+    check_eq "$1: heap-peak.json says trigger peak" \
+        "$(jq -r '.trigger + " " + .label' "$dir/heap-peak.json")" "peak peak"
+    inuse=$(jq '.profile.inuse_bytes' "$dir/heap-peak.json")
+    check "$1: heap-peak in use ${inuse:-?} is within 20% of 128 MiB" \
+        [ "${inuse:-0}" -gt 107374182 -a "${inuse:-0}" -lt 161061273 ]
+    inuse=$(jq '.profile.inuse_bytes' "$dir/heap-end.json")
+    check "$1: heap-end in use ${inuse:-?} is below 64 MiB (96 freed)" \
+        [ "${inuse:-99999999999}" -lt 67108864 ]
+    check_eq "$1: no temporary file left" \
+        "$(find "$dir" -name '*.tmp*' | wc -l)" 0
+}
+
+# check_leak_stacks RUNNER — run the stacks plan on RUNNER and check that
+# its heap profile names every frame of each way to a leak (TAP lines).
+check_leak_stacks() {
+    local id=stacks-${1#local:} prof traces
+    run_stacks "$id" leak "$1"
     prof=$RUNS/$id/g/0/heap-leak.pb.gz
     check "$1: heap-leak.pb.gz is in the run folder" [ -s "$prof" ]
     check_eq "$1: the sidecar counts no stack backtrace() failed on" \

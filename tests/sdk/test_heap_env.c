@@ -13,10 +13,11 @@
 #include <string.h>
 
 static const char *const vars[] = {
-    "TESTYARD_HEAP_RATE",    "TESTYARD_HEAP_PROFILE_INTERVAL",
-    "TESTYARD_HEAP_UNWIND",  "TESTYARD_HEAP_SIGNAL",
-    "TESTYARD_HEAP_AT_EXIT", "TESTYARD_HEAP_DIR",
-    "TEST_OUTPUTS_PATH",
+    "TESTYARD_HEAP_RATE",          "TESTYARD_HEAP_PROFILE_INTERVAL",
+    "TESTYARD_HEAP_UNWIND",        "TESTYARD_HEAP_SIGNAL",
+    "TESTYARD_HEAP_AT_EXIT",       "TESTYARD_HEAP_DIR",
+    "TEST_OUTPUTS_PATH",           "TESTYARD_HEAP_PEAK_STEP",
+    "TESTYARD_HEAP_PEAK_INTERVAL",
 };
 
 /* The environment holds none of vars but the "NAME=value" of set (NULL
@@ -48,6 +49,8 @@ t_defaults(void)
     CHECK_EQ_INT(e.interval_ns, 0);
     CHECK_EQ_INT(e.unwind, TY_UNWIND_AUTO);
     CHECK_EQ_INT(e.sig, SIGUSR2);
+    CHECK_EQ_INT(e.peak_step, 32 << 20);
+    CHECK_EQ_INT(e.peak_interval_ns, 1000000000);
     CHECK(e.at_exit);
     CHECK_EQ_STR(e.dir, ".");
     for (int i = 0; i < TY_HEAP_VAR_N; i++)
@@ -90,6 +93,20 @@ t_values(void)
         CHECK_EQ_STR(e.bad[i], "");
     read_with(&e, (const char *const[]){"TESTYARD_HEAP_SIGNAL=none", NULL});
     CHECK_EQ_INT(e.sig, 0);
+    read_with(&e,
+              (const char *const[]){"TESTYARD_HEAP_PEAK_STEP=64Mi",
+                                    "TESTYARD_HEAP_PEAK_INTERVAL=250ms", NULL});
+    CHECK_EQ_INT(e.peak_step, 64 << 20);
+    CHECK_EQ_INT(e.peak_interval_ns, 250000000);
+    read_with(&e,
+              (const char *const[]){"TESTYARD_HEAP_PEAK_STEP=off",
+                                    "TESTYARD_HEAP_PEAK_INTERVAL=0s", NULL});
+    CHECK_EQ_INT(e.peak_step, 0);
+    CHECK_EQ_INT(e.peak_interval_ns, 0);
+    read_with(&e, (const char *const[]){"TESTYARD_HEAP_PEAK_STEP=0", NULL});
+    CHECK_EQ_INT(e.peak_step, 0);
+    for (int i = 0; i < TY_HEAP_VAR_N; i++)
+        CHECK_EQ_STR(e.bad[i], "");
     read_with(&e, NULL);
 }
 
@@ -103,7 +120,9 @@ t_bad(void)
               (const char *const[]){"TESTYARD_HEAP_RATE=lots",
                                     "TESTYARD_HEAP_PROFILE_INTERVAL=5 minutes",
                                     "TESTYARD_HEAP_UNWIND=dwarf",
-                                    "TESTYARD_HEAP_SIGNAL=RTMIN+999", NULL});
+                                    "TESTYARD_HEAP_SIGNAL=RTMIN+999",
+                                    "TESTYARD_HEAP_PEAK_STEP=big",
+                                    "TESTYARD_HEAP_PEAK_INTERVAL=often", NULL});
     CHECK(!e.rate_set);
     CHECK_EQ_INT(e.rate, TY_HEAP_DEFAULT_RATE);
     CHECK_EQ_INT(e.interval_ns, 0);
@@ -123,6 +142,16 @@ t_bad(void)
     CHECK_EQ_STR(e.bad[TY_HEAP_VAR_SIGNAL],
                  "TESTYARD_HEAP_SIGNAL=\"RTMIN+999\": expected USR1, USR2, "
                  "RTMIN+n, a number or none; using USR2");
+    CHECK_EQ_INT(e.peak_step, 32 << 20);
+    CHECK_EQ_INT(e.peak_interval_ns, 1000000000);
+    CHECK_EQ_STR(e.bad[TY_HEAP_VAR_PEAK_STEP],
+                 "TESTYARD_HEAP_PEAK_STEP=\"big\": expected a size like "
+                 "512Mi, 1GiB (powers of 1024) or 512MB (powers of 1000), or "
+                 "off; a peak snapshot every 32 MiB the heap grows");
+    CHECK_EQ_STR(e.bad[TY_HEAP_VAR_PEAK_INTERVAL],
+                 "TESTYARD_HEAP_PEAK_INTERVAL=\"often\": expected a duration "
+                 "like 250ms, 30s, 10m or 1m30s; at most one peak snapshot a "
+                 "second");
     read_with(&e, NULL);
 }
 

@@ -75,7 +75,7 @@ static const char *const full =
     "  total_instances: 4\n"
     "  run:\n"
     "    test_params: {size: 512MB, snapshots: simple}\n"
-    "    profiles: {heap: 5s, heap_rate: 1Mi}\n"
+    "    profiles: {heap: 5s, heap_rate: 1Mi, heap_peak: off}\n"
     "    artifact: img:1\n"
     "  run_config: {timeout: 1h, keep_containers: true, network: bridge,\n"
     "               memory_sample_interval: 100ms,"
@@ -113,6 +113,7 @@ t_full(void)
     CHECK_EQ_INT(c->diagnostics_ns, 2000000000);
     CHECK_EQ_INT(c->heap_profile_ns, 5000000000LL);
     CHECK_EQ_INT(c->heap_rate, 1 << 20);
+    CHECK_EQ_INT(c->heap_peak, 0);
     CHECK(c->manifest != NULL && strcmp(c->manifest->name, "ms") == 0);
     CHECK(c->tcase != NULL && strcmp(c->tcase->name, "stress") == 0);
     CHECK_CONTAINS(c->plan_dir, "/plans/ms");
@@ -163,6 +164,7 @@ t_defaults(void)
     CHECK_EQ_INT(c->diagnostics_ns, 5000000000LL);
     CHECK_EQ_INT(c->heap_profile_ns, 0);
     CHECK_EQ_INT(c->heap_rate, 512 * 1024);
+    CHECK_EQ_INT(c->heap_peak, 32 << 20);
     CHECK_EQ_INT(c->total_instances, 1);
     CHECK(c->groups[0].artifact == NULL);
     CHECK_EQ_INT(cJSON_GetObjectItem(c->groups[0].params, "seed")->valueint, 1);
@@ -233,7 +235,8 @@ t_yaml_json_same(void)
         "   \"runner\": \"local:docker\", \"total_instances\": 4,\n"
         "   \"run\": {\"test_params\": {\"size\": \"512MB\", \"snapshots\":"
         " \"simple\"},\n"
-        "     \"profiles\": {\"heap\": \"5s\", \"heap_rate\": \"1Mi\"},"
+        "     \"profiles\": {\"heap\": \"5s\", \"heap_rate\": \"1Mi\","
+        " \"heap_peak\": \"off\"},"
         " \"artifact\": \"img:1\"},\n"
         "   \"run_config\": {\"timeout\": \"1h\", \"keep_containers\": true,"
         " \"network\": \"bridge\", \"memory_sample_interval\": \"100ms\","

@@ -543,6 +543,54 @@ t_output_quota(void)
     fix_stop();
 }
 
+/* Upload name (size bytes of data) from begin to end; the end's status. */
+static void
+upload_whole(const char *name, const char *data, size_t size, const char *want)
+{
+    int64_t uid;
+
+    begin_upload(0, name, (int64_t)size, &uid);
+    send_chunk(0, uid, 0, data, size);
+    expect_free(0, "ok");
+    sendf(0, "{\"id\":9,\"op\":\"upload_end\",\"upload\":%lld}",
+          (long long)uid);
+    expect_free(0, want);
+}
+
+/* A file uploaded again under its name (heap-peak, heap-pre-oom) renames
+ * over the old one and is charged only for what it adds: ten renewals of
+ * 100 bytes fit in a quota of 250, and the folder holds the last. */
+static void
+t_output_quota_replace(void)
+{
+    char data[100], *path, *got;
+    size_t len;
+    cJSON *r;
+
+    memset(data, 'r', sizeof(data));
+    fix_quota = 250;
+    fix_start(1);
+    fix_quota = 0;
+    hello_all();
+    for (int i = 0; i < 10; i++) {
+        data[0] = (char)('0' + i);
+        upload_whole("heap-peak.json", data, sizeof(data), "ok");
+    }
+    path = xasprintf("%s/g/0/heap-peak.json", F.dir);
+    got = read_file_str(path, &len);
+    CHECK_EQ_INT(len, 100);
+    CHECK(got != NULL && got[0] == '9');
+    free(got);
+    free(path);
+    upload_whole("other.json", data, sizeof(data), "ok");
+    sendf(0, "{\"id\":1,\"op\":\"upload_begin\",\"name\":\"third\","
+             "\"size\":100}");
+    r = expect(0, "full");
+    CHECK_CONTAINS(error_of(r), "200 sent, 100 more asked");
+    cJSON_Delete(r);
+    fix_stop();
+}
+
 /* The next answer to client c as raw text (pumping), in buf. */
 static bool
 recv_raw(int c, char *buf, size_t size)
@@ -739,6 +787,7 @@ static const struct th_case cases[] = {
     {"upload_rules_and_append", t_upload_rules_and_append},
     {"upload_links_refused", t_upload_links_refused},
     {"output_quota", t_output_quota},
+    {"output_quota_replace", t_output_quota_replace},
     {"pubsub_shared_answers", t_pubsub_shared_answers},
     {"barrier_in_group", t_barrier_in_group},
     {"malformed", t_malformed},
