@@ -158,15 +158,22 @@ inst_release(struct report_inst *in)
 }
 
 static void
+sites_release(struct report_sites *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        free(s->v[i].function);
+    free(s->v);
+    free(s->label);
+}
+
+static void
 group_release(struct report_group *g)
 {
     free(g->id);
     free(g->inst);
     free(g->rounds);
-    for (size_t i = 0; i < g->nsites; i++)
-        free(g->sites[i].function);
-    free(g->sites);
-    free(g->sites_label);
+    sites_release(&g->sites);
+    sites_release(&g->peak_sites);
 }
 
 void

@@ -160,13 +160,13 @@ static size_t
 sites_of(const struct report_group *a, const struct report_group *b,
          struct cmp_site **out)
 {
-    size_t max = (a ? a->nsites : 0) + (b ? b->nsites : 0), n = 0;
+    size_t max = (a ? a->sites.n : 0) + (b ? b->sites.n : 0), n = 0;
     struct cmp_site *v = xcalloc(max ? max : 1, sizeof(*v));
 
-    for (size_t i = 0; a != NULL && i < a->nsites; i++)
-        site_slot(v, &n, a->sites[i].function)->a = a->sites[i].flat;
-    for (size_t i = 0; b != NULL && i < b->nsites; i++)
-        site_slot(v, &n, b->sites[i].function)->b = b->sites[i].flat;
+    for (size_t i = 0; a != NULL && i < a->sites.n; i++)
+        site_slot(v, &n, a->sites.v[i].function)->a = a->sites.v[i].flat;
+    for (size_t i = 0; b != NULL && i < b->sites.n; i++)
+        site_slot(v, &n, b->sites.v[i].function)->b = b->sites.v[i].flat;
     if (n > 1)
         qsort(v, n, sizeof(*v), cmp_delta);
     *out = v;

@@ -513,44 +513,69 @@ fits_table(struct strbuf *sb, const struct report *r)
  */
 
 static void
-sites_group(struct strbuf *sb, const struct report_group *g, size_t gi)
+sites_group(struct strbuf *sb, const char *id, const struct report_sites *ss,
+            const char *none, size_t gi)
 {
     char tot[32];
 
-    report__fmt_bytes(g->sites_total, tot, sizeof(tot));
+    report__fmt_bytes(ss->total, tot, sizeof(tot));
     strbuf_addf(sb,
                 "<h3 class=\"site\"><span class=\"sw\" style=\"--c:%s\">"
                 "</span>",
                 report__group_color(gi));
-    report__html_esc(sb, g->id);
+    report__html_esc(sb, id);
     strbuf_adds(sb, " <small class=\"note\">");
-    report__html_esc(sb, g->sites_label && g->sites_label[0]
-                             ? g->sites_label
-                             : "last snapshot of each instance");
+    report__html_esc(sb, ss->label && ss->label[0] ? ss->label : none);
     strbuf_addf(sb,
                 ", %zu instance%s, %s in use</small></h3>\n"
                 "<div class=\"scroll\"><table style=\"--c:%s\">\n<tr>"
                 "<th class=\"n\">#</th><th>function</th><th class=\"n\">"
                 "in use</th><th>share</th><th class=\"n\">cumulative"
                 "</th></tr>\n",
-                g->sites_ninst, g->sites_ninst == 1 ? "" : "s", tot,
+                ss->ninst, ss->ninst == 1 ? "" : "s", tot,
                 report__group_color(gi));
-    for (size_t k = 0; k < g->nsites; k++) {
-        double share = g->sites_total > 0 ? 100.0 * (double)g->sites[k].flat /
-                                                (double)g->sites_total
-                                          : 0;
+    for (size_t k = 0; k < ss->n; k++) {
+        double share = ss->total > 0
+                           ? 100.0 * (double)ss->v[k].flat / (double)ss->total
+                           : 0;
 
         strbuf_addf(sb, "<tr><td class=\"n\">%zu</td>", k + 1);
-        cell_text(sb, "fn", g->sites[k].function);
-        cell_bytes(sb, g->sites[k].flat);
+        cell_text(sb, "fn", ss->v[k].function);
+        cell_bytes(sb, ss->v[k].flat);
         strbuf_addf(sb,
                     "<td><span class=\"bar\" style=\"width:%.0fpx\">"
                     "</span>%.1f%%</td>",
                     share * 1.6 + 1, share);
-        cell_bytes(sb, g->sites[k].cum);
+        cell_bytes(sb, ss->v[k].cum);
         strbuf_adds(sb, "</tr>\n");
     }
     strbuf_adds(sb, "</table></div>\n");
+}
+
+/* The sites at each group's peak, where they differ from its last
+ * snapshot's. */
+static void
+peak_sites(struct strbuf *sb, const struct report *r)
+{
+    bool any = false;
+
+    for (size_t g = 0; g < r->ngroups; g++) {
+        const struct report_group *gr = &r->groups[g];
+
+        if (gr->peak_sites.n == 0 || report__same_sites(gr))
+            continue;
+        if (!any)
+            strbuf_adds(sb, "<h3>At the peak</h3>\n<p class=\"note\">The "
+                            "same, at each instance's snapshot with the "
+                            "most heap in use: where the memory went, "
+                            "where the tables above show what was "
+                            "kept.</p>\n");
+        any = true;
+        sites_group(sb, gr->id, &gr->peak_sites,
+                    "peak snapshot of each "
+                    "instance",
+                    g);
+    }
 }
 
 static void
@@ -564,11 +589,14 @@ sites_section(struct strbuf *sb, const struct report *r)
                     "snapshot, looking through malloc and its wrappers; "
                     "cumulative counts every function on the stack.</p>\n");
     for (size_t g = 0; g < r->ngroups; g++) {
-        if (r->groups[g].nsites == 0)
+        if (r->groups[g].sites.n == 0 && r->groups[g].peak_sites.n == 0)
             continue;
         any = true;
-        sites_group(sb, &r->groups[g], g);
+        if (r->groups[g].sites.n > 0)
+            sites_group(sb, r->groups[g].id, &r->groups[g].sites,
+                        "last snapshot of each instance", g);
     }
+    peak_sites(sb, r);
     if (!any)
         strbuf_adds(sb, "<p class=\"note\">No heap profiles "
                         "(heap-&lt;label&gt;.pb.gz) to read.</p>\n");

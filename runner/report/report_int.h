@@ -39,7 +39,7 @@
 #define REPORT_MIN_R2 0.6
 #define REPORT_TOP_DEFAULT 10
 
-enum report_snap_kind { SNAP_PRE, SNAP_POST, SNAP_OTHER };
+enum report_snap_kind { SNAP_PRE, SNAP_POST, SNAP_OTHER, SNAP_PEAK };
 
 struct report_sample {
     int64_t t_ms, usage, anon, file, peak, limit, oom_kills;
@@ -108,6 +108,15 @@ struct report_site {
     int64_t flat, cum;
 };
 
+/* A group's allocation sites from one profile of each instance. */
+struct report_sites {
+    struct report_site *v; /* the top ones, largest first */
+    size_t n;
+    int64_t total; /* inuse_space of the profiles they come from */
+    size_t ninst;  /* instances whose profile was read */
+    char *label;   /* label of those profiles when all agree, else "" */
+};
+
 struct report_inst {
     char *group;
     int index;
@@ -139,11 +148,8 @@ struct report_group {
     struct report_round *rounds;
     size_t nrounds;
     struct report_growth growth;
-    struct report_site *sites; /* the top ones, largest first */
-    size_t nsites;
-    int64_t sites_total; /* inuse_space of the profiles they come from */
-    size_t sites_ninst;  /* instances whose last profile was read */
-    char *sites_label;   /* label of those profiles when all agree */
+    struct report_sites sites;      /* at each instance's last snapshot */
+    struct report_sites peak_sites; /* at each instance's peak snapshot */
 };
 
 enum report_bar_kind { BAR_START, BAR_END, BAR_OTHER };
@@ -240,7 +246,12 @@ int report__csv_load(struct report *r, struct report_inst *in, struct err *err);
 /* report_snap.c */
 int report__snaps_load(struct report *r, struct report_inst *in,
                        struct err *err);
+/* The group's top sites at its instances' last snapshots and at their
+ * peaks (the snapshot with the most heap in use). */
 int report__sites(struct report *r, struct report_group *g, struct err *err);
+/* Whether the peak sites come from the same profiles as the last ones
+ * (every instance's last snapshot is its peak): shown once. */
+bool report__same_sites(const struct report_group *g);
 
 /* report_stats.c */
 int report__fit_line(const double *x, const double *y, size_t n,

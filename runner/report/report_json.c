@@ -91,27 +91,23 @@ rounds_json(const struct report_round *rd, size_t n)
 }
 
 static cJSON *
-sites_json(const struct report_group *g)
+sites_json(const struct report_sites *ss)
 {
     cJSON *o = cJSON_CreateObject(), *arr;
 
     ty__json_string(o, "snapshot",
-                    g->sites_label && g->sites_label[0] ? g->sites_label
-                                                        : NULL);
-    cJSON_AddNumberToObject(o, "instances", (double)g->sites_ninst);
-    ty__json_count(o, "total_inuse_bytes",
-                   g->sites_ninst ? g->sites_total : -1);
+                    ss->label && ss->label[0] ? ss->label : NULL);
+    cJSON_AddNumberToObject(o, "instances", (double)ss->ninst);
+    ty__json_count(o, "total_inuse_bytes", ss->ninst ? ss->total : -1);
     arr = cJSON_AddArrayToObject(o, "sites");
-    for (size_t i = 0; i < g->nsites; i++) {
+    for (size_t i = 0; i < ss->n; i++) {
         cJSON *s = cJSON_CreateObject();
 
-        cJSON_AddStringToObject(s, "function", g->sites[i].function);
-        ty__json_count(s, "inuse_bytes", g->sites[i].flat);
-        ty__json_count(s, "cum_bytes", g->sites[i].cum);
+        cJSON_AddStringToObject(s, "function", ss->v[i].function);
+        ty__json_count(s, "inuse_bytes", ss->v[i].flat);
+        ty__json_count(s, "cum_bytes", ss->v[i].cum);
         ratio(s, "share",
-              g->sites_total > 0
-                  ? (double)g->sites[i].flat / (double)g->sites_total
-                  : 0);
+              ss->total > 0 ? (double)ss->v[i].flat / (double)ss->total : 0);
         cJSON_AddItemToArray(arr, s);
     }
     return o;
@@ -155,7 +151,8 @@ group_json(const struct report *r, const struct report_group *g)
     cJSON_AddItemToObject(o, "rounds", rounds_json(g->rounds, g->nrounds));
     cJSON_AddItemToObject(o, "growth", growth_json(&g->growth));
     cJSON_AddItemToObject(o, "verdict", verdict_json(&g->growth.verdict));
-    cJSON_AddItemToObject(o, "top_sites", sites_json(g));
+    cJSON_AddItemToObject(o, "top_sites", sites_json(&g->sites));
+    cJSON_AddItemToObject(o, "peak_sites", sites_json(&g->peak_sites));
     return o;
 }
 

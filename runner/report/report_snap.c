@@ -8,11 +8,16 @@
  * figures come from the sidecar; when it is missing, the profile is
  * decoded for heap in use and its time. The round is the sidecar's, or the
  * N of a label starting "round-N"; "pre-trim" and "post-trim" in the label
- * say which side of malloc_trim the snapshot was taken.
+ * say which side of malloc_trim the snapshot was taken, and a label ending
+ * in "peak" (round-N-peak, the profiler's own "peak") is a high-water
+ * snapshot, never a round-end reading.
  *
  * Top sites: the last snapshot (by time) of each instance of a group that
  * has a profile is decoded, its inuse_space ranked by site
  * (pprof__sites), and the sites of the group's instances added together.
+ * The peak sites are the same at each instance's snapshot with the most
+ * heap in use: where its memory went, where the last snapshot shows what
+ * it kept.
  */
 #include "report/report_int.h"
 
@@ -106,9 +111,12 @@ classify(struct report_snap *s)
 {
     const char *l = s->label;
 
-    s->kind = strstr(l, "pre-trim")    ? SNAP_PRE
-              : strstr(l, "post-trim") ? SNAP_POST
-                                       : SNAP_OTHER;
+    size_t n = strlen(l);
+
+    s->kind = strstr(l, "pre-trim")                      ? SNAP_PRE
+              : strstr(l, "post-trim")                   ? SNAP_POST
+              : n >= 4 && strcmp(l + n - 4, "peak") == 0 ? SNAP_PEAK
+                                                         : SNAP_OTHER;
     if (s->round < 0 && strncmp(l, "round-", 6) == 0 && l[6] >= '0' &&
         l[6] <= '9')
         s->round = atoi(l + 6);
@@ -258,13 +266,29 @@ last_profile(const struct report_inst *in)
     return NULL;
 }
 
-/* Add the sites of the instance's last profile; *label is set to its
- * label, or to "" when instances disagree. */
-static int
-inst_sites(struct report *r, struct report_group *g,
-           const struct report_inst *in, struct site_acc *a, struct err *err)
+/* The profile holding the most heap in use (the latest of equals): where
+ * the instance's memory was at its peak. */
+static const struct report_snap *
+peak_profile(const struct report_inst *in)
 {
-    const struct report_snap *s = last_profile(in);
+    const struct report_snap *best = NULL;
+
+    for (size_t i = 0; i < in->nsnaps; i++) {
+        const struct report_snap *s = &in->snaps[i];
+
+        if (s->pb_path != NULL && s->inuse >= 0 &&
+            (best == NULL || s->inuse >= best->inuse))
+            best = s;
+    }
+    return best;
+}
+
+/* Add the sites of the instance's profile s (none: NULL); out->label is
+ * set to its label, or to "" when instances disagree. */
+static int
+inst_sites(struct report *r, const struct report_snap *s,
+           struct report_sites *out, struct site_acc *a, struct err *err)
+{
     struct pprof_profile *p;
     struct pprof_site *sites = NULL;
     size_t n;
@@ -277,12 +301,12 @@ inst_sites(struct report *r, struct report_group *g,
     v = pprof__value_index(p, "inuse_space");
     n = pprof__sites(p, v, &sites);
     acc_add(a, sites, n);
-    g->sites_total = i64_add_sat(g->sites_total, pprof__total(p, v));
-    g->sites_ninst++;
-    if (g->sites_label == NULL)
-        g->sites_label = xstrdup(s->label);
-    else if (strcmp(g->sites_label, s->label) != 0)
-        g->sites_label[0] = '\0';
+    out->total = i64_add_sat(out->total, pprof__total(p, v));
+    out->ninst++;
+    if (out->label == NULL)
+        out->label = xstrdup(s->label);
+    else if (strcmp(out->label, s->label) != 0)
+        out->label[0] = '\0';
     free(sites);
     pprof__destroy(&p);
     return 0;
@@ -309,7 +333,7 @@ cmp_flat(const void *a, const void *b)
 
 /* Sum the sites of the same function, rank, keep the top r->top. */
 static void
-merge(struct report *r, struct report_group *g, struct site_acc *a)
+merge(struct report *r, struct report_sites *out, struct site_acc *a)
 {
     size_t n = 0;
 
@@ -328,28 +352,44 @@ merge(struct report *r, struct report_group *g, struct site_acc *a)
         qsort(a->v, n, sizeof(*a->v), cmp_flat);
     while (n > (size_t)r->top || (n > 0 && a->v[n - 1].flat <= 0))
         free(a->v[--n].function);
-    g->sites = a->v;
-    g->nsites = n;
+    out->v = n > 0 ? a->v : NULL;
+    out->n = n;
+    if (n == 0)
+        free(a->v);
     a->v = NULL;
 }
 
-int
-report__sites(struct report *r, struct report_group *g, struct err *err)
+static int
+group_sites(struct report *r, struct report_group *g,
+            const struct report_snap *(*pick)(const struct report_inst *),
+            struct report_sites *out, struct err *err)
 {
     struct site_acc a = {0};
 
     for (size_t i = 0; i < g->ninst; i++) {
-        if (inst_sites(r, g, &r->insts[g->inst[i]], &a, err) < 0) {
+        if (inst_sites(r, pick(&r->insts[g->inst[i]]), out, &a, err) < 0) {
             for (size_t k = 0; k < a.n; k++)
                 free(a.v[k].function);
             free(a.v);
             return -1;
         }
     }
-    merge(r, g, &a);
-    if (g->nsites == 0) {
-        free(g->sites);
-        g->sites = NULL;
-    }
+    merge(r, out, &a);
     return 0;
+}
+
+int
+report__sites(struct report *r, struct report_group *g, struct err *err)
+{
+    if (group_sites(r, g, last_profile, &g->sites, err) < 0)
+        return -1;
+    return group_sites(r, g, peak_profile, &g->peak_sites, err);
+}
+
+bool
+report__same_sites(const struct report_group *g)
+{
+    const char *a = g->sites.label, *b = g->peak_sites.label;
+
+    return a != NULL && b != NULL && a[0] != '\0' && strcmp(a, b) == 0;
 }

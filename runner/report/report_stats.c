@@ -315,7 +315,7 @@ round_fill(const struct report *r, const struct report_inst *in,
     for (size_t i = 0; i < in->nsnaps; i++) {
         const struct report_snap *s = &in->snaps[i];
 
-        if (s->round != rd->round)
+        if (s->round != rd->round || s->kind == SNAP_PEAK)
             continue;
         if (s->kind == SNAP_PRE) {
             rd->heap_pre = s->inuse;

@@ -151,33 +151,51 @@ print_ooms(const struct report *r, FILE *out)
         fprintf(out, "  ... and %zu more\n", shown - TEXT_MAX_OOM);
 }
 
+/* One group's sites, at most TEXT_MAX_SITES of them. */
+static void
+print_group_sites(const char *id, const struct report_sites *ss,
+                  const char *none, FILE *out)
+{
+    fprintf(out, "  %s (%s):\n", id,
+            ss->label && ss->label[0] ? ss->label : none);
+    for (size_t k = 0; k < ss->n && k < TEXT_MAX_SITES; k++) {
+        char b[32];
+
+        report__fmt_bytes(ss->v[k].flat, b, sizeof(b));
+        fprintf(out, "    %10s %5.1f%%  %s\n", b,
+                ss->total > 0
+                    ? 100.0 * (double)ss->v[k].flat / (double)ss->total
+                    : 0.0,
+                ss->v[k].function);
+    }
+}
+
 static void
 print_sites(const struct report *r, FILE *out)
 {
-    bool any = false;
+    bool any = false, peak = false;
 
     for (size_t i = 0; i < r->ngroups; i++) {
         const struct report_group *g = &r->groups[i];
 
-        if (g->nsites == 0)
+        if (g->sites.n == 0)
             continue;
         if (!any)
             fprintf(out, "\ntop allocation sites (heap in use at the last "
                          "snapshot):\n");
         any = true;
-        fprintf(out, "  %s (%s):\n", g->id,
-                g->sites_label && g->sites_label[0] ? g->sites_label
-                                                    : "last snapshots");
-        for (size_t k = 0; k < g->nsites && k < TEXT_MAX_SITES; k++) {
-            char b[32];
+        print_group_sites(g->id, &g->sites, "last snapshots", out);
+    }
+    for (size_t i = 0; i < r->ngroups; i++) {
+        const struct report_group *g = &r->groups[i];
 
-            report__fmt_bytes(g->sites[k].flat, b, sizeof(b));
-            fprintf(out, "    %10s %5.1f%%  %s\n", b,
-                    g->sites_total > 0 ? 100.0 * (double)g->sites[k].flat /
-                                             (double)g->sites_total
-                                       : 0.0,
-                    g->sites[k].function);
-        }
+        if (g->peak_sites.n == 0 || report__same_sites(g))
+            continue;
+        if (!peak)
+            fprintf(out, "\nat the peak (the snapshot with the most heap "
+                         "in use):\n");
+        peak = true;
+        print_group_sites(g->id, &g->peak_sites, "peak snapshots", out);
     }
 }
 

@@ -161,9 +161,9 @@ t_pprof_sum_overflow(void)
     }
     report__analyse(r);
     CHECK_MSG(report__sites(r, &r->groups[0], &err) == 0, "%s", err.msg);
-    CHECK_EQ_INT(r->groups[0].sites_total, INT64_MAX);
-    CHECK_EQ_INT(r->groups[0].nsites, 1);
-    CHECK_EQ_INT(r->groups[0].sites[0].flat, INT64_MAX);
+    CHECK_EQ_INT(r->groups[0].sites.total, INT64_MAX);
+    CHECK_EQ_INT(r->groups[0].sites.n, 1);
+    CHECK_EQ_INT(r->groups[0].sites.v[0].flat, INT64_MAX);
     CHECK(r->groups[0].nrounds == 1 &&
           r->groups[0].rounds[0].heap_post == INT64_MAX / 2);
     html = report__html(r);
