@@ -1,0 +1,196 @@
+# shellcheck shell=bash
+# tests/helpers/growth.sh — the report's memory answers on a real run
+# (sourced after tests/helpers/lib.sh by tests/e2e/growth.sh on local:exec
+# and tests/docker/growth.sh on local:docker, which run the same checks):
+# the plan tests/e2e/growth_plan.c grows in a known way in group "grows"
+# while group "steady" holds its working set, and summary.json must say
+# so:
+#
+#   leak  verdict growing at 8 MiB/round ±20 %, the other group flat,
+#         grow_alloc first among growing_sites, its callers on the stack
+#   mmap  verdict outside_malloc
+#   frag  verdict retention
+#   oom   outcome oom, a heap-pre-oom profile less than 2 s before the
+#         kill, and the OOM section naming grow_alloc
+#
+# Each check_growth_* takes the runner and prints TAP lines.
+
+GROW_MIB=8
+
+# growth_plan — the plan "growth" in $RUNS/plans.
+growth_plan() {
+    mkdir -p "$RUNS/plans/growth"
+    cp tests/e2e/growth_plan.c "$RUNS/plans/growth/main.c"
+    cp tests/e2e/growth_manifest.yaml "$RUNS/plans/growth/manifest.yaml"
+}
+
+# growth_comp ID RUNNER CASE — two groups of one instance each: "grows"
+# (grow: 8Mi) and "steady" (grow: 0), six rounds, simple snapshots, heap
+# samples every 64 KiB; prints the composition's path.
+growth_comp() {
+    composition "$1" <<EOF2
+metadata: {name: $1}
+global:
+  plan: growth
+  case: $3
+  runner: $2
+  run:
+    test_params: {rounds: 6, base: 16Mi, memory_snapshots: simple}
+    profiles: {heap_rate: 64Ki}
+  run_config: {timeout: 1m}
+groups:
+  - id: grows
+    instances: {count: 1}
+    resources: {memory: 512Mi}
+    run: {test_params: {grow: ${GROW_MIB}Mi}}
+  - id: steady
+    instances: {count: 1}
+    resources: {memory: 512Mi}
+    run: {test_params: {grow: 0}}
+EOF2
+}
+
+# summary ID JQ-FILTER — a value from the run's summary.json.
+summary() {
+    jq -r "$2" "$RUNS/$1/summary.json" 2>/dev/null
+}
+
+# group_of ID GROUP JQ-FILTER — a value of one group in summary.json.
+group_of() {
+    summary "$1" ".groups[] | select(.id == \"$2\") | $3"
+}
+
+# within PCT GOT WANT — |GOT - WANT| <= PCT % of WANT (numbers, any form).
+within() {
+    awk -v g="$2" -v w="$3" -v p="$1" 'BEGIN {
+        d = g - w; if (d < 0) d = -d; exit !(g != "" && d <= w * p / 100) }'
+}
+
+# growth_run ID RUNNER CASE — run the case; TAP: it succeeds.
+growth_run() {
+    local f rc
+    growth_plan
+    f=$(growth_comp "$1" "$2" "$3")
+    rc=$(run_hostile "$1" "$f")
+    check_eq "$2 $3: the run succeeds" "$rc" 0
+    [ "$rc" = 0 ] || show_log "$1"
+    check "$2 $3: summary.json is written" [ -s "$RUNS/$1/summary.json" ]
+}
+
+check_growth_leak() {
+    local id=growth-leak-${1#local:} want=$((GROW_MIB << 20)) got prof traces
+    growth_run "$id" "$1" leak
+    check_eq "$1 leak: the leaking group's verdict is growing" \
+        "$(group_of "$id" grows .verdict.kind)" growing
+    got=$(group_of "$id" grows .verdict.bytes_per_round)
+    check "$1 leak: at ${got:-?} bytes/round, within 20% of $want" \
+        within 20 "$got" "$want"
+    check "$1 leak: the verdict's words say growing: +N MiB/round" \
+        grep -q '^growing: +[0-9.]* MiB/round' \
+        <<<"$(group_of "$id" grows .verdict.text)"
+    check_eq "$1 leak: the other group is flat" \
+        "$(group_of "$id" steady .verdict.kind)" flat
+    check_eq "$1 leak: grow_alloc is first among the growing sites" \
+        "$(group_of "$id" grows '.growing_sites.sites[0].function')" grow_alloc
+    got=$(group_of "$id" grows '.growing_sites.sites[0].bytes_per_round')
+    check "$1 leak: grow_alloc grows ${got:-?} bytes/round, within 20% of $want" \
+        within 20 "$got" "$want"
+    check_eq "$1 leak: the flat group has no plan site growing" \
+        "$(group_of "$id" steady '[.growing_sites.sites[]? |
+            select(.testyard != true and .bytes_per_round > 1048576)] | length')" 0
+    prof=$RUNS/$id/grows/0/heap-round-6-post-trim.pb.gz
+    check "$1 leak: heap-round-6-post-trim.pb.gz is in the run folder" [ -s "$prof" ]
+    if ! command -v go >/dev/null; then
+        skip "$1 leak: grow_alloc's callers in go tool pprof -traces" "go missing"
+        return
+    fi
+    traces=$(heap_traces "$prof")
+    check "$1 leak: -traces shows grow_alloc grow_leak_round grow_rounds grow_case ty_main main" \
+        grep -q "^grow_alloc grow_leak_round grow_rounds grow_case ty_main main\\( \\|\$\\)" \
+        <<<"$traces"
+}
+
+check_growth_mmap() {
+    local id=growth-mmap-${1#local:}
+    growth_run "$id" "$1" mmap
+    check_eq "$1 mmap: the mmap'ed group's verdict is outside_malloc" \
+        "$(group_of "$id" grows .verdict.kind)" outside_malloc
+    check "$1 mmap: the verdict's words say growing outside malloc" \
+        grep -q '^growing outside malloc: RSS +[0-9.]* MiB/round' \
+        <<<"$(group_of "$id" grows .verdict.text)"
+    check_eq "$1 mmap: the other group is flat" \
+        "$(group_of "$id" steady .verdict.kind)" flat
+}
+
+check_growth_frag() {
+    local id=growth-frag-${1#local:}
+    growth_run "$id" "$1" frag
+    check_eq "$1 frag: the fragmented group's verdict is retention" \
+        "$(group_of "$id" grows .verdict.kind)" retention
+    check "$1 frag: the verdict's words say retention or fragmentation" \
+        grep -q '^retention or fragmentation: RSS +[0-9.]* MiB/round' \
+        <<<"$(group_of "$id" grows .verdict.text)"
+    check_eq "$1 frag: the other group is flat" \
+        "$(group_of "$id" steady .verdict.kind)" flat
+}
+
+# both_there FILE FILE — both files exist and are not empty.
+both_there() {
+    [ -s "$1" ] && [ -s "$2" ]
+}
+
+# age_ok OOM_AT_MS AGE — the kill time is known and the profile was taken
+# less than 2 s before it (up to half a second after the kill is the
+# kill's detection lagging the memory samples).
+age_ok() {
+    [ "${1:-null}" != null ] && [ "$2" -gt -500 ] && [ "$2" -lt 2000 ]
+}
+
+# ms_of RFC3339 — milliseconds since the epoch.
+ms_of() {
+    date -u -d "$1" +%s%3N 2>/dev/null
+}
+
+check_growth_oom() {
+    local id=growth-oom-${1#local:} f rc d side started oom_ms age
+    growth_plan
+    f=$(composition "$id" <<EOF2
+metadata: {name: $id}
+global:
+  plan: growth
+  case: oom
+  runner: $1
+  run: {test_params: {grow: 4Mi, every_ms: 100, base: 0}}
+  run_config: {timeout: 1m}
+groups:
+  - id: victim
+    instances: {count: 1}
+    resources: {memory: 128Mi}
+EOF2
+)
+    rc=$(run_hostile "$id" "$f")
+    check_eq "$1 oom: the run fails (exit 1)" "$rc" 1
+    check_eq "$1 oom: the instance was OOM-killed" \
+        "$(result "$id" '.instances[0].outcome')" oom
+    d=$RUNS/$id/victim/0
+    side=$d/heap-pre-oom.json
+    check "$1 oom: heap-pre-oom.pb.gz and .json are in the run folder" \
+        both_there "$d/heap-pre-oom.pb.gz" "$side"
+    check_eq "$1 oom: its sidecar's trigger is pre-oom" \
+        "$(jq -r .trigger "$side" 2>/dev/null)" pre-oom
+    started=$(ms_of "$(result "$id" .started)")
+    oom_ms=$(result "$id" '.instances[0].memory.oom_at_ms')
+    age=$(( started + ${oom_ms:-0} - $(ms_of "$(jq -r .time "$side" 2>/dev/null)" || echo 0) ))
+    check "$1 oom: the pre-OOM profile is less than 2 s older than the kill ($age ms)" \
+        age_ok "$oom_ms" "$age"
+    check "$1 oom: summary.json's OOM section has the last profile" \
+        json_true "$RUNS/$id/summary.json" \
+        '.instances[0].oom.last_profile != null'
+    check_eq "$1 oom: the OOM section's first site is grow_alloc" \
+        "$(summary "$id" '[.instances[0].oom | .. | objects | .sites? |
+            arrays | .[] | select(.testyard != true) | .function] | first')" \
+        grow_alloc
+    check "$1 oom: the table says how old the last profile was" \
+        grep -q "last profile [0-9.]* \\(ms\\|s\\) before the kill" "$RUNS/$id.log"
+    [ "$rc" = 1 ] || show_log "$id"
+}
