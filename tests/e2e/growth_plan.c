@@ -31,7 +31,7 @@
 #include <time.h>
 
 #define CHUNK ((size_t)256 << 10) /* a leak's blocks */
-#define FRAG_BLOCK 24 /* a fragment's bytes (a 32-byte chunk) */
+#define FRAG_BLOCK 24             /* a fragment's bytes (a 32-byte chunk) */
 #define FRAG_CHUNK 32
 #define FRAG_KEEP 120 /* one kept in 120: no hole holds a whole page */
 

@@ -50,14 +50,14 @@ groups:
 EOF2
 }
 
-# summary ID JQ-FILTER — a value from the run's summary.json.
-summary() {
+# summary_of ID JQ-FILTER — a value from the run's summary.json.
+summary_of() {
     jq -r "$2" "$RUNS/$1/summary.json" 2>/dev/null
 }
 
 # group_of ID GROUP JQ-FILTER — a value of one group in summary.json.
 group_of() {
-    summary "$1" ".groups[] | select(.id == \"$2\") | $3"
+    summary_of "$1" ".groups[] | select(.id == \"$2\") | $3"
 }
 
 # within PCT GOT WANT — |GOT - WANT| <= PCT % of WANT (numbers, any form).
@@ -143,7 +143,8 @@ both_there() {
 # less than 2 s before it (up to half a second after the kill is the
 # kill's detection lagging the memory samples).
 age_ok() {
-    [ "${1:-null}" != null ] && [ "$2" -gt -500 ] && [ "$2" -lt 2000 ]
+    [ "${1:-null}" != null ] && [ "$2" -gt -500 ] 2>/dev/null &&
+        [ "$2" -lt 2000 ]
 }
 
 # ms_of RFC3339 — milliseconds since the epoch.
@@ -151,8 +152,44 @@ ms_of() {
     date -u -d "$1" +%s%3N 2>/dev/null
 }
 
+# check_oom_answer WHAT ID LABEL FUNCTION — what the run ID says of its
+# OOM-killed instance LABEL (group/index): heap-pre-oom taken at the
+# coordinator's request less than 2 s before the kill, a peak profile on
+# the way up, and an OOM section in summary.json and in the table whose
+# first site (testyard's own left out) is FUNCTION. TAP lines start with
+# WHAT.
+check_oom_answer() {
+    local what=$1 id=$2 label=$3 fn=$4 d side started oom_ms age said inst
+    inst=".instances[] | select(.label == \"$label\")"
+    d=$RUNS/$id/$label
+    side=$d/heap-pre-oom.json
+    check "$what: heap-pre-oom.pb.gz and .json are in $label's folder" \
+        both_there "$d/heap-pre-oom.pb.gz" "$side"
+    check_eq "$what: its sidecar's trigger is pre-oom" \
+        "$(jq -r .trigger "$side" 2>/dev/null)" pre-oom
+    check_eq "$what: a peak profile (heap-peak) was taken on the way up" \
+        "$(jq -r .trigger "$d/heap-peak.json" 2>/dev/null)" peak
+    started=$(ms_of "$(result "$id" .started)")
+    oom_ms=$(summary_of "$id" "$inst | .oom_at_ms")
+    age=none said="no pre-OOM profile"
+    if [ -s "$side" ]; then
+        age=$((started + ${oom_ms:-0} - $(ms_of "$(jq -r .time "$side")")))
+        said="$age ms before the kill at ${oom_ms:-?} ms"
+    fi
+    check "$what: the pre-OOM profile is less than 2 s older than the kill ($said)" \
+        age_ok "$oom_ms" "$age"
+    check "$what: summary.json's OOM section has the last profile" \
+        json_true "$RUNS/$id/summary.json" "$inst | .oom.last_profile != null"
+    check_eq "$what: the OOM section's first site is $fn" \
+        "$(summary_of "$id" "[$inst | .oom | .. | objects | .sites? | arrays |
+            .[] | select(.testyard != true) | .function] | first")" "$fn"
+    check "$what: the table says how old the last profile was" \
+        grep -q "last profile [0-9.]* \\(ms\\|s\\) before the kill" \
+        "$RUNS/$id.log"
+}
+
 check_growth_oom() {
-    local id=growth-oom-${1#local:} f rc d side started oom_ms age
+    local id=growth-oom-${1#local:} f rc
     growth_plan
     f=$(composition "$id" <<EOF2
 metadata: {name: $id}
@@ -172,25 +209,6 @@ EOF2
     check_eq "$1 oom: the run fails (exit 1)" "$rc" 1
     check_eq "$1 oom: the instance was OOM-killed" \
         "$(result "$id" '.instances[0].outcome')" oom
-    d=$RUNS/$id/victim/0
-    side=$d/heap-pre-oom.json
-    check "$1 oom: heap-pre-oom.pb.gz and .json are in the run folder" \
-        both_there "$d/heap-pre-oom.pb.gz" "$side"
-    check_eq "$1 oom: its sidecar's trigger is pre-oom" \
-        "$(jq -r .trigger "$side" 2>/dev/null)" pre-oom
-    started=$(ms_of "$(result "$id" .started)")
-    oom_ms=$(result "$id" '.instances[0].memory.oom_at_ms')
-    age=$(( started + ${oom_ms:-0} - $(ms_of "$(jq -r .time "$side" 2>/dev/null)" || echo 0) ))
-    check "$1 oom: the pre-OOM profile is less than 2 s older than the kill ($age ms)" \
-        age_ok "$oom_ms" "$age"
-    check "$1 oom: summary.json's OOM section has the last profile" \
-        json_true "$RUNS/$id/summary.json" \
-        '.instances[0].oom.last_profile != null'
-    check_eq "$1 oom: the OOM section's first site is grow_alloc" \
-        "$(summary "$id" '[.instances[0].oom | .. | objects | .sites? |
-            arrays | .[] | select(.testyard != true) | .function] | first')" \
-        grow_alloc
-    check "$1 oom: the table says how old the last profile was" \
-        grep -q "last profile [0-9.]* \\(ms\\|s\\) before the kill" "$RUNS/$id.log"
+    check_oom_answer "$1 oom" "$id" victim/0 grow_alloc
     [ "$rc" = 1 ] || show_log "$id"
 }
