@@ -170,33 +170,36 @@ print_group_sites(const char *id, const struct report_sites *ss,
     }
 }
 
+/* The groups' sites at their last snapshots (peak: at their peaks, where
+ * those are other profiles), under one heading. */
+static void
+print_site_tables(const struct report *r, bool peak, FILE *out)
+{
+    bool any = false;
+
+    for (size_t i = 0; i < r->ngroups; i++) {
+        const struct report_group *g = &r->groups[i];
+        const struct report_sites *ss = peak ? &g->peak_sites : &g->sites;
+
+        if (ss->n == 0 || (peak && report__same_sites(g)))
+            continue;
+        if (!any)
+            fputs(peak ? "\nat the peak (the snapshot with the most heap "
+                         "in use):\n"
+                       : "\ntop allocation sites (heap in use at the last "
+                         "snapshot):\n",
+                  out);
+        any = true;
+        print_group_sites(g->id, ss, peak ? "peak snapshots" : "last snapshots",
+                          out);
+    }
+}
+
 static void
 print_sites(const struct report *r, FILE *out)
 {
-    bool any = false, peak = false;
-
-    for (size_t i = 0; i < r->ngroups; i++) {
-        const struct report_group *g = &r->groups[i];
-
-        if (g->sites.n == 0)
-            continue;
-        if (!any)
-            fprintf(out, "\ntop allocation sites (heap in use at the last "
-                         "snapshot):\n");
-        any = true;
-        print_group_sites(g->id, &g->sites, "last snapshots", out);
-    }
-    for (size_t i = 0; i < r->ngroups; i++) {
-        const struct report_group *g = &r->groups[i];
-
-        if (g->peak_sites.n == 0 || report__same_sites(g))
-            continue;
-        if (!peak)
-            fprintf(out, "\nat the peak (the snapshot with the most heap "
-                         "in use):\n");
-        peak = true;
-        print_group_sites(g->id, &g->peak_sites, "peak snapshots", out);
-    }
+    print_site_tables(r, false, out);
+    print_site_tables(r, true, out);
 }
 
 static void
