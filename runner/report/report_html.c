@@ -581,7 +581,7 @@ peak_sites(struct strbuf *sb, const struct report *r)
 static void
 sites_section(struct strbuf *sb, const struct report *r)
 {
-    bool any = false;
+    bool any = false, tops = false;
 
     strbuf_adds(sb, "<section id=\"sites\">\n<h2>Top allocation sites</h2>\n"
                     "<p class=\"note\">Heap in use (inuse_space) by the "
@@ -595,7 +595,11 @@ sites_section(struct strbuf *sb, const struct report *r)
         if (r->groups[g].sites.n > 0)
             sites_group(sb, r->groups[g].id, &r->groups[g].sites,
                         "last snapshot of each instance", g);
+        tops = tops || r->groups[g].sites.n > 0;
     }
+    if (any && !tops)
+        strbuf_adds(sb, "<p class=\"note\">Nothing was in use at the last "
+                        "snapshots: every group freed what it held.</p>\n");
     peak_sites(sb, r);
     if (!any)
         strbuf_adds(sb, "<p class=\"note\">No heap profiles "
