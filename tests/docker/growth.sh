@@ -15,12 +15,9 @@ cd "$(dirname "$0")/../.." || exit 1
 
 need_docker "the report's memory answers on local:docker"
 
-check_growth_leak local:docker
-check_growth_mmap local:docker
-check_growth_frag local:docker
+check_growth local:docker
 check_growth_oom local:docker
-for id in growth-leak-docker growth-mmap-docker growth-frag-docker \
-    growth-oom-docker; do
+for id in growth-docker growth-oom-docker; do
     check_eq "$id: no container left" "$(containers_of_run "$id")" 0
     remove_run_containers "$id"
 done

@@ -12,9 +12,7 @@ cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=tests/helpers/growth.sh
 . tests/helpers/growth.sh
 
-check_growth_leak local:exec
-check_growth_mmap local:exec
-check_growth_frag local:exec
+check_growth local:exec
 if can_limit_memory; then
     check_growth_oom local:exec
 else

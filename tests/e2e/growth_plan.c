@@ -4,11 +4,11 @@
  * local:docker (tests/docker/growth.sh); its manifest is
  * growth_manifest.yaml and tests/helpers/growth.sh runs it.
  *
- * Every case runs `rounds` rounds between barriers, each ended by
+ * The case "rounds" runs `rounds` rounds between barriers, each ended by
  * ty_memory_round_end (memory_snapshots: simple: a profile before and
  * after the trim, and the round's reading). A group whose `grow` is 0
  * holds its `base` working set and nothing more: flat. Otherwise, per
- * round:
+ * round, as its `kind` says:
  *
  *   leak  `grow` bytes kept from malloc, reached through main → ty_main →
  *         grow_case → grow_rounds → grow_leak_round → grow_alloc → malloc
@@ -19,8 +19,9 @@
  *         round's kept ones freed too), so heap in use stays flat while
  *         malloc cannot give the pages back: its arena grows by about
  *         `grow` a round (retention)
- *   oom   no rounds: `grow` bytes every `every` until the cgroup's limit
- *         kills it (grow_alloc again, from grow_oom_fill)
+ *
+ * The case "oom" has no rounds: `grow` bytes every `every_ms` until the
+ * cgroup's limit kills it (grow_alloc again, from grow_oom_fill).
  */
 #include "testyard.h"
 
@@ -38,6 +39,7 @@
 struct params {
     int64_t rounds, every_ms;
     uint64_t grow, base;
+    const char *kind;
 };
 
 struct kept {
@@ -151,7 +153,8 @@ load(struct ty *ty, struct params *p)
     if (ty_param_int(ty, "rounds", &p->rounds) < 0 ||
         ty_param_int(ty, "every_ms", &p->every_ms) < 0 ||
         ty_param_size(ty, "grow", &p->grow) < 0 ||
-        ty_param_size(ty, "base", &p->base) < 0)
+        ty_param_size(ty, "base", &p->base) < 0 ||
+        ty_param_enum(ty, "kind", &p->kind) < 0)
         return ty_fail(ty, "parameters: %s", ty_errmsg(ty));
     if (p->base > 0 && (base_set = grow_alloc((size_t)p->base)) == NULL)
         return ty_fail(ty, "out of memory for the working set");
@@ -159,8 +162,9 @@ load(struct ty *ty, struct params *p)
 }
 
 __attribute__((noinline)) static int
-grow_rounds(struct ty *ty, const char *kind, const struct params *p)
+grow_rounds(struct ty *ty, const struct params *p)
 {
+    const char *kind = p->kind;
     char state[32];
 
     for (int n = 1; n <= p->rounds; n++) {
@@ -190,12 +194,13 @@ grow_case(struct ty *ty)
         grow_oom_fill(ty, &p);
         return 0;
     }
-    return grow_rounds(ty, ty_case_name(ty), &p);
+    return grow_rounds(ty, &p);
 }
 
 static const struct ty_case cases[] = {
-    {"leak", grow_case}, {"mmap", grow_case}, {"frag", grow_case},
-    {"oom", grow_case},  {NULL, NULL},
+    {"rounds", grow_case},
+    {"oom", grow_case},
+    {NULL, NULL},
 };
 
 int

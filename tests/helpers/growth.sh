@@ -2,18 +2,20 @@
 # tests/helpers/growth.sh — the report's memory answers on a real run
 # (sourced after tests/helpers/lib.sh by tests/e2e/growth.sh on local:exec
 # and tests/docker/growth.sh on local:docker, which run the same checks):
-# the plan tests/e2e/growth_plan.c grows in a known way in group "grows"
-# while group "steady" holds its working set, and summary.json must say
-# so:
+# the plan tests/e2e/growth_plan.c grows in a known way in each group of
+# one run while group "steady" holds its working set, and summary.json
+# must say so:
 #
-#   leak  verdict growing at 8 MiB/round ±20 %, the other group flat,
-#         grow_alloc first among growing_sites, its callers on the stack
-#   mmap  verdict outside_malloc
-#   frag  verdict retention
-#   oom   outcome oom, a heap-pre-oom profile less than 2 s before the
-#         kill, and the OOM section naming grow_alloc
+#   leaks   verdict growing at 8 MiB/round ±20 %, grow_alloc first among
+#           growing_sites, its callers on the stack
+#   maps    verdict outside_malloc
+#   frags   verdict retention
+#   steady  verdict flat
 #
-# Each check_growth_* takes the runner and prints TAP lines.
+# and in a run of its own, an instance leaking into its limit: outcome
+# oom, a heap-pre-oom profile less than 2 s before the kill, and the OOM
+# section naming grow_alloc. check_growth and check_growth_oom take the
+# runner and print TAP lines.
 
 GROW_MIB=8
 
@@ -24,29 +26,31 @@ growth_plan() {
     cp tests/e2e/growth_manifest.yaml "$RUNS/plans/growth/manifest.yaml"
 }
 
-# growth_comp ID RUNNER CASE — two groups of one instance each: "grows"
-# (grow: 8Mi) and "steady" (grow: 0), six rounds, simple snapshots, heap
-# samples every 64 KiB; prints the composition's path.
+# growth_comp ID RUNNER — the case "rounds" with a group of one instance
+# per way to grow (grow: 8Mi a round): "leaks" (kind leak), "maps" (mmap),
+# "frags" (frag), and "steady" (grow: 0); six rounds, simple snapshots,
+# heap samples every 64 KiB; prints the composition's path.
 growth_comp() {
+    local g groups=""
+    for g in leaks:leak maps:mmap frags:frag steady:leak; do
+        groups+="  - id: ${g%%:*}
+    instances: {count: 1}
+    resources: {memory: 512Mi}
+    run: {test_params: {kind: ${g#*:}, grow: $([ "${g%%:*}" = steady ] && echo 0 || echo "${GROW_MIB}Mi")}}
+"
+    done
     composition "$1" <<EOF2
 metadata: {name: $1}
 global:
   plan: growth
-  case: $3
+  case: rounds
   runner: $2
   run:
     test_params: {rounds: 6, base: 16Mi, memory_snapshots: simple}
     profiles: {heap_rate: 64Ki}
   run_config: {timeout: 1m}
 groups:
-  - id: grows
-    instances: {count: 1}
-    resources: {memory: 512Mi}
-    run: {test_params: {grow: ${GROW_MIB}Mi}}
-  - id: steady
-    instances: {count: 1}
-    resources: {memory: 512Mi}
-    run: {test_params: {grow: 0}}
+$groups
 EOF2
 }
 
@@ -66,41 +70,45 @@ within() {
         d = g - w; if (d < 0) d = -d; exit !(g != "" && d <= w * p / 100) }'
 }
 
-# growth_run ID RUNNER CASE — run the case; TAP: it succeeds.
-growth_run() {
-    local f rc
+# check_growth RUNNER — run the case "rounds" on RUNNER and check every
+# group's verdict (TAP lines).
+check_growth() {
+    local id=growth-${1#local:} f rc
     growth_plan
-    f=$(growth_comp "$1" "$2" "$3")
-    rc=$(run_hostile "$1" "$f")
-    check_eq "$2 $3: the run succeeds" "$rc" 0
-    [ "$rc" = 0 ] || show_log "$1"
-    check "$2 $3: summary.json is written" [ -s "$RUNS/$1/summary.json" ]
-}
-
-check_growth_leak() {
-    local id=growth-leak-${1#local:} want=$((GROW_MIB << 20)) got prof traces
-    growth_run "$id" "$1" leak
-    check_eq "$1 leak: the leaking group's verdict is growing" \
-        "$(group_of "$id" grows .verdict.kind)" growing
-    got=$(group_of "$id" grows .verdict.bytes_per_round)
-    check "$1 leak: at ${got:-?} bytes/round, within 20% of $want" \
-        within 20 "$got" "$want"
-    check "$1 leak: the verdict's words say growing: +N MiB/round" \
-        grep -q '^growing: +[0-9.]* MiB/round' \
-        <<<"$(group_of "$id" grows .verdict.text)"
-    check_eq "$1 leak: the other group is flat" \
+    f=$(growth_comp "$id" "$1")
+    rc=$(run_hostile "$id" "$f")
+    check_eq "$1: the growth run succeeds" "$rc" 0
+    [ "$rc" = 0 ] || show_log "$id"
+    check "$1: summary.json is written" [ -s "$RUNS/$id/summary.json" ]
+    check_eq "$1: the group that grows nowhere is flat" \
         "$(group_of "$id" steady .verdict.kind)" flat
-    check_eq "$1 leak: grow_alloc is first among the growing sites" \
-        "$(group_of "$id" grows '.growing_sites.sites[0].function')" grow_alloc
-    got=$(group_of "$id" grows '.growing_sites.sites[0].bytes_per_round')
-    check "$1 leak: grow_alloc grows ${got:-?} bytes/round, within 20% of $want" \
-        within 20 "$got" "$want"
-    check_eq "$1 leak: the flat group has growing_sites, none of the plan's over 1 MiB/round" \
+    check_eq "$1: ... and has growing_sites, none of the plan's over 1 MiB/round" \
         "$(group_of "$id" steady 'if (.growing_sites | type) != "object"
             then "no growing_sites" else [.growing_sites.sites[] |
             select(.testyard != true and .bytes_per_round > 1048576)]
             | length end')" 0
-    prof=$RUNS/$id/grows/0/heap-round-6-post-trim.pb.gz
+    check_growth_leak "$1" "$id"
+    check_growth_mmap "$1" "$id"
+    check_growth_frag "$1" "$id"
+}
+
+# check_growth_leak RUNNER ID — the group "leaks" of run ID.
+check_growth_leak() {
+    local id=$2 want=$((GROW_MIB << 20)) got prof traces
+    check_eq "$1 leak: the leaking group's verdict is growing" \
+        "$(group_of "$id" leaks .verdict.kind)" growing
+    got=$(group_of "$id" leaks .verdict.bytes_per_round)
+    check "$1 leak: at ${got:-?} bytes/round, within 20% of $want" \
+        within 20 "$got" "$want"
+    check "$1 leak: the verdict's words say growing: +N MiB/round" \
+        grep -q '^growing: +[0-9.]* MiB/round' \
+        <<<"$(group_of "$id" leaks .verdict.text)"
+    check_eq "$1 leak: grow_alloc is first among the growing sites" \
+        "$(group_of "$id" leaks '.growing_sites.sites[0].function')" grow_alloc
+    got=$(group_of "$id" leaks '.growing_sites.sites[0].bytes_per_round')
+    check "$1 leak: grow_alloc grows ${got:-?} bytes/round, within 20% of $want" \
+        within 20 "$got" "$want"
+    prof=$RUNS/$id/leaks/0/heap-round-6-post-trim.pb.gz
     check "$1 leak: heap-round-6-post-trim.pb.gz is in the run folder" [ -s "$prof" ]
     if ! command -v go >/dev/null; then
         skip "$1 leak: grow_alloc's callers in go tool pprof -traces" "go missing"
@@ -112,28 +120,22 @@ check_growth_leak() {
         <<<"$traces"
 }
 
+# check_growth_mmap RUNNER ID — the group "maps" of run ID.
 check_growth_mmap() {
-    local id=growth-mmap-${1#local:}
-    growth_run "$id" "$1" mmap
     check_eq "$1 mmap: the mmap'ed group's verdict is outside_malloc" \
-        "$(group_of "$id" grows .verdict.kind)" outside_malloc
+        "$(group_of "$2" maps .verdict.kind)" outside_malloc
     check "$1 mmap: the verdict's words say growing outside malloc" \
         grep -q '^growing outside malloc: RSS +[0-9.]* MiB/round' \
-        <<<"$(group_of "$id" grows .verdict.text)"
-    check_eq "$1 mmap: the other group is flat" \
-        "$(group_of "$id" steady .verdict.kind)" flat
+        <<<"$(group_of "$2" maps .verdict.text)"
 }
 
+# check_growth_frag RUNNER ID — the group "frags" of run ID.
 check_growth_frag() {
-    local id=growth-frag-${1#local:}
-    growth_run "$id" "$1" frag
     check_eq "$1 frag: the fragmented group's verdict is retention" \
-        "$(group_of "$id" grows .verdict.kind)" retention
+        "$(group_of "$2" frags .verdict.kind)" retention
     check "$1 frag: the verdict's words say retention or fragmentation" \
         grep -q '^retention or fragmentation: RSS +[0-9.]* MiB/round' \
-        <<<"$(group_of "$id" grows .verdict.text)"
-    check_eq "$1 frag: the other group is flat" \
-        "$(group_of "$id" steady .verdict.kind)" flat
+        <<<"$(group_of "$2" frags .verdict.text)"
 }
 
 # both_there FILE FILE — both files exist and are not empty.
