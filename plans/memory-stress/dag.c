@@ -47,16 +47,6 @@ ms_get64(const uint8_t *p)
     return (uint64_t)ms_get32(p) << 32 | ms_get32(p + 4);
 }
 
-struct ms_block *
-ms_block_new(uint32_t len)
-{
-    struct ms_block *b = malloc(sizeof(*b) + (len ? len : 1));
-
-    if (b != NULL)
-        b->len = len;
-    return b;
-}
-
 bool
 ms_block_verify(const struct ms_block *b, const uint8_t *hash,
                 uint8_t got[MS_HASH_LEN])
@@ -224,7 +214,7 @@ make_leaf(const struct ms_dag_spec *spec, uint64_t i, uint64_t *bytes)
     uint64_t chunk = 1ULL << spec->chunk_log2, off = i * chunk;
     uint64_t n = spec->size - off < chunk ? spec->size - off : chunk;
     uint32_t hdr = spec->raw_leaves ? 0 : MS_HEADER_LEN;
-    struct ms_block *b = ms_block_new((uint32_t)(n + hdr));
+    struct ms_block *b = ms_store_block_new((uint32_t)(n + hdr));
 
     if (b == NULL)
         return NULL;
@@ -294,7 +284,7 @@ make_leaves(const struct ms_dag_spec *spec, struct ms_block **leaves,
 static struct ms_block *
 make_tree(const struct ms_link *kids, uint32_t n, uint64_t *bytes)
 {
-    struct ms_block *b = ms_block_new(MS_HEADER_LEN + n * MS_LINK_LEN);
+    struct ms_block *b = ms_store_block_new(MS_HEADER_LEN + n * MS_LINK_LEN);
     uint64_t sum = 0;
 
     if (b == NULL)

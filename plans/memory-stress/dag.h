@@ -78,9 +78,6 @@ void ms_put64(uint8_t *p, uint64_t v);
 uint32_t ms_get32(const uint8_t *p);
 uint64_t ms_get64(const uint8_t *p);
 
-/* A block of len bytes with room for its data (hash and codec unset), or
- * NULL when out of memory. Free with free(). */
-struct ms_block *ms_block_new(uint32_t len);
 /* Whether SHA-256 of the block's bytes is `hash`; the digest is in got. */
 bool ms_block_verify(const struct ms_block *b, const uint8_t *hash,
                      uint8_t got[MS_HASH_LEN]);
@@ -103,6 +100,11 @@ int ms_dag_build(const struct ms_dag_spec *spec, struct ms_store *store,
                  size_t whylen);
 
 void ms_store_init(struct ms_store *s);
+/* A block of len bytes with room for its data (hash and codec unset), or
+ * NULL when out of memory; free it with free(), or put it in a store. Every
+ * block of both roles comes from here (store.c), so heap profiles name one
+ * site for the round's blocks. */
+struct ms_block *ms_store_block_new(uint32_t len);
 /* Take ownership of b and return the block now stored under its hash: b,
  * or the one already there (b is then freed). NULL when out of memory (b
  * is freed too). */

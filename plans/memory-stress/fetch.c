@@ -417,7 +417,7 @@ read_block(struct xfer *x, uint32_t len)
 
     if (expect_block(x, len, &l) < 0)
         return -1;
-    if ((b = ms_block_new(l.len)) == NULL)
+    if ((b = ms_store_block_new(l.len)) == NULL)
         return fail(f, false, "out of memory for a block");
     x->seq++;
     memcpy(b->hash, l.hash, MS_HASH_LEN);

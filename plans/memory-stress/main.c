@@ -14,7 +14,8 @@
  *   fetched-<n>  every requestor has every block (requestors only signal
  *                it; the provider waits for it, then stops serving)
  *   finish-<n>   the round is over: transfers done, the round's blocks
- *                freed and the memory snapshots taken
+ *                freed and the memory snapshots taken (round-<n>-peak
+ *                was taken earlier, while the blocks were live)
  *   done         after the last round
  *
  * Each wait ends by the round's deadline (round_timeout, else the run's),
@@ -51,6 +52,18 @@ ms_memory_event(struct ty *ty)
     if (ty_memory_event(ty) < 0 && !atomic_exchange(&told, true))
         ty_message(ty, "memory snapshot: %s (further failures not shown)",
                    ty_errmsg(ty));
+}
+
+void
+ms_round_peak(struct ty *ty, const struct ms_config *cfg, int n)
+{
+    char label[32];
+
+    if (cfg->snapshots == MS_SNAP_NONE)
+        return;
+    snprintf(label, sizeof(label), "round-%d-peak", n);
+    if (ty_heap_snapshot(ty, label) < 0)
+        ty_message(ty, "round %d: peak snapshot: %s", n, ty_errmsg(ty));
 }
 
 /* The instance's role, after checking the run has exactly one provider. */

@@ -74,6 +74,13 @@ const char *ms_metric(const struct ms_round *r, const char *name, char *buf,
  * reported once as a message, never fails the round. */
 void ms_memory_event(struct ty *ty);
 
+/* With memory snapshots on (simple or detailed), the heap snapshot
+ * "round-<n>-peak" while the round's blocks are live — the provider's
+ * halfway through serving, a requestor's once it has every block — so the
+ * report shows what the round held at its peak. A failure is a message,
+ * never the round's. */
+void ms_round_peak(struct ty *ty, const struct ms_config *cfg, int n);
+
 /* provider.c */
 struct ms_provider;
 struct ms_provider *ms_provider_new(struct ty *ty, const struct ms_config *cfg);

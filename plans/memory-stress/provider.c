@@ -3,7 +3,8 @@
  * random bytes as DAGs in a fresh block store, publish their roots and the
  * server's address on "roots-<n>", serve them until every requestor has
  * signalled "fetched-<n>", then drop the store. main.c frames the round
- * with next-<n> and finish-<n> and takes the memory snapshots.
+ * with next-<n> and finish-<n> and takes the round-end memory snapshots;
+ * the server takes the round's peak snapshot while it serves.
  *
  * With leak_per_round > 0 the provider also leaks that much per round, on
  * purpose, from leak_round_buffers, so a report and its heap profiles can

@@ -2,7 +2,8 @@
  * requestor.c — one round of a requestor: wait until the provider has
  * published the round's roots ("ready-<n>"), read them from "roots-<n>",
  * fetch and verify every block of every root at once (fetch.c), signal
- * "fetched-<n>", record the round's metrics and drop the round's blocks.
+ * "fetched-<n>", record the round's metrics and drop the round's blocks
+ * (the round's peak snapshot is taken before they go).
  *
  * When a connection to the provider is lost mid-transfer, the provider has
  * most likely died; the coordinator knows how, so the requestor asks it
@@ -150,6 +151,8 @@ fetch(struct ty *ty, const struct ms_config *cfg, const struct ms_round *r,
         return ty_fail(ty, "out of memory");
     ms_store_init(&store);
     rc = ms_fetch_round(ty, cfg, r, src, &store, &res);
+    if (rc == 0)
+        ms_round_peak(ty, cfg, r->n);
     if (rc < 0) {
         rc = res.lost ? lost_provider(ty, r, res.why)
                       : ty_fail(ty, "%s", res.why);
@@ -161,7 +164,8 @@ fetch(struct ty *ty, const struct ms_config *cfg, const struct ms_round *r,
         else
             record(ty, r, src, &res, (double)(ms_now_ns() - t0) / 1e9);
     }
-    /* The round's blocks go now, before the round's memory snapshots. */
+    /* The round's blocks go now, after the round's peak snapshot and
+     * before its round-end ones. */
     ms_store_release(&store);
     free(res.secs);
     return rc;

@@ -10,6 +10,10 @@
  * queue more than max_memory_per_peer for one requestor, or more than
  * max_memory_total in all, waits until a sender has written enough.
  *
+ * With memory snapshots on, the sender that writes the round's middle block
+ * takes the round's peak snapshot (ms_round_peak): the store and the
+ * queued frames are both live then.
+ *
  * corrupt_block flips one byte of the Nth BLOCK frame built (counting from
  * 0 over the whole run, every connection): the store keeps the right
  * bytes, the requestor gets the wrong ones.
@@ -71,6 +75,10 @@ struct ms_server {
     struct ms_pacer pacer;
     atomic_uint_fast64_t blocks, bytes;
     atomic_int_fast64_t built; /* BLOCK frames built, for corrupt_block */
+    /* the round's peak snapshot is taken when this many blocks have been
+     * sent (0: none), in round peak_round */
+    atomic_uint_fast64_t peak_at;
+    atomic_int peak_round;
 };
 
 /* ---- a connection's failure ---------------------------------------------- */
@@ -167,8 +175,11 @@ sender_main(void *arg)
             conn_fail(c, "writing to the requestor at instance %d: %s", c->peer,
                       ms_io_strerror(rc));
         if (rc == 0 && f->block) {
-            atomic_fetch_add(&s->blocks, 1);
+            uint64_t sent = atomic_fetch_add(&s->blocks, 1) + 1;
+
             atomic_fetch_add(&s->bytes, f->len - MS_FRAME_HDR - MS_HASH_LEN);
+            if (sent == atomic_load(&s->peak_at))
+                ms_round_peak(s->ty, s->cfg, atomic_load(&s->peak_round));
             ms_memory_event(s->ty);
         }
         free(f);
@@ -216,8 +227,10 @@ maybe_corrupt(struct conn *c, struct frame *f, const struct ms_block *b)
                b->len / 2, (long long)nth, ms_hex(b->hash, hex), c->peer);
 }
 
-static int
-queue_block(struct conn *c, const struct ms_block *b)
+/* The response queue's one allocation site: a frame holding a copy of the
+ * block. Not inlined, so heap profiles name it. */
+__attribute__((noinline)) static int
+response_queue_block(struct conn *c, const struct ms_block *b)
 {
     struct ms_server *s = c->srv;
     size_t len = MS_FRAME_HDR + MS_HASH_LEN + b->len;
@@ -312,7 +325,7 @@ visit(struct conn *c, const struct ms_store *store, const uint8_t *hash,
         conn_fail(c, "block %s is not in the store", ms_hex(hash, hex));
         return -ENOENT;
     }
-    if ((rc = queue_block(c, b)) < 0)
+    if ((rc = response_queue_block(c, b)) < 0)
         return rc;
     if (push_children(stack, depth, cap, b) < 0) {
         conn_fail(c, "out of memory walking the DAG");
@@ -561,6 +574,20 @@ ms_server_address(const struct ms_server *s, const char **host, int *port)
     *port = s->port;
 }
 
+/* Halfway through the round's sends, when the store is whole and the
+ * response queue full (its responders outrun the link), is when the
+ * round's peak snapshot shows both; 0 without memory snapshots. */
+static uint64_t
+peak_at(const struct ms_server *s, const struct ms_store *store)
+{
+    uint64_t all =
+        (uint64_t)store->count * (uint64_t)(ty_instance_count(s->ty) - 1);
+
+    if (s->cfg->snapshots == MS_SNAP_NONE || all == 0)
+        return 0;
+    return all / 2 > 0 ? all / 2 : 1;
+}
+
 void
 ms_server_begin_round(struct ms_server *s, const struct ms_round *r,
                       const struct ms_store *store)
@@ -575,6 +602,8 @@ ms_server_begin_round(struct ms_server *s, const struct ms_round *r,
     ms_pacer_set(&s->pacer, r->net->bandwidth);
     atomic_store(&s->blocks, 0);
     atomic_store(&s->bytes, 0);
+    atomic_store(&s->peak_round, r->n);
+    atomic_store(&s->peak_at, peak_at(s, store));
     ms_budget_round_stats(&s->budget, &peak, &waits);
     pthread_mutex_unlock(&s->mu);
 }

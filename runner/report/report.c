@@ -176,6 +176,10 @@ group_release(struct report_group *g)
         free(g->sites[i].function);
     free(g->sites);
     free(g->sites_label);
+    for (size_t i = 0; i < g->npsites; i++)
+        free(g->psites[i].function);
+    free(g->psites);
+    free(g->psites_label);
     report__gsites_release(&g->gsites);
 }
 

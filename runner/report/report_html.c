@@ -698,6 +698,37 @@ gsites_section(struct strbuf *sb, const struct report *r)
     strbuf_adds(sb, "</section>\n");
 }
 
+/* The sites at each group's peak, where they differ from its last
+ * snapshot's. */
+static void
+peak_sites(struct strbuf *sb, const struct report *r)
+{
+    bool any = false;
+
+    for (size_t gi = 0; gi < r->ngroups; gi++) {
+        const struct report_group *g = &r->groups[gi];
+        char tot[32];
+
+        if (g->npsites == 0 || report__same_sites(g))
+            continue;
+        if (!any)
+            strbuf_adds(sb, "<h3>At the peak</h3>\n<p class=\"note\">The "
+                            "same, at each instance's snapshot with the most "
+                            "heap in use: where the memory went, where the "
+                            "tables above show what was kept.</p>\n");
+        any = true;
+        report__fmt_bytes(g->psites_total, tot, sizeof(tot));
+        sites_head(sb, g, gi);
+        report__html_esc(sb, g->psites_label ? g->psites_label
+                                             : "peak snapshot of each "
+                                               "instance");
+        strbuf_addf(sb, ", %zu instance%s, %s in use</small></h3>\n",
+                    g->psites_ninst, g->psites_ninst == 1 ? "" : "s", tot);
+        sites_table(sb, g->psites, g->npsites, g->psites_total,
+                    report__group_color(gi));
+    }
+}
+
 static void
 sites_section(struct strbuf *sb, const struct report *r)
 {
@@ -714,6 +745,7 @@ sites_section(struct strbuf *sb, const struct report *r)
         profiles += r->groups[g].nprofiles;
     for (size_t g = 0; g < r->ngroups && profiles > 0; g++)
         sites_group(sb, &r->groups[g], g);
+    peak_sites(sb, r);
     if (profiles == 0)
         strbuf_adds(sb, "<p class=\"note\">No heap profiles "
                         "(heap-&lt;label&gt;.pb.gz) to read.</p>\n");

@@ -45,7 +45,9 @@
 #define REPORT_HOLD_ROUNDS 2
 #define REPORT_TOP_DEFAULT 10
 
-enum report_snap_kind { SNAP_PRE, SNAP_POST, SNAP_OTHER };
+/* SNAP_PEAK: a high-water snapshot (the profiler's peak, a plan's
+ * round-N-peak), never a round's end reading. */
+enum report_snap_kind { SNAP_PRE, SNAP_POST, SNAP_OTHER, SNAP_PEAK };
 
 /* Why a snapshot was taken: the sidecar's "trigger", or for older runs
  * what its label says (docs/report.md, "Snapshot kinds"). */
@@ -233,6 +235,14 @@ struct report_group {
                               before their last (which held 0 B in use) */
     size_t nprofiles;      /* heap profiles of the group's instances */
     size_t nprofiles_zero; /* of them, those with 0 B in use */
+    /* The same at each instance's peak snapshot (its profile with the
+     * most heap in use): where the memory went, where the last snapshot
+     * shows what was kept. psites_label: NULL when instances differ. */
+    struct report_site *psites;
+    size_t npsites;
+    int64_t psites_total;
+    size_t psites_ninst;
+    char *psites_label;
     struct report_gsites gsites;
 };
 
@@ -341,6 +351,9 @@ int report__jsonl_lines(struct report *r, const char *path, const char *text,
 int report__snaps_load(struct report *r, struct report_inst *in,
                        struct err *err);
 int report__sites(struct report *r, struct report_group *g, struct err *err);
+/* Whether g's peak sites come from the same profiles as its top sites
+ * (every instance's last snapshot is its peak): shown once. */
+bool report__same_sites(const struct report_group *g);
 /* The top sites of one profile (at most r->top, largest first) into
  * *sites (caller frees with report__sites_free) and its inuse_space
  * total into *total. */

@@ -178,6 +178,21 @@ sites_json(const struct report_group *g)
     return o;
 }
 
+/* The same at each instance's peak snapshot. */
+static cJSON *
+peak_sites_json(const struct report_group *g)
+{
+    cJSON *o = cJSON_CreateObject();
+
+    ty__json_string(o, "snapshot", g->psites_label);
+    cJSON_AddNumberToObject(o, "instances", (double)g->psites_ninst);
+    ty__json_count(o, "total_inuse_bytes",
+                   g->psites_ninst ? g->psites_total : -1);
+    cJSON_AddItemToObject(o, "sites",
+                          site_array(g->psites, g->npsites, g->psites_total));
+    return o;
+}
+
 static cJSON *
 outcomes_json(const struct report *r, const struct report_group *g)
 {
@@ -217,6 +232,7 @@ group_json(const struct report *r, const struct report_group *g)
     cJSON_AddItemToObject(o, "growth", growth_json(&g->growth));
     cJSON_AddItemToObject(o, "verdict", verdict_json(&g->growth.verdict));
     cJSON_AddItemToObject(o, "top_sites", sites_json(g));
+    cJSON_AddItemToObject(o, "peak_sites", peak_sites_json(g));
     cJSON_AddItemToObject(o, "growing_sites", gsites_json(&g->gsites));
     return o;
 }

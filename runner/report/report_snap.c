@@ -221,13 +221,21 @@ classify(struct report_snap *s, const char *trigger)
 {
     const char *l = s->label;
 
+    size_t n = strlen(l);
+    bool peak =
+        strcmp(l, "peak") == 0 || (n > 5 && strcmp(l + n - 5, "-peak") == 0);
+
     s->kind = strstr(l, "pre-trim")    ? SNAP_PRE
               : strstr(l, "post-trim") ? SNAP_POST
+              : peak                   ? SNAP_PEAK
                                        : SNAP_OTHER;
     if (s->round < 0 && round_label(l))
         s->round = atoi(l + 6);
     if (!trigger_of_name(trigger, &s->trigger))
         s->trigger = trigger_of_label(l);
+    /* a plan's own round-N-peak (ty_heap_snapshot) is drawn as a peak */
+    if (peak && (s->trigger == TRIG_CALL || s->trigger == TRIG_ROUND))
+        s->trigger = TRIG_PEAK;
 }
 
 void
@@ -744,7 +752,8 @@ first_post(const struct report_inst *in)
 
         if (s->pb_path == NULL)
             continue;
-        if (s->kind == SNAP_POST || (s->round >= 0 && s->kind != SNAP_PRE))
+        if (s->kind == SNAP_POST ||
+            (s->round >= 0 && s->kind != SNAP_PRE && s->kind != SNAP_PEAK))
             return s;
         any = any ? any : s;
     }
@@ -826,6 +835,44 @@ group_gsites(struct report *r, struct report_group *g)
         free(gs->v[--gs->n].function);
 }
 
+/* The profile holding the most heap in use (the latest of equals): where
+ * the instance's memory was at its peak. */
+static const struct report_snap *
+peak_profile(const struct report_inst *in)
+{
+    const struct report_snap *best = NULL;
+
+    for (size_t i = 0; i < in->nsnaps; i++) {
+        const struct report_snap *s = &in->snaps[i];
+
+        if (s->pb_path != NULL && s->inuse >= 0 &&
+            (best == NULL || s->inuse >= best->inuse))
+            best = s;
+    }
+    return best;
+}
+
+static int
+group_peak_sites(struct report *r, struct report_group *g, struct err *err)
+{
+    struct site_acc a = {0};
+
+    for (size_t i = 0; i < g->ninst; i++) {
+        const struct report_snap *s = peak_profile(&r->insts[g->inst[i]]);
+
+        if (s == NULL)
+            continue;
+        if (profile_sites(r, s->pb_path, &a, &g->psites_total, err) < 0) {
+            acc_release(&a);
+            return -1;
+        }
+        label_agree(&g->psites_label, s->label, g->psites_ninst == 0);
+        g->psites_ninst++;
+    }
+    merge(&a, r->top, &g->psites, &g->npsites);
+    return 0;
+}
+
 int
 report__sites(struct report *r, struct report_group *g, struct err *err)
 {
@@ -841,7 +888,16 @@ report__sites(struct report *r, struct report_group *g, struct err *err)
     }
     merge(&a, r->top, &g->sites, &g->nsites);
     group_gsites(r, g);
-    return 0;
+    return group_peak_sites(r, g, err);
+}
+
+bool
+report__same_sites(const struct report_group *g)
+{
+    const char *a = g->sites_label, *b = g->psites_label;
+
+    return g->sites_older == 0 && a != NULL && b != NULL && a[0] != '\0' &&
+           strcmp(a, b) == 0;
 }
 
 void

@@ -256,6 +256,20 @@ print_sites(const struct report *r, FILE *out)
                                                     : "last snapshots");
         print_site_lines(g->sites, g->nsites, g->sites_total, "    ", out);
     }
+    any = false;
+    for (size_t i = 0; i < r->ngroups; i++) {
+        const struct report_group *g = &r->groups[i];
+
+        if (g->npsites == 0 || report__same_sites(g))
+            continue;
+        if (!any)
+            fprintf(out, "\nat the peak (the snapshot with the most heap in "
+                         "use):\n");
+        any = true;
+        fprintf(out, "  %s (%s):\n", g->id,
+                g->psites_label ? g->psites_label : "peak snapshots");
+        print_site_lines(g->psites, g->npsites, g->psites_total, "    ", out);
+    }
 }
 
 static void

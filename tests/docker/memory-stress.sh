@@ -1,15 +1,21 @@
 # tests/docker/memory-stress.sh — the memory-stress compositions on
 # local:docker: memory-stress.yaml passes within its limits (by default a
 # 64MB variant of it, to stay quick; MEMORY_STRESS_FULL=1 runs the file as
-# it is, 512MB per round, and checks it ends within two minutes), a small
-# run works on a bridge network, and memory-stress-oom.yaml reports the provider's OOM kill and a requestor
-# failure that names it, within seconds of the kill.
+# it is, 512MB per round, and checks it ends within two minutes) and its
+# report names the block store's allocation site at both groups' peaks
+# and the response queue at the provider's; a small run works on a bridge
+# network; and memory-stress-oom.yaml reports the provider's OOM kill, a
+# requestor failure that names it within seconds of the kill, and what
+# filled the provider: a profile taken shortly before the kill naming the
+# block store.
 # shellcheck shell=bash
 cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=tests/helpers/lib.sh
 . tests/helpers/lib.sh
 # shellcheck source=tests/helpers/docker.sh
 . tests/helpers/docker.sh
+# shellcheck source=tests/helpers/growth.sh
+. tests/helpers/growth.sh
 
 need_docker "memory-stress on local:docker"
 
@@ -47,6 +53,27 @@ check "the rounds are tagged with the sweep point" \
 snaps=("$RUNS"/stress/*/0/heap-round-[1-4]-p*-trim.pb.gz)
 check_eq "pre- and post-trim heap profiles for 4 rounds × 2 instances" \
     "${#snaps[@]}" 16
+snaps=("$RUNS"/stress/*/0/heap-round-[1-4]-peak.pb.gz)
+check_eq "a round-N-peak heap profile for 4 rounds × 2 instances" \
+    "${#snaps[@]}" 8
+peak() { # GROUP FILTER — of the group's peak_sites in summary.json
+    jq -r --arg g "$1" ".groups[] | select(.id == \$g) | .peak_sites | $2" \
+        "$RUNS/stress/summary.json" 2>/dev/null
+}
+bytes=${size%MB}000000
+for g in providers requestors; do
+    check_eq "the report names the store's allocation site first at the $g' peak" \
+        "$(peak $g '.sites[0].function')" ms_store_block_new
+    check "... from a round-N-peak profile" \
+        grep -q '^round-[1-4]-peak$' <<<"$(peak $g .snapshot)"
+    held=$(peak $g '.sites[0].inuse_bytes')
+    check "... holding most of the round's $size (${held:-?} bytes)" \
+        [ "${held:-0}" -gt $((bytes * 8 / 10)) ]
+done
+check_eq "the response queue is the provider's next site at its peak" \
+    "$(peak providers '.sites[1].function')" response_queue_block
+check "the report's table shows the sites at the peak" \
+    grep -q "^  providers (round-[1-4]-peak):" "$RUNS/stress.log"
 for i in 0 1; do
     peak=$(result stress ".instances[$i].memory.peak_bytes")
     limit=$(result stress ".instances[$i].memory.limit_bytes")
@@ -86,6 +113,9 @@ check "its error names the provider and how it ended" \
 gap=$(( $(date -d "$(result oom '.instances[1].ended')" +%s%3N) -
     $(date -d "$(result oom '.instances[0].ended')" +%s%3N) ))
 check "the requestor ended within 3 s of the kill ($gap ms)" [ "$gap" -lt 3000 ]
+check "the file (512MB) is larger than the provider's limit" \
+    [ "$(result oom '.instances[0].memory.limit_bytes')" -lt 512000000 ]
+check_oom_answer "memory-stress-oom.yaml" oom providers/0 ms_store_block_new
 check_eq "no container left" "$(containers_of_run oom)" 0
 [ "$rc" = 1 ] || show_log oom
 

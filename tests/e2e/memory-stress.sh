@@ -90,6 +90,24 @@ for d in providers/0 requestors/0 requestors/1; do
 done
 check_eq "small: round-N-pre/post-trim heap files in every instance folder" \
     "$missing" 0
+missing=0
+for d in providers/0 requestors/0 requestors/1; do
+    for n in 1 2; do
+        [ -s "$RUNS/small/$d/heap-round-$n-peak.pb.gz" ] || missing=$((missing + 1))
+    done
+done
+check_eq "small: a round-N-peak heap profile per round in every instance folder" \
+    "$missing" 0
+peak_site() { # GROUP N — the function of the group's Nth site at the peak
+    jq -r --arg g "$1" --argjson n "$2" '.groups[] | select(.id == $g)
+        | .peak_sites.sites[$n].function' "$RUNS/small/summary.json" 2>/dev/null
+}
+for g in providers requestors; do
+    check_eq "small: the report names the store's block allocation first at the $g' peak" \
+        "$(peak_site $g 0)" ms_store_block_new
+done
+check_eq "small: ... and the response queue next at the provider's" \
+    "$(peak_site providers 1)" response_queue_block
 check_eq "small: next, ready, fetched, finish for both rounds, then done" \
     "$(jq -r 'select(.result == "released") | .state' "$RUNS/small/barriers.jsonl" 2>/dev/null | tr '\n' ' ')" \
     "next-1 ready-1 fetched-1 finish-1 next-2 ready-2 fetched-2 finish-2 done "
@@ -230,8 +248,19 @@ chunk_size: 18")
     check "oom while building: the requestor's barrier names it" \
         [ "$(result oombuild '.instances[1].error | test("^ready-1: providers/0 exited with status 137 \\(oom\\)")')" = true ]
 
-    rc=$(run_comp oomxfer compositions/memory-stress-oom.yaml --runner local:exec)
-    check_eq "memory-stress-oom.yaml on exec: exit 1" "$rc" 1
+    # The responder's budgets off: it queues copies of a 256MB file far
+    # faster than 32MiB/s drains them, and dies mid-transfer.
+    f=$(ms oomxfer "  - {id: providers, instances: {count: 1}, resources: {memory: 384Mi}}
+  - {id: requestors, instances: {count: 1}, resources: {memory: 384Mi}}" "size: 256MB
+chunk_size: 18
+raw_leaves: false
+bandwidths: [32MiB]
+unlimited_bandwidth_case: false
+rounds: 2
+max_memory_per_peer: 0
+max_memory_total: 0")
+    rc=$(run_comp oomxfer "$f")
+    check_eq "oom mid-transfer (an unbounded response queue): exit 1" "$rc" 1
     check_eq "oom mid-transfer: the provider's outcome" \
         "$(result oomxfer '.instances[0].outcome')" oom
     check "oom mid-transfer: the requestor names it and the lost connection" \

@@ -156,6 +156,44 @@ t_testyard_sites(void)
     cJSON_Delete(s);
 }
 
+/* The peak sites come from each instance's snapshot with the most heap in
+ * use; a round-N-peak snapshot is one of those, never the round's
+ * post-trim reading. */
+static void
+t_peak_sites(void)
+{
+    cleanup_free char *dir = make_run("peaky", &fixed);
+    cleanup_free char *idir = path_join(dir, "providers/0");
+    cleanup_free char *table = NULL;
+    cleanup_free char *html = NULL;
+    struct err err = {0};
+    cJSON *s;
+
+    snapshot(&fixed_groups[0], idir, "round-3-peak", 3, 300 * MiB, 320 * MiB,
+             24 * MiB, 276 * MiB, 0);
+    CHECK_MSG(generate(dir, &table, &err) == 0, "%s", err.msg);
+    s = summary(dir);
+    CHECK_EQ_STR(at_str(s, "groups.#providers.peak_sites.snapshot"),
+                 "round-3-peak");
+    CHECK_EQ_STR(at_str(s, "groups.#providers.peak_sites.sites.0.function"),
+                 "test_round_scratch");
+    CHECK_EQ_INT(at_num(s, "groups.#providers.peak_sites.sites.0.inuse_bytes"),
+                 276 * MiB);
+    CHECK_EQ_STR(at_str(s, "groups.#providers.top_sites.sites.0.function"),
+                 "test_working_set");
+    CHECK(fabs(at_num(s, "groups.#providers.rounds.2.heap_inuse_post_bytes") -
+               24 * MiB) < 2 * MiB);
+    CHECK_EQ_STR(at_str(s, "groups.#providers.verdict.kind"), "flat");
+    CHECK_EQ_INT(at_num(s, "groups.#requestors.peak_sites.instances"), 2);
+    CHECK_EQ_STR(at_str(s, "groups.#requestors.peak_sites.sites.0.function"),
+                 "test_working_set");
+    CHECK_CONTAINS(table, "at the peak (the snapshot with the most heap");
+    CHECK_CONTAINS(table, "providers (round-3-peak):");
+    html = slurp(dir, "report.html");
+    CHECK_CONTAINS(html, "<h3>At the peak</h3>");
+    cJSON_Delete(s);
+}
+
 static void
 t_leaky_html(void)
 {
@@ -315,6 +353,7 @@ static const struct th_case cases[] = {
     {"leaky_growing_sites", t_leaky_growing_sites},
     {"testyard_sites", t_testyard_sites},
     {"leaky_html", t_leaky_html},
+    {"peak_sites", t_peak_sites},
     {"oom_run", t_oom_run},
     {"retention_run", t_retention_run},
     {"regenerate", t_regenerate},
