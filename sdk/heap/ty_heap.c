@@ -20,6 +20,7 @@
  */
 #include "ty_heap.h"
 #include "ty_heap_os.h"
+#include "ty_symbols.h"
 
 #include <errno.h>
 #include <math.h>
@@ -556,6 +557,7 @@ ty__heap_get_rate(void)
 static void
 fork_prepare(void)
 {
+    ty__symbols_lock(); /* a snapshot naming frames takes heap locks inside */
     pthread_mutex_lock(&H.arena_mu);
     for (int i = 0; i < NSHARDS; i++)
         pthread_mutex_lock(&shards[i].mu);
@@ -569,6 +571,7 @@ fork_release(void)
     for (int i = NSHARDS - 1; i >= 0; i--)
         pthread_mutex_unlock(&shards[i].mu);
     pthread_mutex_unlock(&H.arena_mu);
+    ty__symbols_unlock();
 }
 
 /* The child has no snapshot thread (nor its pipe) until it makes one. */

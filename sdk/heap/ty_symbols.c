@@ -354,6 +354,18 @@ symtab_load(const char *path, uint64_t inode)
     return t;
 }
 
+void
+ty__symbols_lock(void)
+{
+    pthread_mutex_lock(&cache_mu);
+}
+
+void
+ty__symbols_unlock(void)
+{
+    pthread_mutex_unlock(&cache_mu);
+}
+
 /* The cached table of path, loading it on first use. NULL when unusable. */
 static struct ty__symtab *
 symtab_get(const char *path, uint64_t inode)

@@ -47,6 +47,12 @@ int ty__symbolizer_find(const struct ty__symbolizer *s, uintptr_t addr);
 int ty__symbolize(struct ty__symbolizer *s, int m, uintptr_t addr,
                   const char **name, const char **file);
 
+/* Hold the symbol-table cache across fork(): a snapshot thread that was
+ * naming frames in the parent would leave the child's copy locked (the
+ * heap profiler's fork handlers call these, before its own locks). */
+void ty__symbols_lock(void);
+void ty__symbols_unlock(void);
+
 /* True when most functions of the ELF file at path, loaded with the given
  * bias, start by setting up a frame pointer (push %rbp; mov %rsp,%rbp),
  * i.e. it was built with -fno-omit-frame-pointer. Only functions whose code

@@ -424,8 +424,10 @@ t_threads(void)
     storm(4096);
 }
 
-/* Forks while other threads allocate: children allocate, take a snapshot
- * and exit; none may hang on a lock the fork caught held. */
+/* Forks while other threads allocate and one takes snapshots (as the
+ * profiler's own thread does at a new peak): children allocate, take a
+ * snapshot and exit; none may hang on a lock the fork caught held (the
+ * heap's, the symbol cache's). */
 static volatile int forking;
 
 static void *
@@ -437,6 +439,19 @@ heap_fork_churn(void *arg)
 
         heap_slots[NSLOTS - 1] = p;
         free(realloc(p, 5000));
+    }
+    return NULL;
+}
+
+static void *
+heap_fork_snapper(void *arg)
+{
+    (void)arg;
+    while (forking) {
+        struct ty__heap_files f;
+
+        if (ty__heap_files_build("snapper", -1, TY_HEAP_TRIGGER_PEAK, &f) == 0)
+            ty__heap_files_release(&f);
     }
     return NULL;
 }
@@ -457,13 +472,14 @@ child_work(void)
 static void
 t_fork(void)
 {
-    pthread_t th[3];
+    pthread_t th[4];
 
     need_interposer();
     ty__heap_set_rate(256);
     forking = 1;
     for (int i = 0; i < 3; i++)
         pthread_create(&th[i], NULL, heap_fork_churn, NULL);
+    pthread_create(&th[3], NULL, heap_fork_snapper, NULL);
     for (int i = 0; i < 30; i++) {
         int status = -1;
         pid_t pid = fork();
@@ -478,7 +494,7 @@ t_fork(void)
                   "child %d: status %d", i, status);
     }
     forking = 0;
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         pthread_join(th[i], NULL);
 }
 
