@@ -354,6 +354,9 @@ int report__sites(struct report *r, struct report_group *g, struct err *err);
 /* Whether g's peak sites come from the same profiles as its top sites
  * (every instance's last snapshot is its peak): shown once. */
 bool report__same_sites(const struct report_group *g);
+/* The instance's latest snapshot with a profile (snapshots are in time
+ * order); NULL when none. Borrowed. */
+const struct report_snap *report__last_profile(const struct report_inst *in);
 /* The top sites of one profile (at most r->top, largest first) into
  * *sites (caller frees with report__sites_free) and its inuse_space
  * total into *total. */

@@ -50,26 +50,13 @@ report__sample_near(const struct report_inst *in, int64_t t_ms)
     return best;
 }
 
-/* The latest snapshot with a profile: snapshots are in time order. The
- * sites that grew up to it (a diff against the instance's first
- * post-trim profile) would go next to its top sites, in struct
- * report_oom. */
-static const struct report_snap *
-last_profile(const struct report_inst *in)
-{
-    for (size_t i = in->nsnaps; i-- > 0;)
-        if (in->snaps[i].pb_path != NULL)
-            return &in->snaps[i];
-    return NULL;
-}
-
 static int
 inst_oom(struct report *r, struct report_inst *in, struct err *err)
 {
     struct report_oom *k = &in->kill;
     const struct report_sample *near;
 
-    k->last = last_profile(in);
+    k->last = report__last_profile(in); /* what grew until then: in->gsites */
     if (k->last == NULL)
         return 0;
     near = report__sample_near(in, k->last->t_ms);

@@ -559,9 +559,8 @@ sites_profile(const struct report_inst *in, bool *older)
     return last;
 }
 
-/* The last snapshot with a profile. */
-static const struct report_snap *
-last_profile(const struct report_inst *in)
+const struct report_snap *
+report__last_profile(const struct report_inst *in)
 {
     for (size_t i = in->nsnaps; i-- > 0;)
         if (in->snaps[i].pb_path != NULL)
@@ -786,7 +785,8 @@ label_agree(char **have, const char *label, bool first)
 static int
 inst_gsites(struct report *r, struct report_inst *in, struct err *err)
 {
-    const struct report_snap *from = first_post(in), *to = last_profile(in);
+    const struct report_snap *from = first_post(in),
+                             *to = report__last_profile(in);
     struct report_gsites *gs = &in->gsites;
     size_t cap = 0;
 
