@@ -4,7 +4,9 @@
  * wrappers to the first function that asked for the memory, and total the
  * sample's value there (flat) and on every function of its stack once
  * (cum). When that function is testyard's own, the site is the outermost
- * of the testyard frames that follow, marked as testyard's.
+ * of the testyard frames that follow, marked as testyard's; so is a site
+ * in a shared library (libc's stdio, libcjson) that testyard's code
+ * called: the first frame above the library's decides whose it is.
  */
 #include "report/pprof_read_int.h"
 
@@ -92,13 +94,15 @@ pprof__is_testyard(const char *f, const char *file)
             strcmp(base + strlen(base) - 2, ".c") == 0);
 }
 
-/* The frames of one sample, innermost first; *file is the frame's
- * source file ("" unknown). */
+/* The frames of one sample, innermost first; file is the frame's
+ * source file ("" unknown), lib whether it lies outside the main
+ * program's mapping (the profile's first: a shared library). */
 struct frame_it {
     const struct pprof_profile *p;
     const struct pp_sample *s;
     size_t loc, line;
     const char *file;
+    bool lib;
 };
 
 static const char *
@@ -109,6 +113,7 @@ frame_next(struct frame_it *it)
             &it->p->locs[it->p->slocs[it->s->loc0 + it->loc]];
 
         it->file = "";
+        it->lib = it->p->nmaps > 0 && l->mapping_id != it->p->maps[0].id;
         if (l->nlines == 0 && it->line == 0) {
             it->line = 1;
             return l->synth;
@@ -167,19 +172,33 @@ sample_count(const struct pprof_profile *p, const struct pp_sample *s,
 }
 
 /* The site of a sample: the first frame past the wrappers, or for
- * testyard's code the last of the testyard frames that follow it. */
+ * testyard's code the last of the testyard frames that follow it. A site
+ * in a library is testyard's when the first frame above the library's
+ * is. */
 struct site_walk {
     const char *site, *first;
     bool testyard, open; /* open: still in the run of testyard frames */
+    bool inlib;          /* the site is a library's: who called it? */
 };
 
 static void
-walk_frame(struct site_walk *w, const char *f, const char *file)
+walk_frame(struct site_walk *w, const char *f, const char *file, bool lib)
 {
+    bool ty = pprof__is_testyard(f, file);
+
     if (w->site == NULL) {
         w->site = f;
-        w->testyard = w->open = pprof__is_testyard(f, file);
-    } else if (w->open && pprof__is_testyard(f, file)) {
+        w->testyard = w->open = ty;
+        w->inlib = lib && !ty;
+    } else if (w->inlib) {
+        if (lib && !ty)
+            return;
+        w->inlib = false;
+        if (ty) {
+            w->site = f;
+            w->testyard = w->open = true;
+        }
+    } else if (w->open && ty) {
         w->site = f;
     } else {
         w->open = false;
@@ -190,7 +209,7 @@ static void
 agg_sample(struct agg *a, const struct pprof_profile *p, size_t k, int64_t val,
            int objects)
 {
-    struct frame_it it = {p, &p->samples[k], 0, 0, ""};
+    struct frame_it it = {p, &p->samples[k], 0, 0, "", false};
     struct site_walk w = {0};
     const char *f;
     double n = sample_count(p, &p->samples[k], objects);
@@ -201,7 +220,7 @@ agg_sample(struct agg *a, const struct pprof_profile *p, size_t k, int64_t val,
             w.first = f;
         if (pprof__is_wrapper(f))
             continue;
-        walk_frame(&w, f, it.file);
+        walk_frame(&w, f, it.file, it.lib);
         i = agg_get(a, f);
         if (a->last[i] != k + 1) {
             a->last[i] = k + 1;

@@ -672,16 +672,23 @@ sum_by_name(struct report_site *v, size_t n0)
     return n;
 }
 
-/* Sum the sites of the same function, rank, keep the top `top` into
- * *out (NULL when none). */
+/* Sum the sites of the same function, drop those holding nothing
+ * themselves (functions only on the way to a site), rank, keep the top
+ * `top` into *out (NULL when none). */
 static void
 merge(struct site_acc *a, int top, struct report_site **out, size_t *nout)
 {
-    size_t n = sum_by_name(a->v, a->n);
+    size_t n0 = sum_by_name(a->v, a->n), n = 0;
 
+    for (size_t i = 0; i < n0; i++) {
+        if (a->v[i].flat > 0)
+            a->v[n++] = a->v[i];
+        else
+            free(a->v[i].function);
+    }
     if (n > 1)
         qsort(a->v, n, sizeof(*a->v), cmp_flat);
-    while (n > (size_t)top || (n > 0 && a->v[n - 1].flat <= 0))
+    while (n > (size_t)top)
         free(a->v[--n].function);
     *out = n > 0 ? a->v : NULL;
     *nout = n;

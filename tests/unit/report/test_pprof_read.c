@@ -207,6 +207,49 @@ t_samples_and_testyard(void)
     pprof__destroy(&p);
 }
 
+/* An allocation in a library (libc's stdio here) is the site of whoever
+ * called the library: testyard's when the first frame above it is the
+ * SDK's, the library function's own when it is the plan's. */
+static void
+t_library_sites(void)
+{
+    static uintptr_t sdk[] = {PC(fputs), PC(ty_test_barrier),
+                              PC(test_plan_main)};
+    static uintptr_t plan[] = {PC(fwrite), PC(test_leak_round),
+                               PC(test_plan_main)};
+    struct ty__heap_rec recs[] = {
+        {sdk, 3, 1, 1, 4096, 0, 0},
+        {plan, 3, 1, 2, 8192, 0, 0},
+    };
+    struct ty__heap_snap snap = {recs, 2, 2, 1, 3};
+    struct ty__heap_totals tot;
+    void *gz = NULL;
+    size_t len = 0, n;
+    struct err err = {0};
+    struct pprof_profile *p;
+    struct pprof_site *s = NULL;
+    const struct pprof_site *ty, *lk;
+
+    CHECK_EQ_INT(ty__heap_profile(&snap, &gz, &len, &tot), 0);
+    p = pprof__parse(gz, len, "x.pb.gz", &err);
+    free(gz);
+    CHECK_MSG(p != NULL, "%s", err.msg);
+    if (p == NULL)
+        return;
+    n = pprof__sites(p, pprof__value_index(p, "inuse_space"), &s);
+    ty = site_named(s, n, "ty_test_barrier");
+    CHECK(ty != NULL && ty->testyard && ty->flat == 4096);
+    lk = site_named(s, n, "test_leak_round");
+    CHECK(lk != NULL && lk->flat == 0);
+    /* the plan's own call into libc stays libc's function, not testyard's */
+    for (size_t i = 0; i < n; i++)
+        if (s[i].flat == 8192)
+            CHECK_MSG(!s[i].testyard, "%s", s[i].function);
+    CHECK(n > 0 && !s[0].testyard && s[0].flat == 8192);
+    free(s);
+    pprof__destroy(&p);
+}
+
 static void
 t_is_testyard(void)
 {
@@ -644,6 +687,7 @@ static const struct th_case cases[] = {
     {"sdk_profile_totals", t_sdk_profile_totals},
     {"sdk_profile_sites", t_sdk_profile_sites},
     {"samples_and_testyard", t_samples_and_testyard},
+    {"library_sites", t_library_sites},
     {"is_testyard", t_is_testyard},
     {"read_file", t_read_file},
     {"hand_profile", t_hand_profile},

@@ -156,6 +156,31 @@ t_testyard_sites(void)
     cJSON_Delete(s);
 }
 
+/* A group whose last profile holds only testyard's own allocations: its
+ * top site is testyard's, and no function that holds nothing itself (the
+ * plan's callers on the way) is listed. */
+static void
+t_testyard_only_sites(void)
+{
+    cleanup_free char *dir = make_run("idle", &fixed);
+    cleanup_free char *idir = path_join(dir, "providers/0");
+    cleanup_free char *table = NULL;
+    struct err err = {0};
+    const cJSON *sites;
+    cJSON *s;
+
+    profile(idir, "heap-round-5-post-trim.pb.gz", 0, 0, 0, 64 * MiB);
+    CHECK_MSG(generate(dir, &table, &err) == 0, "%s", err.msg);
+    s = summary(dir);
+    sites = at(s, "groups.#providers.top_sites.sites");
+    CHECK_EQ_INT(cJSON_GetArraySize(sites), 1);
+    CHECK_EQ_STR(at_str(s, "groups.#providers.top_sites.sites.0.function"),
+                 "ty_test_barrier");
+    CHECK(cJSON_IsTrue(at(s, "groups.#providers.top_sites.sites.0.testyard")));
+    CHECK_CONTAINS(table, "ty_test_barrier (testyard)");
+    cJSON_Delete(s);
+}
+
 /* The peak sites come from each instance's snapshot with the most heap in
  * use; a round-N-peak snapshot is one of those, never the round's
  * post-trim reading. */
@@ -354,6 +379,7 @@ static const struct th_case cases[] = {
     {"testyard_sites", t_testyard_sites},
     {"leaky_html", t_leaky_html},
     {"peak_sites", t_peak_sites},
+    {"testyard_only_sites", t_testyard_only_sites},
     {"oom_run", t_oom_run},
     {"retention_run", t_retention_run},
     {"regenerate", t_regenerate},
