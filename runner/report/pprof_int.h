@@ -63,6 +63,8 @@ size_t pprof__nsamples(const struct pprof_profile *p);
 int64_t pprof__total(const struct pprof_profile *p, int v);
 /* time_nanos of the profile, 0 when it has none. */
 int64_t pprof__time_ns(const struct pprof_profile *p);
+/* The sampling period (mean bytes between samples), 0 when not given. */
+int64_t pprof__period(const struct pprof_profile *p);
 
 /* Allocation sites by value v, largest flat first (then largest cum, then
  * name); sites whose flat and cum are both 0 are left out. Returns how

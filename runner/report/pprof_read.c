@@ -565,3 +565,9 @@ pprof__time_ns(const struct pprof_profile *p)
 {
     return p->time_ns;
 }
+
+int64_t
+pprof__period(const struct pprof_profile *p)
+{
+    return p->period;
+}

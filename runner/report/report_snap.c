@@ -496,6 +496,7 @@ report__snaps_load(struct report *r, struct report_inst *in, struct err *err)
 struct site_acc {
     struct report_site *v;
     size_t n, cap;
+    int64_t period; /* sampling period of the last profile read */
 };
 
 static void
@@ -584,6 +585,7 @@ profile_sites(struct report *r, const char *path, struct site_acc *a,
     v = pprof__value_index(p, "inuse_space");
     n = pprof__sites(p, v, &sites);
     acc_add(a, sites, n);
+    a->period = pprof__period(p);
     if (total != NULL)
         *total = i64_add_sat(*total, pprof__total(p, v));
     free(sites);
@@ -707,6 +709,7 @@ report__sites_growth(struct report *r, const char *from_pb, const char *to_pb,
 {
     struct site_acc a = {0}, b = {0};
     size_t na, nb, k = 0;
+    int64_t least;
 
     if (profile_sites(r, from_pb, &a, NULL, err) < 0 ||
         profile_sites(r, to_pb, &b, NULL, err) < 0) {
@@ -716,6 +719,9 @@ report__sites_growth(struct report *r, const char *from_pb, const char *to_pb,
     }
     na = sum_by_name(a.v, a.n);
     nb = sum_by_name(b.v, b.n);
+    /* one sampled block coming or going weighs about one period (up to
+     * 1.6 periods for blocks as large as it): growth within two is noise */
+    least = b.period > 1 ? 2 * b.period : 0;
     /* both sorted by name: walk them together */
     for (size_t i = 0; i < nb; i++) {
         int c = 1;
@@ -723,7 +729,7 @@ report__sites_growth(struct report *r, const char *from_pb, const char *to_pb,
         while (k < na && (c = strcmp(a.v[k].function, b.v[i].function)) < 0)
             k++;
         b.v[i].growth = b.v[i].flat - (k < na && c == 0 ? a.v[k].flat : 0);
-        if (b.v[i].growth <= 0) {
+        if (b.v[i].growth <= least) {
             free(b.v[i].function);
             continue;
         }

@@ -181,6 +181,57 @@ t_testyard_only_sites(void)
     cJSON_Delete(s);
 }
 
+/* A profile sampled every 512 KiB, as plans are by default: leak is the
+ * bytes test_leak_round holds, noise whether test_round_scratch holds one
+ * sampled 1000-byte block (scaled to about 512 KiB). */
+static void
+sampled_profile(const char *idir, const char *rel, int64_t leak, bool noise)
+{
+    static uintptr_t w[] = {PC(test_working_set)};
+    static uintptr_t l[] = {PC(xmalloc), PC(test_leak_round)};
+    static uintptr_t sc[] = {PC(test_round_scratch)};
+    struct ty__heap_rec recs[3] = {
+        {w, 1, 524288, 100, 24 * MiB, 0, 0},
+        {l, 2, 524288, 64, (uint64_t)leak, 0, 0},
+        {sc, 1, 524288, 1, 1000, 0, 0},
+    };
+    struct ty__heap_snap snap = {recs, noise ? 3 : 2, 3, 524288, START_NS};
+    struct ty__heap_totals tot;
+    void *gz = NULL;
+    size_t len = 0;
+
+    CHECK_EQ_INT(ty__heap_profile(&snap, &gz, &len, &tot), 0);
+    put(idir, rel, gz, len);
+    free(gz);
+}
+
+/* Growing sites leave out growth within one sampling period: a block
+ * sampled once that came along between two profiles is noise, a leak of
+ * 16 MiB is not. */
+static void
+t_growing_sites_noise(void)
+{
+    cleanup_free char *dir = make_run("noise", &fixed);
+    cleanup_free char *idir = path_join(dir, "providers/0");
+    cleanup_free char *table = NULL;
+    struct err err = {0};
+    const cJSON *sites;
+    cJSON *s;
+
+    sampled_profile(idir, "heap-round-1-post-trim.pb.gz", 4 * MiB, false);
+    sampled_profile(idir, "heap-round-5-post-trim.pb.gz", 20 * MiB, true);
+    CHECK_MSG(generate(dir, &table, &err) == 0, "%s", err.msg);
+    s = summary(dir);
+    sites = at(s, "groups.#providers.growing_sites.sites");
+    CHECK_EQ_INT(cJSON_GetArraySize(sites), 1);
+    CHECK_EQ_STR(at_str(s, "groups.#providers.growing_sites.sites.0.function"),
+                 "test_leak_round");
+    CHECK_CONTAINS(table, "growing sites");
+    CHECK(strstr(strstr(table, "growing sites") ?: "", "test_round_scratch") ==
+          NULL);
+    cJSON_Delete(s);
+}
+
 /* The peak sites come from each instance's snapshot with the most heap in
  * use; a round-N-peak snapshot is one of those, never the round's
  * post-trim reading. */
@@ -380,6 +431,7 @@ static const struct th_case cases[] = {
     {"leaky_html", t_leaky_html},
     {"peak_sites", t_peak_sites},
     {"testyard_only_sites", t_testyard_only_sites},
+    {"growing_sites_noise", t_growing_sites_noise},
     {"oom_run", t_oom_run},
     {"retention_run", t_retention_run},
     {"regenerate", t_regenerate},
