@@ -14,31 +14,7 @@ need_docker "the report's verdicts on local:docker"
 
 LEAK=$((8 * 1024 * 1024))
 
-f=$(composition growth <<EOF2
-metadata: {name: growth}
-global:
-  plan: memory-stress
-  case: stress
-  runner: local:docker
-  run:
-    test_params:
-      size: 8MB
-      chunk_size: 18
-      rounds: 6
-      memory_snapshots: simple
-      leak_per_round: $LEAK
-    profiles:
-      heap_rate: 64Ki
-  run_config: {timeout: 3m}
-groups:
-  - id: providers
-    instances: {count: 1}
-    resources: {memory: 512Mi}
-  - id: requestors
-    instances: {count: 1}
-    resources: {memory: 256Mi}
-EOF2
-)
+f=$(leak_stress growth "$LEAK" local:docker)
 
 summary() {
     jq -r "$1" "$RUNS/growth/summary.json" 2>/dev/null

@@ -17,36 +17,6 @@ fi
 
 LEAK=$((16 * 1024 * 1024))
 
-# stress ID LEAK — a small memory-stress run: 8MB files in 256 KiB blocks,
-# six rounds, heap snapshots before and after each round's trim, heap
-# samples every 64 KiB so the leak's rate is measured closely.
-stress() {
-    composition "$1" <<EOF
-metadata: {name: $1}
-global:
-  plan: memory-stress
-  case: stress
-  runner: local:exec
-  run:
-    test_params:
-      size: 8MB
-      chunk_size: 18
-      rounds: 6
-      memory_snapshots: simple
-      leak_per_round: $2
-    profiles:
-      heap_rate: 64Ki
-  run_config: {timeout: 3m}
-groups:
-  - id: providers
-    instances: {count: 1}
-    resources: {memory: 512Mi}
-  - id: requestors
-    instances: {count: 1}
-    resources: {memory: 256Mi}
-EOF
-}
-
 # summary ID JQ-FILTER — a value from a run's summary.json.
 summary() {
     jq -r "$2" "$RUNS/$1/summary.json" 2>/dev/null
@@ -56,7 +26,7 @@ summary() {
 for id in leak flat; do
     n=$LEAK
     [ $id = flat ] && n=0
-    rc=$(run_comp $id "$(stress $id $n)")
+    rc=$(run_comp $id "$(leak_stress $id $n local:exec)")
     check_eq "$id: the run succeeds" "$rc" 0
     [ "$rc" = 0 ] || show_log $id
     "$TY" report "$RUNS/$id" >"$RUNS/$id.report" 2>&1

@@ -133,6 +133,37 @@ result() {
     jq -r "$2" "$RUNS/$1/result.json" 2>/dev/null
 }
 
+# leak_stress ID LEAK RUNNER — a small memory-stress run on RUNNER, the
+# provider leaking LEAK bytes a round: 8MB files in 256 KiB blocks, six
+# rounds, heap snapshots before and after each round's trim, heap samples
+# every 64 KiB so the leak's rate is measured closely.
+leak_stress() {
+    composition "$1" <<EOF
+metadata: {name: $1}
+global:
+  plan: memory-stress
+  case: stress
+  runner: $3
+  run:
+    test_params:
+      size: 8MB
+      chunk_size: 18
+      rounds: 6
+      memory_snapshots: simple
+      leak_per_round: $2
+    profiles:
+      heap_rate: 64Ki
+  run_config: {timeout: 3m}
+groups:
+  - id: providers
+    instances: {count: 1}
+    resources: {memory: 512Mi}
+  - id: requestors
+    instances: {count: 1}
+    resources: {memory: 256Mi}
+EOF
+}
+
 # show_log ID — print a run's log as TAP comments (after a failure).
 show_log() {
     sed 's/^/#   /' "$RUNS/$1.log" | tail -n 30

@@ -160,6 +160,28 @@ t_sdk_profile_sites(void)
     pprof__destroy(&p);
 }
 
+/* The inuse_space sites of a profile encoded from recs (sampled every
+ * rate bytes) and read back; *p to destroy, NULL when it does not parse. */
+static size_t
+sites_of_recs(struct ty__heap_rec *recs, size_t n, uint64_t rate,
+              struct pprof_profile **p, struct pprof_site **s)
+{
+    struct ty__heap_snap snap = {recs, n, n, rate, 42};
+    struct ty__heap_totals tot;
+    void *gz = NULL;
+    size_t len = 0;
+    struct err err = {0};
+
+    *s = NULL;
+    CHECK_EQ_INT(ty__heap_profile(&snap, &gz, &len, &tot), 0);
+    *p = pprof__parse(gz, len, "x.pb.gz", &err);
+    free(gz);
+    CHECK_MSG(*p != NULL, "%s", err.msg);
+    if (*p == NULL)
+        return 0;
+    return pprof__sites(*p, pprof__value_index(*p, "inuse_space"), s);
+}
+
 /* Sampled every 512 KiB: one allocation of 1000 bytes is scaled up to
  * about 512 KiB, and the site says it rests on one sample; the SDK's
  * frames make a testyard site named after the SDK call the plan made. */
@@ -174,22 +196,13 @@ t_samples_and_testyard(void)
         {sync, 3, 524288, 1, 1000, 0, 0},
         {leak, 3, 524288, 40, 40 * 65536, 0, 0},
     };
-    struct ty__heap_snap snap = {recs, 2, 2, 524288, 42};
-    struct ty__heap_totals tot;
-    void *gz = NULL;
-    size_t len = 0, n;
-    struct err err = {0};
     struct pprof_profile *p;
-    struct pprof_site *s = NULL;
+    struct pprof_site *s;
+    size_t n = sites_of_recs(recs, 2, 524288, &p, &s);
     const struct pprof_site *ty, *lk, *main_;
 
-    CHECK_EQ_INT(ty__heap_profile(&snap, &gz, &len, &tot), 0);
-    p = pprof__parse(gz, len, "x.pb.gz", &err);
-    free(gz);
-    CHECK_MSG(p != NULL, "%s", err.msg);
     if (p == NULL)
         return;
-    n = pprof__sites(p, pprof__value_index(p, "inuse_space"), &s);
     ty = site_named(s, n, "ty_test_barrier");
     lk = site_named(s, n, "test_leak_round");
     main_ = site_named(s, n, "test_plan_main");
@@ -221,22 +234,13 @@ t_library_sites(void)
         {sdk, 3, 1, 1, 4096, 0, 0},
         {plan, 3, 1, 2, 8192, 0, 0},
     };
-    struct ty__heap_snap snap = {recs, 2, 2, 1, 3};
-    struct ty__heap_totals tot;
-    void *gz = NULL;
-    size_t len = 0, n;
-    struct err err = {0};
     struct pprof_profile *p;
-    struct pprof_site *s = NULL;
+    struct pprof_site *s;
+    size_t n = sites_of_recs(recs, 2, 1, &p, &s);
     const struct pprof_site *ty, *lk;
 
-    CHECK_EQ_INT(ty__heap_profile(&snap, &gz, &len, &tot), 0);
-    p = pprof__parse(gz, len, "x.pb.gz", &err);
-    free(gz);
-    CHECK_MSG(p != NULL, "%s", err.msg);
     if (p == NULL)
         return;
-    n = pprof__sites(p, pprof__value_index(p, "inuse_space"), &s);
     ty = site_named(s, n, "ty_test_barrier");
     CHECK(ty != NULL && ty->testyard && ty->flat == 4096);
     lk = site_named(s, n, "test_leak_round");
