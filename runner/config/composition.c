@@ -11,6 +11,7 @@
 #include "config/composition_int.h"
 
 #include "base/strbuf.h"
+#include "base/strvec.h"
 #include "config/suggest_int.h"
 #include "base/util.h"
 #include "ty_units.h"
@@ -536,6 +537,12 @@ composition_destroy(struct composition **cp)
         free(c->groups[i].id);
         cJSON_Delete(c->groups[i].params);
         free(c->groups[i].artifact);
+        strv_free(c->groups[i].command);
+        free(c->groups[i].image);
+        free(c->groups[i].program_at);
+        strv_free(c->groups[i].args);
+        strv_free(c->groups[i].env);
+        free(c->groups[i].workdir);
     }
     free(c->groups);
     manifest_destroy(&c->manifest);
@@ -550,4 +557,19 @@ composition_destroy(struct composition **cp)
     free(c->plan_dir);
     free(c);
     *cp = NULL;
+}
+
+bool
+composition_group_blackbox(const struct composition_group *g)
+{
+    return g->command != NULL || g->image != NULL;
+}
+
+bool
+composition_needs_plan(const struct composition *c)
+{
+    for (size_t i = 0; i < c->ngroups; i++)
+        if (!composition_group_blackbox(&c->groups[i]))
+            return true;
+    return false;
 }

@@ -47,6 +47,36 @@ struct composition_group {
     int64_t millicpu;      /* CPU quota in millicpus; 0 = unlimited */
     cJSON *params;         /* resolved test parameters (an object) */
     char *artifact;        /* ready image / executable; NULL = build plan */
+    /* A program instead of the plan (run.command, run.image; a group's or
+     * global.run's). Either being set makes the group a black-box group:
+     * it never runs the plan, and the plan's manifest says nothing about
+     * it (no case groups, bounds or parameter checks). */
+    /* run.command, NULL-terminated, or NULL. Without image: [0] is the
+     * host program, resolved to an absolute path at load (PATH lookup
+     * for a bare name, else relative to the composition's folder),
+     * checked to be an executable regular file; local:docker packs it
+     * with its libraries into an image. With image: as written, the
+     * program inside the image (replaces its entrypoint and command). */
+    char **command;
+    char *image; /* run.image (local:docker only), or NULL */
+    /* Where run.image (else run.command) was written, "FILE:LINE:COL:
+     * groups[i].run.image" (or global.run.image), for errors found after
+     * load (an image the engine does not have); NULL when neither. */
+    char *program_at;
+    char **args; /* run.args, NULL-terminated (never NULL: {NULL}) */
+    /* run.env merged (global < group) as "KEY=value", NULL-terminated
+     * (never NULL); merged over the instance environment, never naming
+     * a variable testyard sets itself (TEST_*, SYNC_SERVICE_*, ...). */
+    char **env;
+    /* run.workdir, or NULL (local:exec: the instance's temp folder;
+     * local:docker: the image's). local:exec: an absolute existing host
+     * folder (a relative one is taken from the composition's folder);
+     * local:docker: an absolute path in the container. */
+    char *workdir;
+    /* profiles.heap: preload (a group's run.profiles, else
+     * global.run.profiles): the LD_PRELOAD heap profiler is loaded into
+     * the group's program. Only black-box groups (a plan links it). */
+    bool heap_preload;
     bool root;             /* run.root: containers run as uid 0 */
     uint64_t log_limit;    /* bytes kept of each of stdout and stderr */
     uint64_t output_quota; /* bytes an instance may upload and append */
@@ -57,8 +87,10 @@ struct composition {
     char *name;        /* metadata.name, else the file name sans extension */
     char *author;      /* NULL when not given */
     char *description; /* NULL when not given */
+    /* NULL when the composition names no plan: then every group is a
+     * black-box group, and manifest, tcase and plan_dir are NULL too. */
     char *plan;
-    char *case_name;
+    char *case_name; /* NULL without a plan and global.case */
     char *runner;            /* one of composition_opts.runners */
     int64_t total_instances; /* sum of the groups' instances */
     int64_t timeout_ns;
@@ -113,6 +145,12 @@ struct composition *composition_load(const char *path,
                                      const struct composition_opts *opts,
                                      struct err *err);
 void composition_destroy(struct composition **c);
+
+/* True when the group runs its own program (run.command or run.image)
+ * rather than the plan. */
+bool composition_group_blackbox(const struct composition_group *g);
+/* True when some group runs the plan (the plan must be built). */
+bool composition_needs_plan(const struct composition *c);
 
 /* The resolved composition as `testyard validate` prints it, keys in a
  * fixed order. Caller owns the result (cJSON_Delete). */
