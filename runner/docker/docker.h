@@ -115,6 +115,13 @@ int docker_build(struct docker *d, int context_fd,
 cJSON *docker_image_inspect(struct docker *d, const char *ref, struct err *err);
 /* 1 when the image exists, 0 when not, -1 on error. */
 int docker_image_exists(struct docker *d, const char *ref, struct err *err);
+/* POST /images/create: pull ref ("name[:tag]", "name@digest"; no tag
+ * means :latest) from its registry, within timeout_ms (at most the call
+ * bound; 0 = that bound) or until cancel fires. A refusal midway (the
+ * stream's error line) fails with err->code EIO and the registry's
+ * message as the whole text. */
+int docker_image_pull(struct docker *d, const char *ref, int64_t timeout_ms,
+                      struct docker_cancel *cancel, struct err *err);
 /* DELETE /images/{ref}. */
 int docker_image_remove(struct docker *d, const char *ref, bool force,
                         struct err *err);

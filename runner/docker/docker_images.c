@@ -1,11 +1,13 @@
 /*
  * docker_images.c — image endpoints of the Docker client: build from a tar
- * context, inspect, exists and remove.
+ * context, pull, inspect, exists and remove.
  *
  * /build answers 200 at once and then streams JSON lines: {"stream": text}
  * for the builder's output, {"aux": {"ID": ...}} with the new image's id,
  * and {"errorDetail": {...}, "error": ...} when a step fails — so a failed
- * build is only visible in the stream, never in the status code.
+ * build is only visible in the stream, never in the status code. A pull
+ * (/images/create) streams the same way: progress lines, then an
+ * {"error": ...} line when the registry refused or went away midway.
  */
 #include "docker/docker_int.h"
 
@@ -212,4 +214,76 @@ docker_image_remove(struct docker *d, const char *ref, bool force,
         xasprintf("/images/%s%s", eref, force ? "?force=1" : "");
 
     return docker__call_simple(d, "DELETE", path, NULL, err);
+}
+
+/* --- pull ------------------------------------------------------------- */
+
+/* The first error a pull's stream reported. */
+static int
+pull_line(void *arg, char *line, struct err *err)
+{
+    char **error = arg;
+    cJSON *j = cJSON_Parse(line);
+    const char *msg = docker__str(
+        cJSON_GetObjectItemCaseSensitive(j, "errorDetail"), "message");
+
+    (void)err;
+    if (msg == NULL)
+        msg = docker__str(j, "error");
+    if (msg != NULL && *error == NULL)
+        *error = xstrdup(msg);
+    cJSON_Delete(j);
+    return 0;
+}
+
+/* fromImage and tag of ref: "name@sha256:..." is pulled by digest, a
+ * name without a tag is name:latest (an empty tag would pull every tag
+ * of the repository). */
+static char *
+pull_path(const char *ref)
+{
+    const char *slash = strrchr(ref, '/');
+    const char *colon = strrchr(slash ? slash : ref, ':');
+    cleanup_free char *name = NULL;
+    cleanup_free char *ename = NULL;
+    cleanup_free char *etag = NULL;
+
+    if (strchr(ref, '@') != NULL || colon == NULL) {
+        ename = docker__esc_query(ref);
+        return xasprintf("/images/create?fromImage=%s%s", ename,
+                         strchr(ref, '@') ? "" : "&tag=latest");
+    }
+    name = xstrndup(ref, (size_t)(colon - ref));
+    ename = docker__esc_query(name);
+    etag = docker__esc_query(colon + 1);
+    return xasprintf("/images/create?fromImage=%s&tag=%s", ename, etag);
+}
+
+int
+docker_image_pull(struct docker *d, const char *ref, int64_t timeout_ms,
+                  struct docker_cancel *cancel, struct err *err)
+{
+    cleanup_free char *path = pull_path(ref);
+    char *error = NULL;
+    struct docker_lines lines;
+    struct docker_req r = {.method = "POST",
+                           .path = path,
+                           .body_fd = -1,
+                           .timeout_ms = timeout_ms,
+                           .cancel = cancel,
+                           .on_data = docker__lines_feed,
+                           .arg = &lines};
+    struct docker_resp resp;
+    int rc;
+
+    docker__lines_init(&lines, pull_line, &error);
+    rc = docker__call(d, &r, &resp, err);
+    if (rc == 0 && lines.buf.len > 0)
+        pull_line(&error, lines.buf.buf, err);
+    if (rc == 0 && error != NULL)
+        rc = err_set(err, EIO, "%s", error);
+    docker__lines_release(&lines);
+    docker__resp_release(&resp);
+    free(error);
+    return rc;
 }
