@@ -151,8 +151,13 @@ $(SDK_SO): $(SDK_LIB_OBJ)
 	$(CC) $(ALL_LDFLAGS) -shared -Wl,-soname,libtestyard.so -o $@ $^ \
 		$(SDK_LIBS)
 
+# RUNPATH $ORIGIN: the libraries it needs are looked for next to it
+# first, which is how local:docker hands them to a program in an image
+# that lacks them (one folder of read-only files, docs/docker.md); on the
+# host they are found where they always are.
 $(HEAP_SO): $(PRELOAD_OBJ) $(SDK_LIB_OBJ)
-	$(CC) $(ALL_LDFLAGS) -shared -o $@ $^ $(SDK_LIBS)
+	$(CC) $(ALL_LDFLAGS) -shared -Wl,--enable-new-dtags \
+		-Wl,-rpath,'$$ORIGIN' -o $@ $^ $(SDK_LIBS)
 
 # Objects and files that embed PREFIX are rebuilt when it changes.
 PREFIX_STAMP := $(BUILD)/.prefix$(subst /,_,$(PREFIX))

@@ -29,6 +29,10 @@
 struct imagebuild_opts {
     const char *plan;   /* plan name; the image is testyard/<plan> */
     const char *binary; /* the plan's compiled executable (ELF) */
+    /* Its name in the image, /plan/<program>, the entrypoint; NULL = the
+     * repository's name (testyard/<name>). A host program packed for
+     * local:docker keeps its own file name. */
+    const char *program;
     /* More host files to put in the image at the same path, such as the
      * LD_PRELOAD heap profiler; shared objects among them have their
      * libraries resolved too. NULL-terminated, or NULL. */
@@ -65,6 +69,11 @@ int imagebuild_context(const struct imagebuild_opts *o, int fd, char **tag_out,
  * static executable. Fails naming each library the loader cannot find. */
 char **imagebuild_resolve(const char *path, struct err *err);
 
+/* The PT_INTERP of the ELF file at path into interp ("" for a statically
+ * linked program, which no LD_PRELOAD reaches). */
+int imagebuild_interp(const char *path, char *interp, size_t size,
+                      struct err *err);
+
 /* The repository for a plan: "testyard/" + the name lowercased, with
  * characters Docker refuses turned into '-'. Caller frees. */
 char *imagebuild_repo(const char *plan);
@@ -73,6 +82,30 @@ char *imagebuild_repo(const char *plan);
  * folder next to the program or up to four levels above it (a build
  * tree), or the installed share/testyard/docker. Caller frees. */
 char *imagebuild_template_path(struct err *err);
+
+/*
+ * The LD_PRELOAD heap profiler as the backends hand it to a program that
+ * is not a plan (builder/heaplib.c).
+ */
+
+/* The profiler's file name, and where local:docker mounts it and the
+ * libraries it needs in a container (read-only, one file each). */
+#define HEAPLIB_NAME "libtestyard-heap.so"
+#define HEAPLIB_MOUNT_DIR "/.testyard/heap"
+
+/* libtestyard-heap.so on this host, an absolute path: next to the
+ * testyard program or up to two folders above it (a build tree), else in
+ * <its folder>/../lib (an install), else in TY_PREFIX/lib. Fails (ENOENT)
+ * naming where it looked. Caller frees. */
+char *heaplib_path(struct err *err);
+
+/* What a container needs to preload the profiler at lib whatever its
+ * image: lib itself and the libraries it resolves to on this host that
+ * are not glibc's own (libc, libm, the loader...: the image's are used,
+ * so the image needs a glibc at least as new as the symbol versions the
+ * profiler was linked against). Absolute host paths, lib first. Caller
+ * frees (strv_free). */
+char **heaplib_files(const char *lib, struct err *err);
 
 /*
  * Plan builds: compiling a test plan into a binary the backends can run.

@@ -52,9 +52,11 @@ extern char **environ;
 
 /* --- ELF --------------------------------------------------------------- */
 
-/* The PT_INTERP of an ELF file into interp ("" when it has none). */
+/* The PT_INTERP of an ELF file into interp ("" when it has none), and its
+ * e_type into *type (when not NULL). */
 static int
-elf_interp(const char *path, char *interp, size_t size, struct err *err)
+elf_info(const char *path, char *interp, size_t size, int *type,
+         struct err *err)
 {
     cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC);
     Elf64_Ehdr eh;
@@ -68,6 +70,8 @@ elf_interp(const char *path, char *interp, size_t size, struct err *err)
         return err_set(err, ENOEXEC, "%s: not an ELF file", path);
     if (eh.e_ident[EI_CLASS] != ELFCLASS64)
         return err_set(err, ENOEXEC, "%s: only 64-bit ELF is supported", path);
+    if (type != NULL)
+        *type = eh.e_type;
     for (unsigned i = 0; i < eh.e_phnum; i++) {
         off_t at = (off_t)(eh.e_phoff + (uint64_t)i * eh.e_phentsize);
 
@@ -83,6 +87,18 @@ elf_interp(const char *path, char *interp, size_t size, struct err *err)
         return 0;
     }
     return 0;
+}
+
+static int
+elf_interp(const char *path, char *interp, size_t size, struct err *err)
+{
+    return elf_info(path, interp, size, NULL, err);
+}
+
+int
+imagebuild_interp(const char *path, char *interp, size_t size, struct err *err)
+{
+    return elf_interp(path, interp, size, err);
 }
 
 /* The e_machine of a 64-bit ELF file, or -1. */
@@ -210,12 +226,18 @@ static int
 resolve_into(const char *path, const char *loader, struct strvec *paths,
              struct err *err)
 {
-    char interp[256];
+    char interp[256], own[256];
     struct strbuf out;
-    int rc;
+    int type = 0, rc;
 
-    if (elf_interp(path, interp, sizeof(interp), err) < 0)
+    if (elf_info(path, interp, sizeof(interp), &type, err) < 0)
         return -1;
+    /* A shared object has no PT_INTERP: the loader testyard runs under
+     * lists it (a static PIE, also ET_DYN, is then "statically linked"). */
+    if (interp[0] == '\0' && loader == NULL && type == ET_DYN &&
+        elf_interp("/proc/self/exe", own, sizeof(own), NULL) == 0 &&
+        own[0] != '\0')
+        loader = own;
     if (interp[0] == '\0' && loader == NULL)
         return 0; /* static: needs nothing */
     if (interp[0] != '\0')
@@ -225,6 +247,10 @@ resolve_into(const char *path, const char *loader, struct strvec *paths,
     rc = run_loader(loader, path, &out, err);
     if (rc > 0)
         rc = loader_failed(loader, path, rc, out.buf, err);
+    if (rc == 0 && strstr(out.buf, "statically linked") != NULL) {
+        strbuf_release(&out);
+        return 0;
+    }
     if (rc == 0)
         rc = parse_listing(path, out.buf, paths, err);
     strbuf_release(&out);
@@ -628,12 +654,29 @@ make_tag(const char *plan, struct sha256 *h)
     return xasprintf("%s:%.16s", repo, hex);
 }
 
-/* Where the plan's executable goes in the image: /plan/<name>. */
-static char *
-plan_file(const char *plan)
+/* A file name the Dockerfile's ENTRYPOINT can quote as it is. */
+static bool
+plain_name(const char *s)
 {
-    cleanup_free char *repo = imagebuild_repo(plan);
+    if (s == NULL || s[0] == '\0' || s[0] == '.' || strlen(s) > 200)
+        return false;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+              (*s >= '0' && *s <= '9') || strchr("._+-", *s) != NULL))
+            return false;
+    return true;
+}
 
+/* Where the executable goes in the image: /plan/<program> (when it is a
+ * plain file name), else /plan/<repository name>. */
+static char *
+plan_file(const struct imagebuild_opts *o)
+{
+    cleanup_free char *repo = NULL;
+
+    if (plain_name(o->program))
+        return xasprintf("/plan/%s", o->program);
+    repo = imagebuild_repo(o->plan);
     return xasprintf("/plan/%s", strchr(repo, '/') + 1);
 }
 
@@ -648,7 +691,7 @@ imagebuild_context(const struct imagebuild_opts *o, int fd, char **tag_out,
     struct tar *t = NULL;
     int rc = -1;
 
-    plan_path = plan_file(o->plan);
+    plan_path = plan_file(o);
     ty__sha256_init(&tee.h);
     if (ctx_collect(&c, o, plan_path, err) < 0)
         goto out;
