@@ -3,8 +3,9 @@
  * engine, with the group's memory limit (and no swap, so the limit is
  * real), CPU quota and a pids limit.
  *
- * prepare() checks the engine, builds the plan's image
- * (runner/builder/imagebuild.c: FROM scratch, no registry), creates the per-run
+ * prepare() checks the engine, settles every group's image
+ * (backend_docker_image.c: the plan's built FROM scratch, no registry; a
+ * named one checked or pulled; a host program packed), creates the per-run
  * bridge network when the composition asks for one, and subscribes to the
  * engine's events for this run's containers before anything starts, so no `die`
  * is missed. start_all() hands the instances to a few start workers (the engine
@@ -333,9 +334,9 @@ static int
 create_and_start(struct dk_backend *k, struct dk_inst *di, struct err *err)
 {
     const struct backend_instance *in = di->in;
-    char **env = dk__container_env(in);
+    char **env = dk__container_env(k, in);
     char **labels = dk__make_labels(k, in);
-    char **binds = dk__make_binds(in);
+    char **binds = dk__make_binds(k, in);
     cJSON *cfg = dk__container_config(k, in, env, labels, binds);
     char *id = NULL;
     int rc = -1;
@@ -437,35 +438,6 @@ dk_start_all(struct backend *b, const struct backend_instance *insts, size_t n,
 
 /* ---- prepare ------------------------------------------------------------ */
 
-static bool
-needs_image(const struct composition *c)
-{
-    for (size_t g = 0; g < c->ngroups; g++)
-        if (c->groups[g].artifact == NULL)
-            return true;
-    return false;
-}
-
-static int
-build_image(struct dk_backend *k, struct err *err)
-{
-    struct imagebuild_opts o = {
-        .plan = k->cfg.plan_name,
-        .binary = k->cfg.binary,
-    };
-    struct imagebuild_result res = {0};
-
-    if (imagebuild_build(k->d, &o, &res, err) < 0)
-        return err_prefix(err, "building the image of plan %s",
-                          k->cfg.plan_name);
-    log_debug("image %s%s", res.tag, res.built ? "" : " (already built)");
-    k->image = res.tag;
-    res.tag = NULL;
-    snprintf(k->base.image, sizeof(k->base.image), "%s", k->image);
-    imagebuild_result_release(&res);
-    return 0;
-}
-
 static int
 make_network(struct dk_backend *k, struct err *err)
 {
@@ -561,7 +533,7 @@ dk_prepare(struct backend *b, struct err *err)
     }
     if (start_watch(k, err) < 0 || backend__ids_for_run(&k->base, c, err) < 0)
         return -1;
-    if ((needs_image(c) && build_image(k, err) < 0) ||
+    if (dk__images_prepare(k, err) < 0 ||
         (c->network != NULL && strcmp(c->network, "bridge") == 0 &&
          make_network(k, err) < 0) ||
         start_events(k, err) < 0)
@@ -672,6 +644,7 @@ dk_destroy(struct backend *b)
     free(k->insts);
     free(k->bis);
     backend__queue_release(&k->queue);
+    dk__images_release(k);
     free(k->image);
     free(k->network);
     free(k->network_id);

@@ -4,6 +4,8 @@
  * gives the others.
  *
  *   backend_docker.c       events, starting, the interface
+ *   backend_docker_image.c the image each group runs (built, checked,
+ *                          pulled or packed) and the heap profiler's files
  *   backend_docker_spec.c  each container's environment, labels, binds
  *                          and HostConfig
  *   backend_docker_end.c   stopping, removing, an engine that went away
@@ -39,6 +41,11 @@ struct dklog;
 #define DK_EVENTS_RETRY_MS 200 /* first reconnect delay, doubled up to */
 #define DK_EVENTS_RETRY_MAX_MS 5000
 #define DK_EVENTS_LOG_EVERY_NS (60 * 1000000000LL)
+/* How long a run.image that is not in the engine may take to pull. */
+#define DK_PULL_MS 30000
+/* A packed host program's working folder when run.workdir is not set:
+ * its scratch folder, as on local:exec (the image's /plan is read-only). */
+#define DK_PACKED_WORKDIR "/temp"
 /* Each of the engine's two json-file log files holds half the log limit,
  * at least this much. */
 #define DK_ENGINE_LOG_MIN ((uint64_t)8 << 20)
@@ -63,11 +70,23 @@ struct dk_inst {
     int64_t peak; /* highest usage read by this backend, -1 */
 };
 
+/* What a group's containers run when it is a black-box group. */
+struct dk_group {
+    char *image;   /* run.image, or the packed program's tag; else NULL */
+    bool packed;   /* run.command without run.image: packed by testyard */
+    char *preload; /* the image's own LD_PRELOAD, or NULL */
+};
+
 struct dk_backend {
     struct backend base;
     struct backend_config cfg;
     struct docker *d;
-    char *image;   /* the plan's image tag */
+    char *image;             /* the plan's image tag */
+    struct dk_group *groups; /* per composition group, from prepare() */
+    /* profiles.heap: preload: the profiler and its libraries on the host,
+     * mounted under HEAPLIB_MOUNT_DIR (NULL when no group preloads). */
+    char **heap_files;
+    char *warning; /* base.warning's text, or NULL */
     char *network; /* network name when bridge, else NULL */
     char *network_id;
     struct backend_instance *bis; /* copy of the array given to start_all */
@@ -103,15 +122,28 @@ bool dk__is_aborted(struct dk_backend *k);
  * gives up on its own): every call ends now, the orchestrator hears. */
 void dk__engine_lost(void *arg, const char *msg);
 
+/* backend_docker_image.c: every group's image, the profiler's files and
+ * the warnings, before anything is created (fails with EXIT_UNAVAILABLE
+ * for a run.image the engine cannot provide); release frees them. */
+int dk__images_prepare(struct dk_backend *k, struct err *err);
+void dk__images_release(struct dk_backend *k);
+/* The composition group of an instance, and (when dg is not NULL) what
+ * prepare() settled for it (NULL before prepare). Borrowed. */
+const struct composition_group *dk__group(const struct dk_backend *k,
+                                          const struct backend_instance *in,
+                                          const struct dk_group **dg);
+
 /* backend_docker_spec.c: each returns what the caller frees (a string
  * array with strv_free, cJSON with cJSON_Delete). */
-char **dk__container_env(const struct backend_instance *in);
+char **dk__container_env(const struct dk_backend *k,
+                         const struct backend_instance *in);
 cJSON *dk__container_config(const struct dk_backend *k,
                             const struct backend_instance *in, char **env,
                             char **labels, char **binds);
 char **dk__make_labels(const struct dk_backend *k,
                        const struct backend_instance *in);
-char **dk__make_binds(const struct backend_instance *in);
+char **dk__make_binds(const struct dk_backend *k,
+                      const struct backend_instance *in);
 
 /* backend_docker_end.c: the interface's shutdown() and abort(). */
 void dk__shutdown(struct backend *b);

@@ -5,7 +5,9 @@
  * `testyard clean` can tell whose it is), its bind mounts, and the
  * HostConfig that makes the group's limits real and the container as
  * small a threat as it can be (its own user, no capabilities, a read-only
- * root, a bounded engine log).
+ * root, a bounded engine log). A black-box group's program gets the same
+ * container; only its image, entrypoint, arguments, working folder and
+ * (with profiles.heap: preload) the profiler's mounts differ.
  */
 #include "backend/backend_docker_int.h"
 
@@ -18,6 +20,7 @@
 #include "base/log.h"
 #include "base/run_lock.h"
 #include "base/util.h"
+#include "builder/builder.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -52,22 +55,72 @@ board_dir(const struct backend_instance *in)
     return NULL;
 }
 
-/* The host environment with container paths for outputs, scratch and the
- * release board. */
-char **
-dk__container_env(const struct backend_instance *in)
+/* The value of key ("NAME=") in a "K=V" array, or NULL. */
+static const char *
+env_value(char *const *env, const char *key)
 {
+    for (size_t i = 0; env != NULL && env[i] != NULL; i++)
+        if (strncmp(env[i], key, strlen(key)) == 0)
+            return env[i] + strlen(key);
+    return NULL;
+}
+
+/* Whether the group's run.env sets key ("NAME="): then its value, merged
+ * into the instance's environment, is the one the container gets. */
+static bool
+user_sets(const struct composition_group *g, const char *key)
+{
+    return g != NULL && composition_group_blackbox(g) &&
+           env_value(g->env, key) != NULL;
+}
+
+/* LD_PRELOAD with the profiler first, then what the environment (run.env
+ * or the coordinator's) or else the image preloaded. */
+static void
+push_preload(struct strvec *env, const struct backend_instance *in,
+             const struct dk_group *dg)
+{
+    const char *more = env_value(in->env, "LD_PRELOAD=");
+
+    if (more == NULL || more[0] == '\0')
+        more = dg ? dg->preload : NULL;
+    strvec_pushf(env, "LD_PRELOAD=" HEAPLIB_MOUNT_DIR "/" HEAPLIB_NAME "%s%s",
+                 more ? ":" : "", more ? more : "");
+}
+
+/* The host environment with container paths for outputs, scratch and the
+ * release board. A plan's (and a packed program's) PATH is the image's
+ * folders; an image testyard did not make keeps its own ENV (PATH
+ * included) for everything testyard does not set. run.env wins over both,
+ * HOME and PATH too. */
+char **
+dk__container_env(const struct dk_backend *k, const struct backend_instance *in)
+{
+    const struct dk_group *dg = NULL;
+    const struct composition_group *g = dk__group(k, in, &dg);
+    bool foreign = g != NULL && g->image != NULL;
+    bool preload = in->heap_preload && k->heap_files != NULL;
     struct strvec env = {0};
 
-    for (char *const *e = in->env; *e != NULL; e++)
-        if (env_override(*e) == NULL)
+    for (char *const *e = in->env; *e != NULL; e++) {
+        const char *key = env_override(*e);
+
+        if ((key == NULL ||
+             ((strcmp(key, "HOME=") == 0 || strcmp(key, "PATH=") == 0) &&
+              user_sets(g, key))) &&
+            !(preload && strncmp(*e, "LD_PRELOAD=", 11) == 0))
             strvec_push(&env, *e);
+    }
     if (board_dir(in) != NULL)
         strvec_push(&env, "TESTYARD_SYNC_BOARD=" DK_BOARD_PATH);
     strvec_push(&env, "TEST_OUTPUTS_PATH=/outputs");
     strvec_push(&env, "TEST_TEMP_PATH=/temp");
-    strvec_push(&env, "HOME=/temp");
-    strvec_push(&env, "PATH=/plan:/usr/bin:/bin");
+    if (!user_sets(g, "HOME="))
+        strvec_push(&env, "HOME=/temp");
+    if (!foreign && !user_sets(g, "PATH="))
+        strvec_push(&env, "PATH=/plan:/usr/bin:/bin");
+    if (preload)
+        push_preload(&env, in, dg);
     return strvec_detach(&env);
 }
 
@@ -93,12 +146,38 @@ log_config(cJSON *cfg, uint64_t limit)
     return cfg;
 }
 
+/* The program of a black-box group: the image (run.image, or the packed
+ * program's), its Entrypoint and Cmd (NULL: the image's), its folder. */
+static void
+blackbox_spec(const struct composition_group *g, const struct dk_group *dg,
+              struct docker_container_spec *s, struct strvec *cmd)
+{
+    s->image = dg->image;
+    s->working_dir = g->workdir;
+    if (dg->packed) {
+        /* the image's entrypoint is the program: argv[1..] + args */
+        for (size_t i = 1; g->command[i] != NULL; i++)
+            strvec_push(cmd, g->command[i]);
+        if (s->working_dir == NULL)
+            s->working_dir = DK_PACKED_WORKDIR;
+    } else {
+        s->entrypoint = (const char *const *)g->command;
+    }
+    for (size_t i = 0; g->args != NULL && g->args[i] != NULL; i++)
+        strvec_push(cmd, g->args[i]);
+    if (strvec_len(cmd) > 0)
+        s->cmd = (const char *const *)cmd->v;
+}
+
 cJSON *
 dk__container_config(const struct dk_backend *k,
                      const struct backend_instance *in, char **env,
                      char **labels, char **binds)
 {
     const struct composition *c = k->cfg.comp;
+    const struct dk_group *dg = NULL;
+    const struct composition_group *g = dk__group(k, in, &dg);
+    struct strvec cmd = {0};
     char user[32];
     int uid;
     struct docker_container_spec s = {
@@ -118,8 +197,13 @@ dk__container_config(const struct dk_backend *k,
         .readonly_rootfs = true,
         .tmpfs = (const char *const[]){DK_TMPFS, NULL},
     };
+    cJSON *cfg;
 
-    return log_config(docker_container_config(&s), in->log_limit);
+    if (g != NULL && dg != NULL && dg->image != NULL)
+        blackbox_spec(g, dg, &s, &cmd);
+    cfg = log_config(docker_container_config(&s), in->log_limit);
+    strvec_release(&cmd);
+    return cfg;
 }
 
 /* The run, the instance and the coordinator's identity, which `clean`
@@ -130,7 +214,8 @@ dk__make_labels(const struct dk_backend *k, const struct backend_instance *in)
     char **v = xcalloc(6 + RUN_LABELS_N, sizeof(char *));
 
     v[0] = xasprintf("testyard.run=%s", k->cfg.run_id);
-    v[1] = xasprintf("testyard.plan=%s", k->cfg.plan_name);
+    v[1] =
+        xasprintf("testyard.plan=%s", k->cfg.plan_name ? k->cfg.plan_name : "");
     v[2] = xasprintf("testyard.group=%s", in->group);
     v[3] = xasprintf("testyard.index=%d", in->group_index);
     v[4] = xasprintf("testyard.instance=%d", in->index);
@@ -138,14 +223,24 @@ dk__make_labels(const struct dk_backend *k, const struct backend_instance *in)
     return v;
 }
 
+/* The instance's folders, the release board and, for a group that
+ * preloads the heap profiler, each of the profiler's files read-only
+ * under HEAPLIB_MOUNT_DIR (the image's own files are never replaced). */
 char **
-dk__make_binds(const struct backend_instance *in)
+dk__make_binds(const struct dk_backend *k, const struct backend_instance *in)
 {
-    char **v = xcalloc(4, sizeof(char *));
+    struct strvec v = {0};
 
-    v[0] = xasprintf("%s:/outputs", in->outdir);
-    v[1] = xasprintf("%s:/temp", in->tempdir);
+    strvec_pushf(&v, "%s:/outputs", in->outdir);
+    strvec_pushf(&v, "%s:/temp", in->tempdir);
     if (board_dir(in) != NULL)
-        v[2] = xasprintf("%s:" DK_BOARD_PATH ":ro", board_dir(in));
-    return v;
+        strvec_pushf(&v, "%s:" DK_BOARD_PATH ":ro", board_dir(in));
+    for (size_t i = 0;
+         in->heap_preload && k->heap_files && k->heap_files[i] != NULL; i++) {
+        const char *base = strrchr(k->heap_files[i], '/');
+
+        strvec_pushf(&v, "%s:" HEAPLIB_MOUNT_DIR "/%s:ro", k->heap_files[i],
+                     base ? base + 1 : k->heap_files[i]);
+    }
+    return strvec_detach(&v);
 }
