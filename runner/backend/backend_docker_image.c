@@ -156,7 +156,8 @@ warn_static(const struct composition_group *g, struct strbuf *warnings)
     char interp[256];
 
     if (!g->heap_preload ||
-        imagebuild_interp(g->command[0], interp, sizeof(interp), NULL) < 0 ||
+        imagebuild_elf_interp(g->command[0], interp, sizeof(interp), NULL) <
+            0 ||
         interp[0] != '\0')
         return;
     strbuf_addf(warnings,
@@ -212,7 +213,7 @@ find_heap_files(struct dk_backend *k, struct err *err)
         any = any || c->groups[i].heap_preload;
     if (!any)
         return 0;
-    if ((lib = heaplib_path(err)) == NULL ||
+    if ((lib = planbuild_heap_library(err)) == NULL ||
         (k->heap_files = heaplib_files(lib, err)) == NULL)
         return err_prefix(err, "profiles.heap: preload");
     return 0;

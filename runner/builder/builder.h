@@ -70,9 +70,9 @@ int imagebuild_context(const struct imagebuild_opts *o, int fd, char **tag_out,
 char **imagebuild_resolve(const char *path, struct err *err);
 
 /* The PT_INTERP of the ELF file at path into interp ("" for a statically
- * linked program, which no LD_PRELOAD reaches). */
-int imagebuild_interp(const char *path, char *interp, size_t size,
-                      struct err *err);
+ * linked program), fails (ENOEXEC) for a file that is not 64-bit ELF. */
+int imagebuild_elf_interp(const char *path, char *interp, size_t size,
+                          struct err *err);
 
 /* The repository for a plan: "testyard/" + the name lowercased, with
  * characters Docker refuses turned into '-'. Caller frees. */
@@ -92,12 +92,6 @@ char *imagebuild_template_path(struct err *err);
  * libraries it needs in a container (read-only, one file each). */
 #define HEAPLIB_NAME "libtestyard-heap.so"
 #define HEAPLIB_MOUNT_DIR "/.testyard/heap"
-
-/* libtestyard-heap.so on this host, an absolute path: next to the
- * testyard program or up to two folders above it (a build tree), else in
- * <its folder>/../lib (an install), else in TY_PREFIX/lib. Fails (ENOENT)
- * naming where it looked. Caller frees. */
-char *heaplib_path(struct err *err);
 
 /* What a container needs to preload the profiler at lib whatever its
  * image: lib itself and the libraries it resolves to on this host that
@@ -136,6 +130,11 @@ struct planbuild_spec {
  * *cached is set to 1 when nothing had to be compiled. */
 char *planbuild(const struct planbuild_spec *spec, int *cached,
                 struct err *err);
+
+/* The LD_PRELOAD heap profiler's absolute path: libtestyard-heap.so
+ * next to the running program (a build tree), in ../lib from it, or in
+ * TY_PREFIX/lib (installed). Caller frees. */
+char *planbuild_heap_library(struct err *err);
 
 /* Where plan binaries are cached: $TESTYARD_CACHE, else
  * $XDG_CACHE_HOME/testyard, else $HOME/.cache/testyard. Caller frees. */

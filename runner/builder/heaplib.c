@@ -1,7 +1,7 @@
 /*
- * heaplib.c — where the LD_PRELOAD heap profiler is on this host, and what
- * a container needs to load it into a program that is not a plan (see
- * builder/builder.h).
+ * heaplib.c — what a container needs to load the LD_PRELOAD heap
+ * profiler (planbuild_heap_library() finds it) into a program that is not
+ * a plan (see builder/builder.h).
  *
  * A plan links the profiler; any other program gets it through LD_PRELOAD
  * (profiles.heap: preload). In a container whose image testyard did not
@@ -16,48 +16,7 @@
 #include "base/strvec.h"
 #include "base/util.h"
 
-#include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-
-char *
-heaplib_path(struct err *err)
-{
-    cleanup_free char *dir = exe_dir();
-    cleanup_free char *lib = NULL;
-    char *p;
-
-    /* a build tree: next to the program, or a folder or two above it
-     * (build/tests/..., build/san/...) */
-    for (int up = 0; dir != NULL && up <= 2; up++) {
-        char *parent = path_dirname(dir);
-
-        p = path_join(dir, HEAPLIB_NAME);
-        if (up == 0)
-            lib = xasprintf("%s/../lib/%s", dir, HEAPLIB_NAME);
-        if (path_exists(p)) {
-            free(parent);
-            return p;
-        }
-        free(p);
-        free(dir);
-        dir = parent;
-    }
-    if (lib != NULL && path_exists(lib)) {
-        p = lib;
-        lib = NULL;
-        return p;
-    }
-    if (path_exists(TY_PREFIX "/lib/" HEAPLIB_NAME))
-        return xstrdup(TY_PREFIX "/lib/" HEAPLIB_NAME);
-    err_set(err, ENOENT,
-            "the heap profiler " HEAPLIB_NAME " is neither next to the "
-            "testyard program nor in %s nor in " TY_PREFIX "/lib (make builds "
-            "it, make install installs it)",
-            lib ? lib : "../lib");
-    return NULL;
-}
 
 /* A library of glibc itself, by file name: the image brings its own. */
 static bool

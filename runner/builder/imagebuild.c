@@ -89,16 +89,11 @@ elf_info(const char *path, char *interp, size_t size, int *type,
     return 0;
 }
 
-static int
-elf_interp(const char *path, char *interp, size_t size, struct err *err)
+int
+imagebuild_elf_interp(const char *path, char *interp, size_t size,
+                      struct err *err)
 {
     return elf_info(path, interp, size, NULL, err);
-}
-
-int
-imagebuild_interp(const char *path, char *interp, size_t size, struct err *err)
-{
-    return elf_interp(path, interp, size, err);
 }
 
 /* The e_machine of a 64-bit ELF file, or -1. */
@@ -235,7 +230,7 @@ resolve_into(const char *path, const char *loader, struct strvec *paths,
     /* A shared object has no PT_INTERP: the loader testyard runs under
      * lists it (a static PIE, also ET_DYN, is then "statically linked"). */
     if (interp[0] == '\0' && loader == NULL && type == ET_DYN &&
-        elf_interp("/proc/self/exe", own, sizeof(own), NULL) == 0 &&
+        imagebuild_elf_interp("/proc/self/exe", own, sizeof(own), NULL) == 0 &&
         own[0] != '\0')
         loader = own;
     if (interp[0] == '\0' && loader == NULL)
@@ -495,12 +490,12 @@ ctx_collect(struct context *c, const struct imagebuild_opts *o,
     int rc = resolve_into(o->binary, NULL, &libs, err);
 
     if (rc == 0)
-        rc = elf_interp(o->binary, interp, sizeof(interp), err);
+        rc = imagebuild_elf_interp(o->binary, interp, sizeof(interp), err);
     for (size_t i = 0; rc == 0 && o->extra && o->extra[i]; i++) {
         char ei[256];
 
         strvec_push(&libs, o->extra[i]);
-        if (elf_interp(o->extra[i], ei, sizeof(ei), NULL) == 0)
+        if (imagebuild_elf_interp(o->extra[i], ei, sizeof(ei), NULL) == 0)
             rc = resolve_into(o->extra[i], interp[0] ? interp : NULL, &libs,
                               err);
     }
