@@ -22,7 +22,6 @@
 #include "backend/backend_docker_int.h"
 
 #include "base/log.h"
-#include "base/strbuf.h"
 #include "base/strvec.h"
 #include "base/util.h"
 #include "builder/builder.h"
@@ -149,37 +148,14 @@ pack_program(struct dk_backend *k, const char *path, char **tag,
     return 0;
 }
 
-/* A packed program that no LD_PRELOAD reaches gets a warning. */
-static void
-warn_static(const struct composition_group *g, struct strbuf *warnings)
-{
-    char interp[256];
-
-    if (!g->heap_preload ||
-        imagebuild_elf_interp(g->command[0], interp, sizeof(interp), NULL) <
-            0 ||
-        interp[0] != '\0')
-        return;
-    strbuf_addf(warnings,
-                "%s%s: %s is statically linked: the heap profiler cannot be "
-                "preloaded into it (profiles.heap: preload); only cgroup "
-                "figures (memory.csv, peaks, OOM kills) are available",
-                warnings->len ? "\n" : "",
-                g->program_at ? g->program_at : g->id, g->command[0]);
-}
-
 /* Each distinct host program of the run.command groups without an image,
  * packed once. */
 static int
 pack_programs(struct dk_backend *k, struct err *err)
 {
     const struct composition *c = k->cfg.comp;
-    struct strbuf warnings;
-    int rc = 0;
 
-    strbuf_init(&warnings);
-    strbuf_adds(&warnings, "");
-    for (size_t i = 0; rc == 0 && i < c->ngroups; i++) {
+    for (size_t i = 0; i < c->ngroups; i++) {
         const struct composition_group *g = &c->groups[i];
 
         if (g->image != NULL || g->command == NULL)
@@ -189,17 +165,11 @@ pack_programs(struct dk_backend *k, struct err *err)
             if (k->groups[j].packed &&
                 strcmp(c->groups[j].command[0], g->command[0]) == 0)
                 k->groups[i].image = xstrdup(k->groups[j].image);
-        if (k->groups[i].image == NULL)
-            rc = pack_program(k, g->command[0], &k->groups[i].image, err);
-        warn_static(g, &warnings);
+        if (k->groups[i].image == NULL &&
+            pack_program(k, g->command[0], &k->groups[i].image, err) < 0)
+            return -1;
     }
-    if (warnings.len > 0) {
-        k->warning = strbuf_detach(&warnings);
-        k->base.warning = k->warning;
-    } else {
-        strbuf_release(&warnings);
-    }
-    return rc;
+    return 0;
 }
 
 static int
@@ -245,8 +215,6 @@ dk__images_release(struct dk_backend *k)
     k->groups = NULL;
     strv_free(k->heap_files);
     k->heap_files = NULL;
-    free(k->warning);
-    k->warning = NULL;
 }
 
 const struct composition_group *

@@ -86,7 +86,6 @@ struct dk_backend {
     /* profiles.heap: preload: the profiler and its libraries on the host,
      * mounted under HEAPLIB_MOUNT_DIR (NULL when no group preloads). */
     char **heap_files;
-    char *warning; /* base.warning's text, or NULL */
     char *network; /* network name when bridge, else NULL */
     char *network_id;
     struct backend_instance *bis; /* copy of the array given to start_all */
@@ -122,8 +121,8 @@ bool dk__is_aborted(struct dk_backend *k);
  * gives up on its own): every call ends now, the orchestrator hears. */
 void dk__engine_lost(void *arg, const char *msg);
 
-/* backend_docker_image.c: every group's image, the profiler's files and
- * the warnings, before anything is created (fails with EXIT_UNAVAILABLE
+/* backend_docker_image.c: every group's image and the profiler's files,
+ * before anything is created (fails with EXIT_UNAVAILABLE
  * for a run.image the engine cannot provide); release frees them. */
 int dk__images_prepare(struct dk_backend *k, struct err *err);
 void dk__images_release(struct dk_backend *k);
