@@ -127,15 +127,23 @@ check_image(struct dk_backend *k, const struct composition_group *g,
     return 0;
 }
 
-/* testyard/cmd-<file name>, whose /plan/<file name> is the program. */
+/* testyard/cmd-<file name>, whose /plan/<file name> is the program. A
+ * program that preloads the profiler gets it as an extra file, so that
+ * the glibc libraries it needs besides the program's (libm) are in the
+ * image. */
 static int
-pack_program(struct dk_backend *k, const char *path, char **tag,
-             struct err *err)
+pack_program(struct dk_backend *k, const struct composition_group *g,
+             char **tag, struct err *err)
 {
+    const char *path = g->command[0];
     const char *slash = strrchr(path, '/');
     const char *name = slash ? slash + 1 : path;
     cleanup_free char *plan = xasprintf("cmd-%s", name);
-    struct imagebuild_opts o = {.plan = plan, .binary = path, .program = name};
+    const char *extra[] = {k->heap_files ? k->heap_files[0] : NULL, NULL};
+    struct imagebuild_opts o = {.plan = plan,
+                                .binary = path,
+                                .program = name,
+                                .extra = g->heap_preload ? extra : NULL};
     struct imagebuild_result res = {0};
 
     if (imagebuild_build(k->d, &o, &res, err) < 0)
@@ -148,8 +156,8 @@ pack_program(struct dk_backend *k, const char *path, char **tag,
     return 0;
 }
 
-/* Each distinct host program of the run.command groups without an image,
- * packed once. */
+/* Each distinct host program of the run.command groups without an image
+ * (and whether it preloads the profiler), packed once. */
 static int
 pack_programs(struct dk_backend *k, struct err *err)
 {
@@ -163,10 +171,11 @@ pack_programs(struct dk_backend *k, struct err *err)
         k->groups[i].packed = true;
         for (size_t j = 0; j < i && k->groups[i].image == NULL; j++)
             if (k->groups[j].packed &&
+                c->groups[j].heap_preload == g->heap_preload &&
                 strcmp(c->groups[j].command[0], g->command[0]) == 0)
                 k->groups[i].image = xstrdup(k->groups[j].image);
         if (k->groups[i].image == NULL &&
-            pack_program(k, g->command[0], &k->groups[i].image, err) < 0)
+            pack_program(k, g, &k->groups[i].image, err) < 0)
             return -1;
     }
     return 0;
