@@ -4,6 +4,8 @@
 #   $(BUILD)/testyard                 the coordinator program
 #   $(BUILD)/libtestyard.a / .so      the SDK plans link against
 #   $(BUILD)/libtestyard-heap.so      the heap profiler as an LD_PRELOAD library
+#                                     (RUNPATH $ORIGIN: its libraries next
+#                                     to it first)
 #   $(BUILD)/testyard.pc              pkg-config file for the SDK
 #   $(BUILD)/tests/...                unit test programs
 #
