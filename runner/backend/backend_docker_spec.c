@@ -29,49 +29,48 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char *
-env_override(const char *kv)
-{
-    static const char *const keys[] = {
-        "TEST_OUTPUTS_PATH=", "TEST_TEMP_PATH=", "HOME=", "PATH=",
-        "TESTYARD_SYNC_BOARD="};
-
-    for (size_t i = 0; i < ARRAY_LEN(keys); i++)
-        if (strncmp(kv, keys[i], strlen(keys[i])) == 0)
-            return keys[i];
-    return NULL;
-}
-
 /* The release board's folder on the host (TESTYARD_SYNC_BOARD in the
  * instance's environment), or NULL. */
 static const char *
 board_dir(const struct backend_instance *in)
 {
-    static const char key[] = "TESTYARD_SYNC_BOARD=";
-
-    for (char *const *e = in->env; *e != NULL; e++)
-        if (strncmp(*e, key, sizeof(key) - 1) == 0)
-            return *e + sizeof(key) - 1;
-    return NULL;
+    return strv_getenv(in->env, "TESTYARD_SYNC_BOARD");
 }
 
-/* The value of key ("NAME=") in a "K=V" array, or NULL. */
-static const char *
-env_value(char *const *env, const char *key)
-{
-    for (size_t i = 0; env != NULL && env[i] != NULL; i++)
-        if (strncmp(env[i], key, strlen(key)) == 0)
-            return env[i] + strlen(key);
-    return NULL;
-}
-
-/* Whether the group's run.env sets key ("NAME="): then its value, merged
- * into the instance's environment, is the one the container gets. */
+/* Whether the group's run.env sets key: then its value, merged into the
+ * instance's environment, is the one the container gets. */
 static bool
 user_sets(const struct composition_group *g, const char *key)
 {
     return g != NULL && composition_group_blackbox(g) &&
-           env_value(g->env, key) != NULL;
+           strv_getenv(g->env, key) != NULL;
+}
+
+static bool
+is_key(const char *kv, const char *key)
+{
+    size_t n = strlen(key);
+
+    return strncmp(kv, key, n) == 0 && kv[n] == '=';
+}
+
+/* Whether the instance's variable kv goes to the container as it is: not
+ * when the container has its own value for it (its paths, the profiler's
+ * LD_PRELOAD), unless run.env set it (HOME, PATH). */
+static bool
+pass_on(const struct composition_group *g, const char *kv, bool preload)
+{
+    static const char *const paths[] = {"TEST_OUTPUTS_PATH", "TEST_TEMP_PATH",
+                                        "TESTYARD_SYNC_BOARD"};
+    static const char *const users[] = {"HOME", "PATH"};
+
+    for (size_t i = 0; i < ARRAY_LEN(paths); i++)
+        if (is_key(kv, paths[i]))
+            return false;
+    for (size_t i = 0; i < ARRAY_LEN(users); i++)
+        if (is_key(kv, users[i]))
+            return user_sets(g, users[i]);
+    return !(preload && is_key(kv, "LD_PRELOAD"));
 }
 
 /* LD_PRELOAD with the profiler first, then what the environment (run.env
@@ -80,7 +79,7 @@ static void
 push_preload(struct strvec *env, const struct backend_instance *in,
              const struct dk_group *dg)
 {
-    const char *more = env_value(in->env, "LD_PRELOAD=");
+    const char *more = strv_getenv(in->env, "LD_PRELOAD");
 
     if (more == NULL || more[0] == '\0')
         more = dg ? dg->preload : NULL;
@@ -102,22 +101,16 @@ dk__container_env(const struct dk_backend *k, const struct backend_instance *in)
     bool preload = in->heap_preload && k->heap_files != NULL;
     struct strvec env = {0};
 
-    for (char *const *e = in->env; *e != NULL; e++) {
-        const char *key = env_override(*e);
-
-        if ((key == NULL ||
-             ((strcmp(key, "HOME=") == 0 || strcmp(key, "PATH=") == 0) &&
-              user_sets(g, key))) &&
-            !(preload && strncmp(*e, "LD_PRELOAD=", 11) == 0))
+    for (char *const *e = in->env; *e != NULL; e++)
+        if (pass_on(g, *e, preload))
             strvec_push(&env, *e);
-    }
     if (board_dir(in) != NULL)
         strvec_push(&env, "TESTYARD_SYNC_BOARD=" DK_BOARD_PATH);
     strvec_push(&env, "TEST_OUTPUTS_PATH=/outputs");
     strvec_push(&env, "TEST_TEMP_PATH=/temp");
-    if (!user_sets(g, "HOME="))
+    if (!user_sets(g, "HOME"))
         strvec_push(&env, "HOME=/temp");
-    if (!foreign && !user_sets(g, "PATH="))
+    if (!foreign && !user_sets(g, "PATH"))
         strvec_push(&env, "PATH=/plan:/usr/bin:/bin");
     if (preload)
         push_preload(&env, in, dg);
