@@ -321,6 +321,21 @@ t_pull(void)
     CHECK(docker_image_pull(k->d, "reg:5000/a/b", 1000, NULL, &err) < 0);
     CHECK_EQ_STR(err.msg, "unauthorized");
     CHECK(docker_image_pull(k->d, "a@sha256:00", 1000, NULL, &err) < 0);
+    /* a registry that never answers: bounded */
+    fakedocker_route(f, &(struct fakedocker_route){.method = "POST",
+                                                   .path = "/v1.41/images/"
+                                                           "create",
+                                                   .nth = 1,
+                                                   .status = 200,
+                                                   .body = "{}",
+                                                   .delay_ms = 3000});
+    {
+        int64_t t0 = now_mono_ns();
+
+        CHECK(docker_image_pull(k->d, "slow:1", 200, NULL, &err) < 0);
+        CHECK_MSG(err.code == ETIMEDOUT, "%d %s", err.code, err.msg);
+        CHECK(now_mono_ns() - t0 < 2000000000LL);
+    }
     fakedocker_answer(f, "POST", "/v1.41/images/create", 200,
                       "{\"status\":\"Downloaded\"}\n");
     fakedocker_answer(f, "GET", "/v1.41/images/reg:5000/a/b/json", 200,
@@ -336,6 +351,7 @@ t_pull(void)
     CHECK_EQ_STR(log, "POST /v1.41/images/create?fromImage=reg%3A5000%2Fa%2Fb"
                       "&tag=latest\n"
                       "POST /v1.41/images/create?fromImage=a%40sha256%3A00\n"
+                      "POST /v1.41/images/create?fromImage=slow&tag=1\n"
                       "GET /v1.41/images/reg:5000/a/b/json\n"
                       "POST /v1.41/images/create?fromImage=reg%3A5000%2Fa%2Fb"
                       "&tag=latest\n"
