@@ -5,6 +5,7 @@
 #   a. run.command alone: the host program packed into an image, with
 #      args and env; with profiles.heap: preload a pre-OOM or peak profile
 #      taken before the kill whose top site is hog_alloc; without, none;
+#      statically linked with preload: a warning, and it runs all the same;
 #   b. run.image: an image made here through the engine's /build (FROM
 #      scratch: the program, /bin/sh and two wrapper scripts), with
 #      command and args replacing its entrypoint and command, with args
@@ -26,13 +27,14 @@ need_docker "black-box programs on local:docker"
 HOG=$RUNS/bin/blackbox_hog
 SHIMG=testyard-test/blackbox-sh:1
 PACKED_FILTER='filters=%7B%22label%22%3A%5B%22testyard.plan%3Dcmd-blackbox_hog%22%5D%7D'
+STATIC_FILTER='filters=%7B%22label%22%3A%5B%22testyard.plan%3Dcmd-static_hog%22%5D%7D'
 
 # remove_images — the test's image and the packed program's.
 remove_images() {
     local t
     docker_api "/images/$SHIMG?force=1" -X DELETE >/dev/null 2>&1
-    docker_api "/images/json?$PACKED_FILTER" | jq -r '.[].Id' 2>/dev/null |
-        while read -r t; do
+    { docker_api "/images/json?$PACKED_FILTER"; docker_api "/images/json?$STATIC_FILTER"; } |
+        jq -r '.[].Id' 2>/dev/null | while read -r t; do
             docker_api "/images/$t?force=1" -X DELETE >/dev/null 2>&1
         done
 }
@@ -117,8 +119,9 @@ check_oom() {
 }
 
 mkdir -p "$RUNS/bin"
-if ! cc -O1 -g -fno-omit-frame-pointer -o "$HOG" tests/docker/blackbox_hog.c; then
-    not_ok "tests/docker/blackbox_hog.c compiles"
+if ! cc -O1 -g -fno-omit-frame-pointer -o "$HOG" tests/docker/blackbox_hog.c ||
+    ! cc -O1 -g -static -o "$RUNS/bin/static_hog" tests/docker/blackbox_hog.c; then
+    not_ok "tests/docker/blackbox_hog.c compiles (dynamic and static)"
     finish
     exit
 fi
@@ -144,12 +147,23 @@ groups:
     run:
       command: [$HOG]
       args: [--tag, plainA]
+  - id: static
+    instances: {count: 1}
+    resources: {memory: 64Mi}
+    run:
+      command: [$RUNS/bin/static_hog, --tag, staticA]
+      profiles: {heap: preload}
 EOF
 )
 rc=$(run_comp bb-command "$f")
 check_eq "command: the run fails (its instances are OOM-killed)" "$rc" 1
 check_oom bb-command preload "hog: step=1048576 tag=dockerA HOG_TAG=envA"
 check_oom bb-command plain "hog: step=1048576 tag=plainA HOG_TAG=(unset)"
+check_oom bb-command static "hog: step=1048576 tag=staticA HOG_TAG=(unset)"
+check "command: a statically linked program with preload is warned of" \
+    grep -q "static_hog is statically linked: the heap profiler cannot be preloaded" "$RUNS/bb-command.log"
+check_eq "command: and leaves no profile" \
+    "$(find "$RUNS/bb-command/static/0" -name 'heap-*' | wc -l)" 0
 check_profile bb-command preload pre-oom
 check_eq "command: result.json: the pre-OOM snapshot was asked by signal" \
     "$(result bb-command '.instances[] | select(.group == "preload") | .memory.pre_oom.via')" signal
@@ -235,5 +249,5 @@ check_eq "absent image: no network" "$(networks_of_run bb-absent)" 0
 
 remove_images
 check_eq "the images made here are gone" \
-    "$(docker_api "/images/json?$PACKED_FILTER" | jq length)/$(docker_api "/images/$SHIMG/json" >/dev/null 2>&1 && echo there)" "0/"
+    "$(docker_api "/images/json?$PACKED_FILTER" | jq length)/$(docker_api "/images/json?$STATIC_FILTER" | jq length)/$(docker_api "/images/$SHIMG/json" >/dev/null 2>&1 && echo there)" "0/0/"
 finish
