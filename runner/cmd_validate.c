@@ -51,7 +51,11 @@ print_json(const struct composition *c)
 {
     cJSON *json = composition_to_json(c);
     char *text = jsonpretty_print(json);
+    const cJSON *note;
     int rc = 0;
+
+    cJSON_ArrayForEach (note, cJSON_GetObjectItem(json, "notes"))
+        fprintf(stderr, "note: %s\n", cJSON_GetStringValue(note));
 
     if (fputs(text, stdout) == EOF || fflush(stdout) == EOF) {
         perror("testyard: validate: stdout");

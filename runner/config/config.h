@@ -90,7 +90,7 @@ struct composition {
     /* NULL when the composition names no plan: then every group is a
      * black-box group, and manifest, tcase and plan_dir are NULL too. */
     char *plan;
-    char *case_name; /* NULL without a plan and global.case */
+    char *case_name;         /* NULL without a plan and global.case */
     char *runner;            /* one of composition_opts.runners */
     int64_t total_instances; /* sum of the groups' instances */
     int64_t timeout_ns;
@@ -122,6 +122,10 @@ struct composition_runner {
     const char *no_bridge;
     /* Why instances cannot run as uid 0 (run.root), or NULL. */
     const char *no_root;
+    /* Why instances cannot run an image (run.image), or NULL. A runner
+     * without images runs host programs: run.workdir is then a host
+     * folder, otherwise a path in the container. */
+    const char *no_image;
 };
 
 struct composition_opts {
