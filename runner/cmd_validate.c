@@ -54,8 +54,9 @@ print_json(const struct composition *c)
     const cJSON *note;
     int rc = 0;
 
-    cJSON_ArrayForEach (note, cJSON_GetObjectItem(json, "notes"))
+    cJSON_ArrayForEach (note, cJSON_GetObjectItem(json, "notes")) {
         fprintf(stderr, "note: %s\n", cJSON_GetStringValue(note));
+    }
 
     if (fputs(text, stdout) == EOF || fflush(stdout) == EOF) {
         perror("testyard: validate: stdout");

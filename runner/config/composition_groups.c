@@ -447,7 +447,8 @@ composition__check_case(struct comp_load *l, struct err *err)
                 return -1;
             continue;
         }
-        c->groups[i].params = composition__params_as_written(l, i);
+        c->groups[i].params =
+            params__as_written(l->global_params, l->src[i].test_params);
     }
     return 0;
 }

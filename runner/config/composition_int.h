@@ -92,7 +92,5 @@ int composition__read_program(const struct ynode *run, const char *run_path,
  * global < group, commands and folders resolved, checked against the
  * runner. */
 int composition__resolve_programs(struct comp_load *l, struct err *err);
-/* Group i's test_params, global < group, as written (no manifest). */
-cJSON *composition__params_as_written(const struct comp_load *l, size_t i);
 
 #endif

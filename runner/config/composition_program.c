@@ -320,8 +320,7 @@ read_key(const struct ynode *run, const char *run_path, const char *key,
 /* run.artifact is a ready build of the plan: not with a program of the
  * same section. */
 static int
-check_artifact(const struct comp_prog *p, const char *run_path,
-               struct err *err)
+check_artifact(const struct comp_prog *p, const char *run_path, struct err *err)
 {
     char kpath[YAMLTREE_PATH_MAX];
 
@@ -346,8 +345,7 @@ composition__read_program(const struct ynode *run, const char *run_path,
         read_key(run, run_path, "image", check_image, &p->image, err) < 0 ||
         read_key(run, run_path, "args", check_args, &p->args, err) < 0 ||
         read_key(run, run_path, "env", check_env, &p->env, err) < 0 ||
-        read_key(run, run_path, "workdir", check_workdir, &p->workdir, err) <
-            0)
+        read_key(run, run_path, "workdir", check_workdir, &p->workdir, err) < 0)
         return -1;
     p->artifact = yamltree__get(run, "artifact");
     if (check_artifact(p, run_path, err) < 0)
@@ -464,8 +462,8 @@ search_path(const char *name, const struct ynode *at, const char *path,
             break;
         p += n + 1;
     }
-    yamltree__fail(at, path, err, "\"%s\" not found in PATH (%.300s%s)%s",
-                   name, dirs, strlen(dirs) > 300 ? "..." : "", skipped);
+    yamltree__fail(at, path, err, "\"%s\" not found in PATH (%.300s%s)%s", name,
+                   dirs, strlen(dirs) > 300 ? "..." : "", skipped);
     return NULL;
 }
 
@@ -522,17 +520,16 @@ resolve_workdir(const struct comp_load *l, struct composition_group *g,
             g->workdir = xstrdup(wd->v->str);
             return 0;
         }
-        return fail_got(wd->v, wd->path,
-                        "an absolute path in the container", err);
+        return fail_got(wd->v, wd->path, "an absolute path in the container",
+                        err);
     }
     g->workdir = from_composition(l, wd->v->str);
     if (path_is_dir(g->workdir))
         return 0;
-    return yamltree__fail(wd->v, wd->path, err,
-                          "expected an existing folder, got \"%s\" (%s%s)",
-                          wd->v->str, g->workdir,
-                          path_exists(g->workdir) ? " is not a folder"
-                                                  : ": no such folder");
+    return yamltree__fail(
+        wd->v, wd->path, err, "expected an existing folder, got \"%s\" (%s%s)",
+        wd->v->str, g->workdir,
+        path_exists(g->workdir) ? " is not a folder" : ": no such folder");
 }
 
 /* env: global.run's variables, then the group's, a group's replacing a
@@ -549,8 +546,8 @@ merge_env(const struct ynode *global, const struct ynode *own)
             const char *v = yamltree__val_at(layers[l], i)->str;
             size_t kl = strlen(k), j = 0;
 
-            while (j < sv.n && !(strncmp(sv.v[j], k, kl) == 0 &&
-                                 sv.v[j][kl] == '='))
+            while (j < sv.n &&
+                   !(strncmp(sv.v[j], k, kl) == 0 && sv.v[j][kl] == '='))
                 j++;
             if (j == sv.n) {
                 strvec_pushf(&sv, "%s=%s", k, v);
@@ -587,8 +584,8 @@ resolve_heap(const struct comp_load *l, size_t i, struct err *err)
     struct picked h;
 
     if (own == NULL) {
-        g->heap_preload = l->global_prog.heap != NULL &&
-                          composition_group_blackbox(g);
+        g->heap_preload =
+            l->global_prog.heap != NULL && composition_group_blackbox(g);
         return 0;
     }
     g->heap_preload = strcmp(own->str, "preload") == 0;
@@ -637,8 +634,7 @@ check_inherited_artifact(const struct comp_load *l, size_t i, struct err *err)
     char gpath[YAMLTREE_PATH_MAX], path[YAMLTREE_PATH_MAX];
     const struct comp_prog *own = &l->src[i].prog;
 
-    if (own->artifact == NULL ||
-        !composition_group_blackbox(&l->c->groups[i]))
+    if (own->artifact == NULL || !composition_group_blackbox(&l->c->groups[i]))
         return 0;
     yamltree__path_key(path, yamltree__path_index(gpath, "groups", i),
                        "run.artifact");
@@ -664,82 +660,4 @@ composition__resolve_programs(struct comp_load *l, struct err *err)
         return 0;
     return yamltree__fail(l->global_prog.heap, "global.run.profiles.heap", err,
                           "%s", plan_links_heap);
-}
-
-/* JSON number syntax: what a raw number may be printed as. */
-static bool
-json_number_text(const char *s)
-{
-    if (*s == '-')
-        s++;
-    if (*s == '0')
-        s++;
-    else if (*s >= '1' && *s <= '9')
-        s += strspn(s, "0123456789");
-    else
-        return false;
-    if (*s == '.') {
-        if (!(s[1] >= '0' && s[1] <= '9'))
-            return false;
-        s += 1 + strspn(s + 1, "0123456789");
-    }
-    if (*s == 'e' || *s == 'E') {
-        s += 1 + (s[1] == '+' || s[1] == '-');
-        if (!(*s >= '0' && *s <= '9'))
-            return false;
-        s += strspn(s, "0123456789");
-    }
-    return *s == '\0';
-}
-
-/* A node as JSON, numbers in the digits written (a YAML number JSON
- * cannot spell, such as .5, stays the text it was). */
-static cJSON *
-as_written(const struct ynode *v)
-{
-    cJSON *o;
-
-    if (v->kind == YNODE_SCALAR) {
-        switch (yamltree__scalar_type(v)) {
-        case YSCALAR_NULL:
-            return cJSON_CreateNull();
-        case YSCALAR_BOOL:
-            return cJSON_CreateBool(v->str[0] == 't' || v->str[0] == 'T');
-        case YSCALAR_INT:
-        case YSCALAR_FLOAT:
-            if (json_number_text(v->str))
-                return cJSON_CreateRaw(v->str);
-            break;
-        case YSCALAR_STRING:
-            break;
-        }
-        return cJSON_CreateString(v->str);
-    }
-    o = v->kind == YNODE_MAP ? cJSON_CreateObject() : cJSON_CreateArray();
-    for (size_t i = 0; i < yamltree__len(v); i++)
-        if (v->kind == YNODE_MAP)
-            cJSON_AddItemToObject(o, yamltree__key_at(v, i)->str,
-                                  as_written(yamltree__val_at(v, i)));
-        else
-            cJSON_AddItemToArray(o, as_written(yamltree__val_at(v, i)));
-    return o;
-}
-
-cJSON *
-composition__params_as_written(const struct comp_load *l, size_t i)
-{
-    const struct ynode *layers[] = {l->global_params, l->src[i].test_params};
-    cJSON *o = cJSON_CreateObject();
-
-    for (size_t k = 0; k < ARRAY_LEN(layers); k++)
-        for (size_t j = 0; j < yamltree__len(layers[k]); j++) {
-            const char *name = yamltree__key_at(layers[k], j)->str;
-            cJSON *v = as_written(yamltree__val_at(layers[k], j));
-
-            if (cJSON_GetObjectItemCaseSensitive(o, name) != NULL)
-                cJSON_ReplaceItemInObjectCaseSensitive(o, name, v);
-            else
-                cJSON_AddItemToObject(o, name, v);
-        }
-    return o;
 }
