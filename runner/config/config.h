@@ -13,7 +13,10 @@
  * total_instances, the case's instance bounds and groups, every parameter
  * against its declaration — and resolves it: each group gets its instance
  * count, its limits in bytes and millicpus and its parameters layered as
- * manifest default < global < group.
+ * manifest default < global < group. A group may run a program of its own
+ * instead of the plan (run.command, run.image); the manifest checks only
+ * the groups that run the plan, and a composition whose groups all run
+ * their own needs no plan (see composition_group_blackbox()).
  *
  * Ownership: a struct composition owns everything it points to, including
  * the manifest; pointers into it are borrowed until composition_destroy().
