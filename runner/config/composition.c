@@ -5,8 +5,12 @@
  *
  * Checks run from the file itself outwards: first what the composition
  * says on its own (keys, types, units, groups, percentages), then what it
- * asks of the plan (case, instance bounds, groups, parameters), so the
- * first error a user sees is the one nearest to what they wrote.
+ * asks of the host (the programs and folders of groups that run their
+ * own program, composition_program.c), then what it asks of the plan
+ * (case, instance bounds, groups, parameters), so the first error a user
+ * sees is the one nearest to what they wrote. Without global.plan, which
+ * only groups that all run their own program may leave out, there is no
+ * plan to ask.
  */
 #include "config/composition_int.h"
 

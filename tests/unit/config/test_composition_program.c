@@ -425,6 +425,11 @@ t_workdir(void)
     check_fails(DOCKER_HEAD "    run: {image: redis, workdir: data}\n", NULL,
                 "c.yaml:5:34: groups[0].run.workdir: expected an absolute "
                 "path in the container, got \"data\"");
+    /* --runner decides which kind of path workdir is. */
+    check_fails(EXEC_HEAD "    run: {command: /bin/sh, workdir: data}\n",
+                "local:docker",
+                "c.yaml:5:38: groups[0].run.workdir: expected an absolute "
+                "path in the container, got \"data\"");
     check_fails(EXEC_HEAD "    run: {command: /bin/sh, workdir: \"\"}\n", NULL,
                 "c.yaml:5:38: groups[0].run.workdir: expected a folder, got "
                 "\"\"");
