@@ -440,7 +440,7 @@ t_hand_profile(void)
     CHECK(x && x->flat == 0 && x->cum == 105);
     x = site_named(s, n, "root");
     CHECK(x && x->flat == 0 && x->cum == 112);
-    x = site_named(s, n, "0x7f0012 (libfoo.so.1)");
+    x = site_named(s, n, "libfoo.so.1+0x7f0012");
     CHECK(x && x->flat == 7);
     CHECK(site_named(s, n, "malloc") == NULL);
     free(s);
