@@ -55,8 +55,7 @@ add_object(struct report_symbols *g, const char *path, const char *build_id,
         free(g->objects[--g->nobjects].path);
         free(g->objects[g->nobjects].build_id);
     }
-    memmove(&g->objects[k + 1], &g->objects[k],
-            (g->nobjects - k) * sizeof(o));
+    memmove(&g->objects[k + 1], &g->objects[k], (g->nobjects - k) * sizeof(o));
     g->objects[k] = o;
     g->nobjects++;
 }
@@ -146,8 +145,7 @@ report__syms_text(const struct report_group *g, char *buf, size_t size)
                     "TESTYARD_HEAP_DEBUG_DIRS at a folder with .build-id/; "
                     "or symbolize later: pprof %s %s)",
                     s->nobjects == 1 ? "has" : "have",
-                    s->nobjects == 1 ? "its" : "their", pkg,
-                    s->objects[0].path,
+                    s->nobjects == 1 ? "its" : "their", pkg, s->objects[0].path,
                     s->example ? s->example : "heap-<label>.pb.gz");
     }
     snprintf(buf, size, "%s", sb.buf);

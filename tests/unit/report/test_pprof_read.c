@@ -687,6 +687,71 @@ t_fuzz(void)
     ty__buf_release(&b);
 }
 
+/* A stripped program's profile as the SDK writes it: frames with an
+ * address and a mapping (start, offset, file, build id) and no line. They
+ * read "<object>+0x<file offset>", and pprof__symbols counts them per
+ * object. */
+static void
+t_unsymbolized(void)
+{
+    static const char *const st[] = {
+        "",       "inuse_space",   "bytes", "malloc", "/usr/bin/memcached",
+        "abc123", "/lib/libc.so.6"};
+    static const uint64_t lm[] = {1, 0};
+    static const uint64_t s1[] = {1, 2, 3, 4}, s2[] = {1, 5, 4};
+    struct ty__buf b = {0}, m = {0};
+    struct err err = {0};
+    struct pprof_profile *p;
+    struct pprof_symbols sy;
+    struct pprof_site *s = NULL;
+    size_t n;
+
+    add_type(&b, 1, 2);
+    add_sample(&b, s1, 4, 300);
+    add_sample(&b, s2, 3, 20);
+    /* memcached's text mapped at 0x5000 from file offset 0x1000 */
+    ty__pb_uint(&m, 1, 1);
+    ty__pb_uint(&m, 2, 0x5000);
+    ty__pb_uint(&m, 3, 0x9000);
+    ty__pb_uint(&m, 4, 0x1000);
+    ty__pb_int(&m, 5, 4);
+    ty__pb_int(&m, 6, 5);
+    pb_msg(&b, 3, &m);
+    ty__pb_uint(&m, 1, 2);
+    ty__pb_uint(&m, 2, 0x7f0000);
+    ty__pb_int(&m, 5, 6);
+    ty__pb_bool(&m, 7, true);
+    pb_msg(&b, 3, &m);
+    add_location(&b, 1, 2, 0x7f0010, lm);
+    add_location(&b, 2, 1, 0x5123, NULL);
+    add_location(&b, 3, 1, 0x6000, NULL);
+    add_location(&b, 4, 2, 0x7f0400, NULL);
+    add_location(&b, 5, 0, 0x42, NULL);
+    add_function(&b, 1, 3);
+    add_strings(&b, st, ARRAY_LEN(st));
+    p = pprof__parse(b.buf, b.len, "stripped", &err);
+    CHECK_MSG(p != NULL, "%s", err.msg);
+    if (p != NULL) {
+        n = pprof__sites(p, 0, &s);
+        CHECK(n > 0 && strcmp(s[0].function, "memcached+0x1123") == 0);
+        CHECK(site_named(s, n, "0x42") != NULL);
+        CHECK(site_named(s, n, "memcached+0x2000") != NULL);
+        pprof__symbols(p, &sy);
+        CHECK_EQ_INT(sy.frames, 5);
+        CHECK_EQ_INT(sy.unsymbolized, 4);
+        CHECK_EQ_INT(sy.nobjects, 2);
+        CHECK_EQ_STR(sy.objects[0].path, "/usr/bin/memcached");
+        CHECK_EQ_STR(sy.objects[0].build_id, "abc123");
+        CHECK_EQ_INT(sy.objects[0].frames, 2);
+        CHECK_EQ_STR(sy.objects[1].path, "/lib/libc.so.6");
+        CHECK_EQ_STR(sy.objects[1].build_id, "");
+        CHECK_EQ_INT(sy.objects[1].frames, 1);
+        free(s);
+    }
+    pprof__destroy(&p);
+    ty__buf_release(&b);
+}
+
 static const struct th_case cases[] = {
     {"sdk_profile_totals", t_sdk_profile_totals},
     {"sdk_profile_sites", t_sdk_profile_sites},
@@ -695,6 +760,7 @@ static const struct th_case cases[] = {
     {"is_testyard", t_is_testyard},
     {"read_file", t_read_file},
     {"hand_profile", t_hand_profile},
+    {"unsymbolized", t_unsymbolized},
     {"only_wrappers", t_only_wrappers},
     {"empty", t_empty},
     {"wrappers", t_wrappers},
