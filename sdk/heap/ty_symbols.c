@@ -488,24 +488,23 @@ find_by_build_id(struct ty__symtab *t, const char *dirs, const char *id)
 static bool
 find_by_link(struct ty__symtab *t, const char *dirs, const char *id)
 {
-    char odir[PATH_MAX], dir[PATH_MAX], path[2 * PATH_MAX + NAME_MAX];
+    char dir[PATH_MAX], path[2 * PATH_MAX + NAME_MAX];
     const char *slash = strrchr(t->path, '/');
     uint32_t crc;
     const char *link = debuglink(&t->elf, &crc);
+    int od; /* the object's folder: the first od bytes of its path */
 
-    if (link == NULL || slash == NULL ||
-        (size_t)(slash - t->path) >= sizeof(odir))
+    if (link == NULL || slash == NULL || slash - t->path >= PATH_MAX)
         return false;
-    memcpy(odir, t->path, (size_t)(slash - t->path));
-    odir[slash - t->path] = '\0';
-    snprintf(path, sizeof(path), "%s/%s", odir, link);
+    od = (int)(slash - t->path);
+    snprintf(path, sizeof(path), "%.*s/%s", od, t->path, link);
     if (strcmp(path, t->path) != 0 && try_debug(t, path, id, &crc))
         return true;
-    snprintf(path, sizeof(path), "%s/.debug/%s", odir, link);
+    snprintf(path, sizeof(path), "%.*s/.debug/%s", od, t->path, link);
     if (try_debug(t, path, id, &crc))
         return true;
     for (const char *at = dirs; next_dir(&at, dir, sizeof(dir));) {
-        snprintf(path, sizeof(path), "%s%s/%s", dir, odir, link);
+        snprintf(path, sizeof(path), "%s%.*s/%s", dir, od, t->path, link);
         if (try_debug(t, path, id, &crc))
             return true;
     }

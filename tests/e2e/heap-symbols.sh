@@ -137,7 +137,8 @@ fi
 
 # --- .gnu_debuglink, without a build id ----------------------------------
 split "$d/heap_prog" -Wl,--build-id=none
-mkdir -p "$d/.debug"
+mkdir -p "$d/.debug" "$d/dbg$d"
+cp "$d/heap_prog.debug" "$d/dbg$d/"
 mv "$d/heap_prog.debug" "$d/.debug/"
 profile "$d/linked" TESTYARD_HEAP_DEBUG_DIRS="$d/none"
 check_eq "through .gnu_debuglink (<dir>/.debug/): every frame named" \
@@ -146,6 +147,11 @@ echo x >>"$d/.debug/heap_prog.debug"
 profile "$d/stale" TESTYARD_HEAP_DEBUG_DIRS="$d/none"
 check "a debug file whose CRC is not the link's names nothing" \
     test "$(sidecar "$d/stale" "[.symbols.objects[] | select(.path == \"$d/heap_prog\")][0].frames")" -gt 0
+
+rm "$d/.debug/heap_prog.debug"
+profile "$d/under" TESTYARD_HEAP_DEBUG_DIRS="$d/dbg"
+check_eq "through .gnu_debuglink (<debug folder><dir>/): every frame named" \
+    "$(sidecar "$d/under" "[.symbols.objects[] | select(.path == \"$d/heap_prog\")] | length")" 0
 
 # --- a relative folder is said once ---------------------------------------
 profile "$d/rel" TESTYARD_HEAP_DEBUG_DIRS="debug:$d/dbg"
