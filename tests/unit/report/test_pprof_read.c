@@ -8,6 +8,7 @@
  * must give an error naming the file and never a crash.
  */
 #include "report/pprof_int.h"
+#include "report/report_int.h"
 #include "th.h"
 #include "ty_pprof.h"
 #include "base/util.h"
@@ -605,6 +606,7 @@ t_malformed_refs(void)
         {"same id", "two locations with id 1", 4},
         {"id 0", "location with id 0", 5},
         {"name string", "function 1: string index 77 out of range", 6},
+        {"build id string", "mapping 1: string index 55 out of range", 7},
     };
 
     for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
@@ -618,6 +620,11 @@ t_malformed_refs(void)
         add_location(&b, k == 5 ? 0 : 1, 0, 0x10, k == 3 ? nine : one);
         if (k == 4)
             add_location(&b, 1, 0, 0x20, one);
+        if (k == 7) {
+            ty__pb_uint(&m, 1, 1);
+            ty__pb_int(&m, 6, 55);
+            pb_msg(&b, 3, &m);
+        }
         if (k == 1) {
             ty__pb_packed(&m, 1, l1, 1);
             ty__pb_packed(&m, 2, two, 2);
@@ -687,6 +694,44 @@ t_fuzz(void)
     ty__buf_release(&b);
 }
 
+/* Two instances' profiles of a group add up, object by object, into the
+ * words the report says once (report_syms.c). */
+static void
+report_words(const struct pprof_profile *p)
+{
+    struct report_group g = {.id = "providers"};
+    char text[1024];
+
+    report__syms_add(&g.syms, p, "providers/0/heap-x.pb.gz");
+    report__syms_add(&g.syms, p, "providers/1/heap-x.pb.gz");
+    CHECK_EQ_INT(g.syms.nprofiles, 2);
+    CHECK_EQ_INT(g.syms.frames, 10);
+    CHECK_EQ_INT(g.syms.unsymbolized, 8);
+    CHECK_EQ_INT(g.syms.nobjects, 2);
+    CHECK_EQ_STR(g.syms.objects[0].path, "/usr/bin/memcached");
+    CHECK_EQ_INT(g.syms.objects[0].frames, 4);
+    CHECK_EQ_INT(g.syms.objects[1].frames, 2);
+    report__syms_text(&g, text, sizeof(text));
+    CHECK_EQ_STR(text,
+                 "8 of 10 frames in providers' profiles have no symbols: "
+                 "/usr/bin/memcached (4) and /lib/libc.so.6 (2) have no "
+                 "symbol table for them (install their debug symbols, e.g. "
+                 "Debian's memcached-dbgsym, or point "
+                 "TESTYARD_HEAP_DEBUG_DIRS at a folder with .build-id/; or "
+                 "symbolize later: pprof /usr/bin/memcached "
+                 "providers/0/heap-x.pb.gz)");
+    report__syms_release(&g.syms);
+    g.id = "db";
+    report__syms_text(&g, text, sizeof(text));
+    CHECK_EQ_STR(text, "");
+    g.syms.frames = 9;
+    g.syms.unsymbolized = 3;
+    report__syms_text(&g, text, sizeof(text));
+    CHECK_EQ_STR(text, "3 of 9 frames in db's profiles have no symbols: they "
+                       "lie outside any file the program mapped (generated "
+                       "code, or a file deleted since)");
+}
+
 /* A stripped program's profile as the SDK writes it: frames with an
  * address and a mapping (start, offset, file, build id) and no line. They
  * read "<object>+0x<file offset>", and pprof__symbols counts them per
@@ -747,6 +792,7 @@ t_unsymbolized(void)
         CHECK_EQ_STR(sy.objects[1].build_id, "");
         CHECK_EQ_INT(sy.objects[1].frames, 1);
         free(s);
+        report_words(p);
     }
     pprof__destroy(&p);
     ty__buf_release(&b);
