@@ -419,8 +419,8 @@ void report__syms_add(struct report_symbols *g, const struct pprof_profile *p,
                       const char *rel);
 void report__syms_release(struct report_symbols *g);
 /* "12 of 40 frames in providers' profiles have no symbols: ... (install
- * ...; or symbolize later: pprof ...)", or "" when every frame was
- * named. */
+ * ...; or symbolize later: pprof ...)", or "" when every frame was named
+ * or none of g's sites shown is unnamed. */
 void report__syms_text(const struct report_group *g, char *buf, size_t size);
 /* summary.json's groups[].symbols; null when the group had no profile. */
 cJSON *report__syms_json(const struct report_group *g);

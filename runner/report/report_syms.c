@@ -5,10 +5,13 @@
  * profile as an address in a mapping and no function (the profiler looked
  * for its debug file by build id and found none). Such frames read
  * "memcached+0x1a2b" in the sites tables; this module counts them per
- * group, over the profile each instance's top sites come from, and says
- * once how to get names: the distribution's debug symbols, a folder of
- * them for TESTYARD_HEAP_DEBUG_DIRS, or pprof against the binary later
- * (the profile keeps each mapping's file, build id and addresses for it).
+ * group, over the profile each instance's top sites come from, and, when
+ * a site the report shows is such a frame, says once how to get names:
+ * the distribution's debug symbols, a folder of them for
+ * TESTYARD_HEAP_DEBUG_DIRS, or pprof against the binary later (the
+ * profile keeps each mapping's file, build id and addresses for it). An
+ * unnamed frame no table shows (libc's start-up code without libc's debug
+ * file, in nearly every stack) is counted in summary.json and not said.
  */
 #include "report/report_int.h"
 
@@ -116,6 +119,36 @@ objects_text(const struct report_symbols *s, struct strbuf *sb)
         strbuf_addf(sb, " and %zu more", s->nobjects - shown);
 }
 
+/* A name pprof_check.c made up for a frame without one: "obj+0x1a2b" or
+ * "0x7f3a12c4" (no C or C++ function is called so). */
+static bool
+unnamed(const char *f)
+{
+    const char *x = strstr(f, "0x");
+
+    return x != NULL && (x == f || x[-1] == '+') && x[2] != '\0' &&
+           strspn(x + 2, "0123456789abcdef") == strlen(x + 2);
+}
+
+static bool
+any_unnamed(const struct report_site *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (unnamed(v[i].function))
+            return true;
+    return false;
+}
+
+/* Whether one of the sites the report shows for g is a frame without a
+ * name. */
+static bool
+shows_unnamed(const struct report_group *g)
+{
+    return any_unnamed(g->sites, g->nsites) ||
+           any_unnamed(g->psites, g->npsites) ||
+           any_unnamed(g->gsites.v, g->gsites.n);
+}
+
 void
 report__syms_text(const struct report_group *g, char *buf, size_t size)
 {
@@ -125,7 +158,7 @@ report__syms_text(const struct report_group *g, char *buf, size_t size)
     char pkg[128];
 
     buf[0] = '\0';
-    if (s->unsymbolized <= 0)
+    if (s->unsymbolized <= 0 || !shows_unnamed(g))
         return;
     strbuf_init(&sb);
     strbuf_addf(&sb,

@@ -89,8 +89,9 @@ check "with its debug file: symbols.frames > 0" \
 text=$(report_of "$d/named")
 check "with its debug file: the report's top site is prog_keep_blocks" \
     grep -q '100.0%  prog_keep_blocks$' <<<"$text"
-check "with its debug file: the report says nothing of heap_prog's symbols" \
-    lacks "$d/heap_prog has no symbol table" "$text"
+# (libc's start-up frame may stay unnamed: no site shown, nothing said)
+check "with its debug file: the report says nothing of missing symbols" \
+    lacks "have no symbols" "$text"
 if command -v go >/dev/null; then
     check "with its debug file: go tool pprof -raw names prog_keep_blocks" \
         bash -c "HOME=$d PPROF_TMPDIR=$d go tool pprof -symbolize=none -raw \

@@ -699,7 +699,9 @@ t_fuzz(void)
 static void
 report_words(const struct pprof_profile *p)
 {
-    struct report_group g = {.id = "providers"};
+    struct report_site named = {.function = "main"},
+                       bare = {.function = "memcached+0x1123"};
+    struct report_group g = {.id = "providers", .sites = &named, .nsites = 1};
     char text[1024];
 
     report__syms_add(&g.syms, p, "providers/0/heap-x.pb.gz");
@@ -711,6 +713,11 @@ report_words(const struct pprof_profile *p)
     CHECK_EQ_STR(g.syms.objects[0].path, "/usr/bin/memcached");
     CHECK_EQ_INT(g.syms.objects[0].frames, 4);
     CHECK_EQ_INT(g.syms.objects[1].frames, 2);
+    /* said only when a site shown is unnamed */
+    report__syms_text(&g, text, sizeof(text));
+    CHECK_EQ_STR(text, "");
+    g.psites = &bare;
+    g.npsites = 1;
     report__syms_text(&g, text, sizeof(text));
     CHECK_EQ_STR(text,
                  "8 of 10 frames in providers' profiles have no symbols: "
@@ -726,6 +733,7 @@ report_words(const struct pprof_profile *p)
     CHECK_EQ_STR(text, "");
     g.syms.frames = 9;
     g.syms.unsymbolized = 3;
+    bare.function = "0x7f3a12c4";
     report__syms_text(&g, text, sizeof(text));
     CHECK_EQ_STR(text, "3 of 9 frames in db's profiles have no symbols: they "
                        "lie outside any file the program mapped (generated "
