@@ -415,8 +415,9 @@ file_crc(const struct elf *e)
     return (uint32_t)crc;
 }
 
-/* Whether the debug file d belongs to the object: the same build id, or,
- * when the object has none, the CRC its .gnu_debuglink holds. */
+/* Whether the debug file d belongs to the object: the same build id when
+ * both have one, else the CRC the object's .gnu_debuglink holds (crc:
+ * NULL when found by build id). */
 static bool
 debug_matches(const struct elf *d, const char *id, const uint32_t *crc)
 {
@@ -424,10 +425,9 @@ debug_matches(const struct elf *d, const char *id, const uint32_t *crc)
 
     if (!has_symtab(d))
         return false;
-    if (id[0] != '\0') {
-        build_id(d, did, sizeof(did));
+    build_id(d, did, sizeof(did));
+    if (id[0] != '\0' && did[0] != '\0')
         return strcmp(did, id) == 0;
-    }
     return crc != NULL && file_crc(d) == *crc;
 }
 
