@@ -38,6 +38,21 @@ struct backend_instance {
     int64_t millicpu;     /* 0 = no limit */
     const char *artifact; /* group's ready artifact or NULL */
     uint64_t log_limit;   /* bytes kept of each of stdout and stderr */
+    /* What a black-box group runs (composition_group_blackbox): its
+     * run.command followed by its run.args, NULL-terminated; NULL = the
+     * plan. local:exec execs argv[0] (an absolute host path). A run.image
+     * group's argv is its command + args too (args alone without a
+     * command); local:docker keeps Entrypoint and Cmd apart from the
+     * group's own fields. env already holds the group's run.env merged
+     * over the instance environment. */
+    const char *const *argv;
+    /* run.workdir, or NULL: local:exec the temp folder, local:docker the
+     * image's. */
+    const char *workdir;
+    /* profiles.heap: preload: load the LD_PRELOAD heap profiler into the
+     * program (env does not hold it yet: each backend knows the
+     * profiler's path as the instance sees it). */
+    bool heap_preload;
 };
 
 enum backend_event_type {
