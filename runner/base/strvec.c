@@ -100,6 +100,41 @@ strvec_detach(struct strvec *sv)
     return v;
 }
 
+/* The length of kv's "KEY=" (or of all of it without '='). */
+static size_t
+env_key_len(const char *kv)
+{
+    const char *eq = strchr(kv, '=');
+
+    return eq ? (size_t)(eq - kv) + 1 : strlen(kv);
+}
+
+void
+strvec_setenv(struct strvec *sv, const char *kv)
+{
+    size_t k = env_key_len(kv);
+
+    for (size_t i = 0; i < sv->n; i++) {
+        if (strncmp(sv->v[i], kv, k) == 0 && env_key_len(sv->v[i]) == k) {
+            free(sv->v[i]);
+            sv->v[i] = xstrdup(kv);
+            return;
+        }
+    }
+    strvec_push(sv, kv);
+}
+
+const char *
+strv_getenv(char *const *v, const char *key)
+{
+    size_t k = strlen(key);
+
+    for (size_t i = 0; v != NULL && v[i] != NULL; i++)
+        if (strncmp(v[i], key, k) == 0 && v[i][k] == '=')
+            return v[i] + k + 1;
+    return NULL;
+}
+
 size_t
 strv_len(char *const *v)
 {

@@ -40,6 +40,13 @@ void strvec_sort_uniq(struct strvec *sv);
  * now the caller's; sv is empty again. */
 char **strvec_detach(struct strvec *sv);
 
+/* Environments ("KEY=value" strings). Set kv (a copy) in place of the
+ * string with the same KEY, or add it at the end. */
+void strvec_setenv(struct strvec *sv, const char *kv);
+/* The value of key in the NULL-terminated environment v, or NULL.
+ * Borrowed from v. */
+const char *strv_getenv(char *const *v, const char *key);
+
 /* Strings in a NULL-terminated array; 0 for NULL. */
 size_t strv_len(char *const *v);
 /* Free a NULL-terminated array and every string in it; NULL is fine. */

@@ -65,6 +65,11 @@ int imagebuild_context(const struct imagebuild_opts *o, int fd, char **tag_out,
  * static executable. Fails naming each library the loader cannot find. */
 char **imagebuild_resolve(const char *path, struct err *err);
 
+/* The PT_INTERP of the ELF file at path into interp ("" for a statically
+ * linked program), fails (ENOEXEC) for a file that is not 64-bit ELF. */
+int imagebuild_elf_interp(const char *path, char *interp, size_t size,
+                          struct err *err);
+
 /* The repository for a plan: "testyard/" + the name lowercased, with
  * characters Docker refuses turned into '-'. Caller frees. */
 char *imagebuild_repo(const char *plan);
@@ -103,6 +108,11 @@ struct planbuild_spec {
  * *cached is set to 1 when nothing had to be compiled. */
 char *planbuild(const struct planbuild_spec *spec, int *cached,
                 struct err *err);
+
+/* The LD_PRELOAD heap profiler's absolute path: libtestyard-heap.so
+ * next to the running program (a build tree), in ../lib from it, or in
+ * TY_PREFIX/lib (installed). Caller frees. */
+char *planbuild_heap_library(struct err *err);
 
 /* Where plan binaries are cached: $TESTYARD_CACHE, else
  * $XDG_CACHE_HOME/testyard, else $HOME/.cache/testyard. Caller frees. */

@@ -52,9 +52,9 @@ extern char **environ;
 
 /* --- ELF --------------------------------------------------------------- */
 
-/* The PT_INTERP of an ELF file into interp ("" when it has none). */
-static int
-elf_interp(const char *path, char *interp, size_t size, struct err *err)
+int
+imagebuild_elf_interp(const char *path, char *interp, size_t size,
+                      struct err *err)
 {
     cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC);
     Elf64_Ehdr eh;
@@ -214,7 +214,7 @@ resolve_into(const char *path, const char *loader, struct strvec *paths,
     struct strbuf out;
     int rc;
 
-    if (elf_interp(path, interp, sizeof(interp), err) < 0)
+    if (imagebuild_elf_interp(path, interp, sizeof(interp), err) < 0)
         return -1;
     if (interp[0] == '\0' && loader == NULL)
         return 0; /* static: needs nothing */
@@ -469,12 +469,12 @@ ctx_collect(struct context *c, const struct imagebuild_opts *o,
     int rc = resolve_into(o->binary, NULL, &libs, err);
 
     if (rc == 0)
-        rc = elf_interp(o->binary, interp, sizeof(interp), err);
+        rc = imagebuild_elf_interp(o->binary, interp, sizeof(interp), err);
     for (size_t i = 0; rc == 0 && o->extra && o->extra[i]; i++) {
         char ei[256];
 
         strvec_push(&libs, o->extra[i]);
-        if (elf_interp(o->extra[i], ei, sizeof(ei), NULL) == 0)
+        if (imagebuild_elf_interp(o->extra[i], ei, sizeof(ei), NULL) == 0)
             rc = resolve_into(o->extra[i], interp[0] ? interp : NULL, &libs,
                               err);
     }

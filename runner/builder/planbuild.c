@@ -8,6 +8,7 @@
  * override both. The hash covers the compiler command line, every source
  * and header in the plan folder, the SDK header and library, so any change
  * to one of them gives a new binary and an unchanged plan is reused.
+ * The LD_PRELOAD heap profiler is found the same way.
  */
 #include "builder/builder.h"
 
@@ -62,6 +63,31 @@ sdk_find(struct sdk_paths *p, struct err *err)
                    "to %s or under %s; set TESTYARD_SDK_INCLUDE and "
                    "TESTYARD_SDK_LIB",
                    dir, TY_PREFIX);
+}
+
+char *
+planbuild_heap_library(struct err *err)
+{
+    static const char lib[] = "libtestyard-heap.so";
+    cleanup_free char *dir = exe_dir();
+    char *at[] = {
+        dir ? path_join(dir, lib) : NULL,
+        dir ? xasprintf("%s/../lib/%s", dir, lib) : NULL,
+        xstrdup(TY_PREFIX "/lib/libtestyard-heap.so"),
+    };
+    char *found = NULL;
+
+    for (size_t i = 0; i < ARRAY_LEN(at); i++) {
+        if (found == NULL && at[i] != NULL && path_exists(at[i]))
+            found = realpath(at[i], NULL);
+        free(at[i]);
+    }
+    if (found == NULL)
+        err_set(err, ENOENT,
+                "cannot find the heap profiler %s next to %s, in its "
+                "../lib or in %s/lib",
+                lib, dir ? dir : "the testyard program", TY_PREFIX);
+    return found;
 }
 
 static void

@@ -2,7 +2,7 @@
  * test_strvec.c — the runner's string vector (runner/base/strvec.c): NULL
  * termination at every length, growth past the first capacity, copies
  * versus taken strings, sorting with repeats dropped, and the plain
- * NULL-terminated arrays it hands out.
+ * NULL-terminated arrays it hands out, environments set by KEY.
  */
 #include "base/strvec.h"
 #include "base/util.h"
@@ -90,7 +90,32 @@ t_detach(void)
     CHECK_EQ_INT(strv_len(NULL), 0);
 }
 
+/* A KEY is replaced where it stands, whole keys only ("A" is not "AB"),
+ * and a new one goes last. */
+static void
+t_env(void)
+{
+    struct strvec sv = {0};
+
+    strvec_push(&sv, "AB=1");
+    strvec_push(&sv, "A=2");
+    strvec_push(&sv, "C=3");
+    strvec_setenv(&sv, "A=two");
+    strvec_setenv(&sv, "D=4");
+    strvec_setenv(&sv, "AB=");
+    CHECK_EQ_INT(strvec_len(&sv), 4);
+    CHECK_EQ_STR(sv.v[0], "AB=");
+    CHECK_EQ_STR(sv.v[1], "A=two");
+    CHECK_EQ_STR(sv.v[3], "D=4");
+    CHECK_EQ_STR(strv_getenv(sv.v, "A"), "two");
+    CHECK_EQ_STR(strv_getenv(sv.v, "AB"), "");
+    CHECK(strv_getenv(sv.v, "B") == NULL);
+    CHECK(strv_getenv(NULL, "A") == NULL);
+    strvec_release(&sv);
+}
+
 static const struct th_case cases[] = {
+    {"env", t_env},
     {"grows_null_terminated", t_grows_null_terminated},
     {"copies_and_takes", t_copies_and_takes},
     {"sort_uniq", t_sort_uniq},
