@@ -200,6 +200,8 @@ struct report_inst {
     int64_t limit, peak, peak_t_ms, final, oom_t_ms, before_oom;
     bool oom;
     bool has_preoom; /* result.json has memory.pre_oom (null or not) */
+    /* result.json says it never said hello to the sync service */
+    bool never_connected;
     struct report_preoom preoom;
     struct report_oom kill; /* when oom */
     const char *series;     /* "memory.csv", "memory.csv.partial" or NULL */
@@ -218,7 +220,8 @@ struct report_inst {
 struct report_group {
     char *id;
     int64_t limit;
-    size_t *inst; /* indexes into report.insts */
+    bool blackbox; /* it ran its own program (run.command, run.image) */
+    size_t *inst;  /* indexes into report.insts */
     size_t ninst, capinst;
     int64_t peak, peak_t_ms, final;
     const char *peak_inst; /* label of the instance with the peak */
@@ -269,6 +272,8 @@ struct report {
     char *run_dir;
     int run_fd; /* run_dir, to read beneath it without following links */
     char *run_id, *plan, *case_name, *runner, *outcome, *started;
+    char *name;        /* the composition's name (what a run without a plan
+                        * is called) */
     double duration_s; /* -1 unknown */
     bool finished;     /* result.json was there */
     bool interrupted;  /* no result.json, and its coordinator is gone */
@@ -292,6 +297,16 @@ void report__note(struct report *r, const char *fmt, ...)
 struct report_group *report__group_get(struct report *r, const char *id);
 struct report_inst *report__inst_add(struct report *r, const char *group,
                                      int index);
+
+/* The instances that never connected to the sync service, by group
+ * with their indexes as ranges ("providers 0-3, requestors 1, 5") into
+ * sb; false (sb untouched) when there are none. *blackbox: every one of
+ * them ran its own program. */
+bool report__never_connected(const struct report *r, struct strbuf *sb,
+                             bool *blackbox);
+/* The report's line about them ("never connected to the sync service:
+ * ...", one sentence), or NULL when there are none. Caller frees. */
+char *report__never_connected_line(const struct report *r);
 
 /* report_load.c */
 int report__load(struct report *r, struct err *err);

@@ -136,6 +136,10 @@ groups_json(const struct run *r)
 
         count_outcomes(r, g, counts);
         cJSON_AddStringToObject(o, "id", cg->id);
+        cJSON_AddStringToObject(o, "program",
+                                cg->image     ? "image"
+                                : cg->command ? "command"
+                                              : "plan");
         cJSON_AddNumberToObject(o, "instances", (double)cg->instances);
         ty__json_count(o, "memory_limit_bytes",
                        cg->memory_bytes ? (int64_t)cg->memory_bytes : -1);
