@@ -202,6 +202,7 @@ struct report_inst {
     bool has_preoom; /* result.json has memory.pre_oom (null or not) */
     /* result.json says it never said hello to the sync service */
     bool never_connected;
+    bool blackbox; /* its group ran its own program */
     struct report_preoom preoom;
     struct report_oom kill; /* when oom */
     const char *series;     /* "memory.csv", "memory.csv.partial" or NULL */

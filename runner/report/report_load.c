@@ -321,6 +321,7 @@ result_inst(struct report *r, struct report_jctx *c, const cJSON *o, size_t i)
     }
     in = report__inst_add(r, group, (int)index);
     in->listed = true;
+    in->blackbox = report__group_get(r, group)->blackbox;
     in->outcome = dup_or_null(report__jstr(c, o, where, "outcome"));
     in->how = dup_or_null(report__jstr(c, o, where, "how"));
     in->error = dup_or_null(report__jstr(c, o, where, "error"));
