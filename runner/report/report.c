@@ -130,6 +130,7 @@ report__never_connected_line(const struct report *r)
     bool blackbox;
 
     strbuf_init(&sb);
+    strbuf_adds(&sb, "never connected to the sync service: ");
     if (!report__never_connected(r, &sb, &blackbox)) {
         strbuf_release(&sb);
         return NULL;
@@ -138,7 +139,7 @@ report__never_connected_line(const struct report *r)
                                 "run.command/run.image groups)"
                               : " (a plan's instance connects as the SDK "
                                 "starts: these ended or hung before)");
-    return xasprintf("never connected to the sync service: %s", sb.buf);
+    return strbuf_detach(&sb);
 }
 
 const char *
