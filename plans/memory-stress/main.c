@@ -71,7 +71,7 @@ static int
 pick_role(struct ty *ty, enum role *role)
 {
     const char *g = ty_group_id(ty);
-    int mine = ty_group_instance_count(ty), all = ty_instance_count(ty);
+    int mine = ty_group_instance_count(ty), all = ty_plan_instance_count(ty);
     int providers;
 
     if (strcmp(g, "providers") == 0) {
