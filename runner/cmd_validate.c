@@ -2,7 +2,9 @@
  * cmd_validate.c — `testyard validate [--plans DIR] [--runner NAME] FILE`:
  * load a composition, check it against its plan's manifest (and NAME's
  * limits in place of global.runner's) and print it fully resolved as
- * JSON; or print the one line that says what is wrong.
+ * JSON, with each of its notes (what could not be checked, such as the
+ * parameters of a composition without a plan) on stderr as "note: ...";
+ * or print the one line that says what is wrong.
  *
  * Exit status: 0 valid, 65 (EX_DATAERR) bad composition or manifest, 66
  * (EX_NOINPUT) FILE cannot be read, 64 (EX_USAGE) bad arguments.
@@ -51,7 +53,12 @@ print_json(const struct composition *c)
 {
     cJSON *json = composition_to_json(c);
     char *text = jsonpretty_print(json);
+    const cJSON *note;
     int rc = 0;
+
+    cJSON_ArrayForEach (note, cJSON_GetObjectItem(json, "notes")) {
+        fprintf(stderr, "note: %s\n", cJSON_GetStringValue(note));
+    }
 
     if (fputs(text, stdout) == EOF || fflush(stdout) == EOF) {
         perror("testyard: validate: stdout");

@@ -19,7 +19,9 @@ static const struct backend_kind kinds[] = {
     {
         .runner = {.name = "local:exec",
                    .no_bridge = "instances run as host processes",
-                   .no_root = "instances run as the coordinator's own user"},
+                   .no_root = "instances run as the coordinator's own user",
+                   .no_image = "instances run as host programs, not in "
+                               "containers"},
         .create = backend_exec_new,
     },
     {

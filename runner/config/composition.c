@@ -5,8 +5,12 @@
  *
  * Checks run from the file itself outwards: first what the composition
  * says on its own (keys, types, units, groups, percentages), then what it
- * asks of the plan (case, instance bounds, groups, parameters), so the
- * first error a user sees is the one nearest to what they wrote.
+ * asks of the host (the programs and folders of groups that run their
+ * own program, composition_program.c), then what it asks of the plan
+ * (case, instance bounds, groups, parameters), so the first error a user
+ * sees is the one nearest to what they wrote. Without global.plan, which
+ * only groups that all run their own program may leave out, there is no
+ * plan to ask.
  */
 #include "config/composition_int.h"
 
@@ -28,8 +32,8 @@ static const char *const metadata_keys[] = {"name", "author", "description",
 static const char *const global_keys[] = {
     "plan", "case", "runner", "total_instances", "run", "run_config", NULL};
 static const char *const run_keys[] = {
-    "test_params", "profiles",     "artifact", "root",
-    "log_limit",   "output_quota", NULL};
+    "test_params", "profiles", "artifact", "root", "log_limit", "output_quota",
+    "command",     "image",    "args",     "env",  "workdir",   NULL};
 static const char *const run_config_keys[] = {"timeout",
                                               "keep_containers",
                                               "network",
@@ -243,6 +247,39 @@ read_heap_peak(const struct ynode *p, const char *path, uint64_t *out,
                           got);
 }
 
+/* global.run.profiles.heap: the interval of periodic heap profiles, 0 or
+ * off for none, or preload: the LD_PRELOAD profiler in every group that
+ * runs its own program, without periodic profiles. */
+static int
+read_heap(struct comp_load *l, const struct ynode *p, const char *path,
+          struct err *err)
+{
+    char kpath[YAMLTREE_PATH_MAX], got[128];
+    const struct ynode *v = yamltree__get(p, "heap");
+    int64_t ns = 0;
+
+    if (v == NULL)
+        return 0;
+    if (v->kind == YNODE_SCALAR && strcmp(v->str, "preload") == 0) {
+        l->global_prog.heap = v;
+        return 0;
+    }
+    if (v->kind == YNODE_SCALAR && strcmp(v->str, "off") == 0)
+        return 0;
+    yamltree__path_key(kpath, path, "heap");
+    if (yamltree__duration(v, kpath, &ns, NULL) == 0 &&
+        (ns == 0 || ns >= MIN_INTERVAL_NS)) {
+        l->c->heap_profile_ns = ns;
+        return 0;
+    }
+    yamltree__got(v, got, sizeof(got));
+    return yamltree__fail(v, kpath, err,
+                          "expected a duration of at least 10ms (the "
+                          "interval of periodic heap profiles), 0 or off for "
+                          "none, or preload, got %s",
+                          got);
+}
+
 static int
 parse_profiles(struct comp_load *l, const struct ynode *run,
                const char *run_path, struct err *err)
@@ -254,8 +291,7 @@ parse_profiles(struct comp_load *l, const struct ynode *run,
     const struct ynode *p =
         section(run, run_path, "profiles", profile_keys, path, err, &bad);
 
-    if (bad ||
-        read_interval(p, path, "heap", true, &c->heap_profile_ns, err) < 0 ||
+    if (bad || read_heap(l, p, path, err) < 0 ||
         read_heap_peak(p, path, &c->heap_peak, err) < 0)
         return -1;
     if ((v = yamltree__get(p, "heap_rate")) == NULL)
@@ -303,22 +339,29 @@ parse_global_run(struct comp_load *l, struct err *err)
     l->global_log_limit = COMPOSITION_LOG_LIMIT;
     l->global_output_quota = COMPOSITION_OUTPUT_QUOTA;
     if (composition__run_outputs(run, path, &l->global_log_limit,
-                                 &l->global_output_quota, err) < 0)
+                                 &l->global_output_quota, err) < 0 ||
+        composition__read_program(run, path, true, &l->global_prog, err) < 0)
         return -1;
     return parse_profiles(l, run, path, err);
 }
 
+/* global.plan, and global.case (required with a plan). Without a plan,
+ * check_plan_needed() says whether the groups can do without. */
 static int
 parse_plan_case(struct comp_load *l, struct err *err)
 {
     struct composition *c = l->c;
     char got[128];
 
-    if ((l->plan = yamltree__require(l->global, "global", "plan", err)) ==
-            NULL ||
-        (l->tcase = yamltree__require(l->global, "global", "case", err)) ==
-            NULL)
-        return -1;
+    l->plan = yamltree__get(l->global, "plan");
+    l->tcase = yamltree__get(l->global, "case");
+    if (l->plan == NULL)
+        return l->tcase == NULL ? 0
+                                : yamltree__string(l->tcase, "global.case",
+                                                   &c->case_name, err);
+    if (l->tcase == NULL)
+        return yamltree__fail(l->global, "global", err,
+                              "missing required key \"case\"");
     if (yamltree__string(l->plan, "global.plan", &c->plan, err) < 0)
         return -1;
     if (!manifest_valid_id(c->plan, true)) {
@@ -430,6 +473,28 @@ check_root(const struct comp_load *l, struct err *err)
     return 0;
 }
 
+/* Without global.plan every group must run its own program. */
+static int
+check_plan_needed(const struct comp_load *l, struct err *err)
+{
+    const struct composition *c = l->c;
+    size_t i = 0, nblack = 0;
+
+    if (l->plan != NULL || !composition_needs_plan(c))
+        return 0;
+    for (size_t j = 0; j < c->ngroups; j++)
+        nblack += composition_group_blackbox(&c->groups[j]);
+    if (nblack == 0)
+        return yamltree__fail(l->global, "global", err,
+                              "missing required key \"plan\"");
+    while (composition_group_blackbox(&c->groups[i]))
+        i++;
+    return yamltree__fail(l->global, "global", err,
+                          "missing required key \"plan\"; group \"%s\" runs "
+                          "the plan (it has no run.command or run.image)",
+                          c->groups[i].id);
+}
+
 /* The plan's folder and manifest, and the case in it. */
 static int
 load_plan(struct comp_load *l, struct err *err)
@@ -503,8 +568,11 @@ load(const struct yamltree *t, void *arg, struct err *err)
         composition__check_keys(l->root, "", top_keys, err) < 0 ||
         parse_metadata(l, err) < 0 || parse_global(l, err) < 0 ||
         composition__parse_groups(l, err) < 0 || check_root(l, err) < 0 ||
-        composition__resolve_instances(l, err) < 0 || load_plan(l, err) < 0 ||
-        find_case(l, err) < 0)
+        composition__resolve_programs(l, err) < 0 ||
+        check_plan_needed(l, err) < 0 ||
+        composition__resolve_instances(l, err) < 0)
+        return -1;
+    if (l->plan != NULL && (load_plan(l, err) < 0 || find_case(l, err) < 0))
         return -1;
     return composition__check_case(l, err);
 }

@@ -25,7 +25,8 @@ static const char *const group_keys[] = {"id", "instances", "resources", "run",
 static const char *const instance_keys[] = {"count", "percentage", NULL};
 static const char *const resource_keys[] = {"memory", "cpu", NULL};
 static const char *const group_run_keys[] = {
-    "test_params", "artifact", "root", "log_limit", "output_quota", NULL};
+    "test_params", "artifact", "root", "log_limit", "output_quota", "command",
+    "image",       "args",     "env",  "workdir",   "profiles",     NULL};
 
 /* Docker refuses memory limits under 6 MiB. */
 #define MIN_MEMORY ((uint64_t)6 << 20)
@@ -213,7 +214,8 @@ parse_run(struct comp_load *l, size_t i, const char *path, struct err *err)
     if (yamltree__want_map(run, rpath, err) < 0 ||
         composition__check_keys(run, rpath, group_run_keys, err) < 0 ||
         composition__run_outputs(run, rpath, &l->c->groups[i].log_limit,
-                                 &l->c->groups[i].output_quota, err) < 0)
+                                 &l->c->groups[i].output_quota, err) < 0 ||
+        composition__read_program(run, rpath, false, &s->prog, err) < 0)
         return -1;
     s->root = yamltree__get(run, "root");
     if (composition__read_root(s->root, rpath, &l->c->groups[i].root, err) < 0)
@@ -349,22 +351,29 @@ composition__resolve_instances(struct comp_load *l, struct err *err)
     return rc;
 }
 
+/* The case's instance bounds hold for the instances that run the plan. */
 static int
 check_bounds(const struct comp_load *l, struct err *err)
 {
     const struct composition *c = l->c;
     const struct manifest_case *mc = c->tcase;
+    int64_t n = 0;
+    bool all;
 
-    if (c->total_instances >= mc->min_instances &&
-        c->total_instances <= mc->max_instances)
+    for (size_t i = 0; i < c->ngroups; i++)
+        if (!composition_group_blackbox(&c->groups[i]))
+            n += c->groups[i].instances;
+    if (n >= mc->min_instances && n <= mc->max_instances)
         return 0;
-    return yamltree__fail(l->total ? l->total : l->groups,
-                          l->total ? "global.total_instances" : "groups", err,
-                          "expected %lld to %lld instances in all for case "
-                          "\"%s\" of plan \"%s\", got %lld",
-                          (long long)mc->min_instances,
-                          (long long)mc->max_instances, mc->name,
-                          c->manifest->name, (long long)c->total_instances);
+    all = n == c->total_instances;
+    return yamltree__fail(
+        all && l->total ? l->total : l->groups,
+        all && l->total ? "global.total_instances" : "groups", err,
+        "expected %lld to %lld instances in all for case "
+        "\"%s\" of plan \"%s\", got %lld%s",
+        (long long)mc->min_instances, (long long)mc->max_instances, mc->name,
+        c->manifest->name, (long long)n,
+        all ? "" : " in the groups that run the plan");
 }
 
 static int
@@ -423,13 +432,23 @@ resolve_params(struct comp_load *l, size_t i, struct err *err)
 int
 composition__check_case(struct comp_load *l, struct err *err)
 {
-    if (check_bounds(l, err) < 0)
+    struct composition *c = l->c;
+
+    if (c->plan != NULL && composition_needs_plan(c) &&
+        check_bounds(l, err) < 0)
         return -1;
-    for (size_t i = 0; i < l->c->ngroups; i++)
-        if (check_group_allowed(l, i, err) < 0)
+    for (size_t i = 0; c->plan != NULL && i < c->ngroups; i++)
+        if (!composition_group_blackbox(&c->groups[i]) &&
+            check_group_allowed(l, i, err) < 0)
             return -1;
-    for (size_t i = 0; i < l->c->ngroups; i++)
-        if (resolve_params(l, i, err) < 0)
-            return -1;
+    for (size_t i = 0; i < c->ngroups; i++) {
+        if (!composition_group_blackbox(&c->groups[i])) {
+            if (resolve_params(l, i, err) < 0)
+                return -1;
+            continue;
+        }
+        c->groups[i].params =
+            params__as_written(l->global_params, l->src[i].test_params);
+    }
     return 0;
 }

@@ -14,6 +14,21 @@
 #include "config/params_int.h"
 #include "config/yamltree_int.h"
 
+/* The keys of a run section (global.run or a group's) that name a
+ * program instead of the plan, each NULL when absent; checked for type
+ * when read, resolved per group (global < group) once all are read. */
+struct comp_prog {
+    const struct ynode *command;
+    const struct ynode *image;
+    const struct ynode *args;
+    const struct ynode *env;
+    const struct ynode *workdir;
+    const struct ynode *artifact;
+    /* A group's run.profiles.heap (preload or off); in global.run, its
+     * profiles.heap when it is preload. */
+    const struct ynode *heap;
+};
+
 /* What a group was written as, kept until instances are resolved. */
 struct comp_group_src {
     const struct ynode *node;        /* the group's mapping */
@@ -23,6 +38,7 @@ struct comp_group_src {
     double fraction;                 /* of total_instances, 0 < f <= 1 */
     const struct ynode *test_params; /* run.test_params, or NULL */
     const struct ynode *root;        /* run.root, or NULL */
+    struct comp_prog prog;           /* its run section's program keys */
 };
 
 struct comp_load {
@@ -31,12 +47,13 @@ struct comp_load {
     const struct composition_runner *runner; /* c->runner's entry */
     const struct ynode *root;
     const struct ynode *global;
-    const struct ynode *plan;          /* global.plan value */
-    const struct ynode *tcase;         /* global.case value */
+    const struct ynode *plan;          /* global.plan value, or NULL */
+    const struct ynode *tcase;         /* global.case value, or NULL */
     const struct ynode *total;         /* global.total_instances, or NULL */
     const struct ynode *global_params; /* global.run.test_params, or NULL */
     const char *global_artifact;       /* global.run.artifact, or NULL */
     const struct ynode *global_root;   /* global.run.root, or NULL */
+    struct comp_prog global_prog;      /* global.run's program keys */
     bool root_default;                 /* its value, false when absent */
     uint64_t global_log_limit;         /* global.run.log_limit or default */
     uint64_t global_output_quota;      /* global.run.output_quota or default */
@@ -62,7 +79,18 @@ bool composition__percent_text(const char *s, double *pct);
 int composition__parse_groups(struct comp_load *l, struct err *err);
 /* Counts from percentages, and the total checked against total_instances. */
 int composition__resolve_instances(struct comp_load *l, struct err *err);
-/* Against the manifest: instance bounds, allowed groups, parameters. */
+/* Against the manifest: instance bounds, allowed groups, parameters of
+ * the groups that run the plan; the others' parameters as written. */
 int composition__check_case(struct comp_load *l, struct err *err);
+
+/* composition_program.c: the program keys of the run section at run
+ * (global.run when global), type-checked into *p. */
+int composition__read_program(const struct ynode *run, const char *run_path,
+                              bool global, struct comp_prog *p,
+                              struct err *err);
+/* Each group's command, image, args, env, workdir and heap_preload from
+ * global < group, commands and folders resolved, checked against the
+ * runner. */
+int composition__resolve_programs(struct comp_load *l, struct err *err);
 
 #endif

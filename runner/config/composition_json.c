@@ -4,16 +4,23 @@
  * what ran (see config/config.h).
  *
  * Keys come in a fixed order and every key is always present (null when
- * unset), so the output can be compared byte for byte. Sizes are in bytes,
+ * unset), so the output can be compared byte for byte; a group that runs
+ * its own program has the keys of that program too (command, image, args,
+ * env, workdir, profiles), which a group that runs the plan has not, and
+ * "notes" is there when there is something to say. Sizes are in bytes,
  * durations in nanoseconds, cpu in millicpus and cpus; 0 memory or cpu
  * means no limit.
  */
 #include "config/config.h"
 
+#include "base/strbuf.h"
+#include "base/util.h"
 #include "ty_json.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* Integers as written digits: cJSON would print 15 significant digits
  * and turn a long timeout in nanoseconds into 1.08e+15. */
@@ -52,6 +59,49 @@ profiles_json(const struct composition *c)
 }
 
 static cJSON *
+strings_json(char *const *v)
+{
+    cJSON *a = cJSON_CreateArray();
+
+    for (size_t i = 0; v != NULL && v[i] != NULL; i++)
+        cJSON_AddItemToArray(a, cJSON_CreateString(v[i]));
+    return a;
+}
+
+/* "KEY=value" pairs as an object. */
+static cJSON *
+env_json(char *const *env)
+{
+    cJSON *o = cJSON_CreateObject();
+
+    for (size_t i = 0; env[i] != NULL; i++) {
+        const char *eq = strchr(env[i], '=');
+        char key[256];
+
+        snprintf(key, sizeof(key), "%.*s", (int)(eq - env[i]), env[i]);
+        cJSON_AddStringToObject(o, key, eq + 1);
+    }
+    return o;
+}
+
+static void
+program_json(cJSON *o, const struct composition_group *g)
+{
+    cJSON *p = cJSON_CreateObject();
+
+    if (g->command != NULL)
+        cJSON_AddItemToObject(o, "command", strings_json(g->command));
+    else
+        cJSON_AddNullToObject(o, "command");
+    ty__json_string(o, "image", g->image);
+    cJSON_AddItemToObject(o, "args", strings_json(g->args));
+    cJSON_AddItemToObject(o, "env", env_json(g->env));
+    ty__json_string(o, "workdir", g->workdir);
+    ty__json_string(p, "heap", g->heap_preload ? "preload" : NULL);
+    cJSON_AddItemToObject(o, "profiles", p);
+}
+
+static cJSON *
 group_json(const struct composition_group *g)
 {
     cJSON *o = cJSON_CreateObject();
@@ -67,8 +117,48 @@ group_json(const struct composition_group *g)
     add_int(o, "output_quota_bytes", (long long)g->output_quota);
     ty__json_string(o, "artifact", g->artifact);
     cJSON_AddBoolToObject(o, "root", g->root);
+    if (composition_group_blackbox(g))
+        program_json(o, g);
     cJSON_AddItemToObject(o, "params", cJSON_Duplicate(g->params, 1));
     return o;
+}
+
+/* The ids of the groups that run their own program with test_params. */
+static void
+unchecked_ids(const struct composition *c, struct strbuf *sb)
+{
+    for (size_t i = 0; i < c->ngroups; i++)
+        if (composition_group_blackbox(&c->groups[i]) &&
+            cJSON_GetArraySize(c->groups[i].params) > 0)
+            strbuf_addf(sb, "%s\"%s\"", sb->len ? ", " : "", c->groups[i].id);
+}
+
+static cJSON *
+notes_json(const struct composition *c)
+{
+    cJSON *a = cJSON_CreateArray();
+    struct strbuf sb;
+
+    if (c->plan == NULL)
+        cJSON_AddItemToArray(
+            a, cJSON_CreateString("no plan: test_params are passed to the "
+                                  "instances as written, unchecked (no "
+                                  "manifest)"));
+    strbuf_init(&sb);
+    if (c->plan != NULL)
+        unchecked_ids(c, &sb);
+    if (sb.len > 0) {
+        char *s = xasprintf("groups that run their own program (%s): "
+                            "test_params are passed as written, unchecked "
+                            "(the manifest checks only the groups that run "
+                            "the plan)",
+                            sb.buf);
+
+        cJSON_AddItemToArray(a, cJSON_CreateString(s));
+        free(s);
+    }
+    strbuf_release(&sb);
+    return a;
 }
 
 cJSON *
@@ -76,15 +166,16 @@ composition_to_json(const struct composition *c)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON *groups = cJSON_CreateArray();
+    cJSON *notes;
 
     cJSON_AddStringToObject(o, "composition", c->path);
     cJSON_AddStringToObject(o, "name", c->name);
     ty__json_string(o, "author", c->author);
     ty__json_string(o, "description", c->description);
-    cJSON_AddStringToObject(o, "plan", c->plan);
-    cJSON_AddStringToObject(o, "plan_dir", c->plan_dir);
-    cJSON_AddStringToObject(o, "manifest", c->manifest->path);
-    cJSON_AddStringToObject(o, "case", c->case_name);
+    ty__json_string(o, "plan", c->plan);
+    ty__json_string(o, "plan_dir", c->plan_dir);
+    ty__json_string(o, "manifest", c->manifest ? c->manifest->path : NULL);
+    ty__json_string(o, "case", c->case_name);
     cJSON_AddStringToObject(o, "runner", c->runner);
     add_int(o, "total_instances", (long long)c->total_instances);
     cJSON_AddItemToObject(o, "run_config", run_config_json(c));
@@ -92,5 +183,10 @@ composition_to_json(const struct composition *c)
     for (size_t i = 0; i < c->ngroups; i++)
         cJSON_AddItemToArray(groups, group_json(&c->groups[i]));
     cJSON_AddItemToObject(o, "groups", groups);
+    notes = notes_json(c);
+    if (cJSON_GetArraySize(notes) > 0)
+        cJSON_AddItemToObject(o, "notes", notes);
+    else
+        cJSON_Delete(notes);
     return o;
 }

@@ -13,7 +13,10 @@
  * total_instances, the case's instance bounds and groups, every parameter
  * against its declaration — and resolves it: each group gets its instance
  * count, its limits in bytes and millicpus and its parameters layered as
- * manifest default < global < group.
+ * manifest default < global < group. A group may run a program of its own
+ * instead of the plan (run.command, run.image); the manifest checks only
+ * the groups that run the plan, and a composition whose groups all run
+ * their own needs no plan (see composition_group_blackbox()).
  *
  * Ownership: a struct composition owns everything it points to, including
  * the manifest; pointers into it are borrowed until composition_destroy().
@@ -90,7 +93,7 @@ struct composition {
     /* NULL when the composition names no plan: then every group is a
      * black-box group, and manifest, tcase and plan_dir are NULL too. */
     char *plan;
-    char *case_name; /* NULL without a plan and global.case */
+    char *case_name;         /* NULL without a plan and global.case */
     char *runner;            /* one of composition_opts.runners */
     int64_t total_instances; /* sum of the groups' instances */
     int64_t timeout_ns;
@@ -122,6 +125,10 @@ struct composition_runner {
     const char *no_bridge;
     /* Why instances cannot run as uid 0 (run.root), or NULL. */
     const char *no_root;
+    /* Why instances cannot run an image (run.image), or NULL. A runner
+     * without images runs host programs: run.workdir is then a host
+     * folder, otherwise a path in the container. */
+    const char *no_image;
 };
 
 struct composition_opts {

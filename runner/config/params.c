@@ -5,7 +5,9 @@
  * The manifest declares each parameter's type once; every value written
  * anywhere — a default in the manifest, global.run.test_params, a group's
  * run.test_params — goes through params__convert(), so a value is checked
- * the same way wherever it is written and its error points at it.
+ * the same way wherever it is written and its error points at it. A
+ * group that runs its own program has no declarations: its values are
+ * passed on as written (params__as_written).
  */
 #include "config/params_int.h"
 
@@ -433,4 +435,62 @@ params__resolve(const struct params_layers *l, struct err *err)
         }
     }
     return out;
+}
+
+/* A node as JSON: what it means under YAML's core schema. */
+static cJSON *
+as_written(const struct ynode *v)
+{
+    cJSON *o;
+
+    if (v->kind == YNODE_SCALAR) {
+        const char *digits = v->str + (v->str[0] == '-' || v->str[0] == '+');
+
+        switch (yamltree__scalar_type(v)) {
+        case YSCALAR_NULL:
+            return cJSON_CreateNull();
+        case YSCALAR_BOOL:
+            return cJSON_CreateBool(v->str[0] == 't' || v->str[0] == 'T');
+        case YSCALAR_INT:
+            /* Past 15 digits a JSON number would arrive rounded. */
+            if (strlen(digits) <= 15)
+                return cJSON_CreateNumber(strtod(v->str, NULL));
+            break;
+        case YSCALAR_FLOAT:
+            /* .inf and .nan: no JSON number. */
+            if (strpbrk(v->str, "iInN") == NULL)
+                return cJSON_CreateNumber(strtod(v->str, NULL));
+            break;
+        case YSCALAR_STRING:
+            break;
+        }
+        return cJSON_CreateString(v->str);
+    }
+    o = v->kind == YNODE_MAP ? cJSON_CreateObject() : cJSON_CreateArray();
+    for (size_t i = 0; i < yamltree__len(v); i++)
+        if (v->kind == YNODE_MAP)
+            cJSON_AddItemToObject(o, yamltree__key_at(v, i)->str,
+                                  as_written(yamltree__val_at(v, i)));
+        else
+            cJSON_AddItemToArray(o, as_written(yamltree__val_at(v, i)));
+    return o;
+}
+
+cJSON *
+params__as_written(const struct ynode *global, const struct ynode *group)
+{
+    const struct ynode *layers[] = {global, group};
+    cJSON *o = cJSON_CreateObject();
+
+    for (size_t k = 0; k < ARRAY_LEN(layers); k++)
+        for (size_t j = 0; j < yamltree__len(layers[k]); j++) {
+            const char *name = yamltree__key_at(layers[k], j)->str;
+            cJSON *v = as_written(yamltree__val_at(layers[k], j));
+
+            if (cJSON_GetObjectItemCaseSensitive(o, name) != NULL)
+                cJSON_ReplaceItemInObjectCaseSensitive(o, name, v);
+            else
+                cJSON_AddItemToObject(o, name, v);
+        }
+    return o;
 }

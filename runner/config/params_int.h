@@ -55,4 +55,12 @@ struct params_layers {
  * whose keys follow the declarations' order. */
 cJSON *params__resolve(const struct params_layers *l, struct err *err);
 
+/* Parameters with no declaration (a group that runs its own program):
+ * global < group (either may be NULL), key by key, as YAML's core schema
+ * reads them: numbers, true/false and null as such (a number JSON cannot
+ * carry, such as .inf or an integer of more than 15 digits, stays its
+ * text), lists and mappings as arrays and objects, the rest strings. */
+cJSON *params__as_written(const struct ynode *global,
+                          const struct ynode *group);
+
 #endif
