@@ -14,9 +14,11 @@
  * without limits and the backend's warning says so once.
  *
  * Ends are noticed through a signalfd for SIGCHLD, which the orchestrator
- * blocks in every thread before any is created. An instance that died of
- * SIGKILL while its cgroup's OOM kill count went up is reported as an OOM
- * kill.
+ * blocks in every thread before any is created. An instance whose cgroup's
+ * OOM kill count went up while it ran is reported as an OOM kill, as
+ * local:docker reports a container the kernel OOM-killed a process of:
+ * the process killed may be a child (a program under a shell wrapper)
+ * that the instance's main process outlived.
  *
  * A black-box instance execs its group's program (in->argv: run.command
  * and run.args) instead of the plan, with the environment it is given
@@ -328,7 +330,7 @@ reaped(struct exec_backend *x, int index, int status)
     backend__event_init(&ev, BACKEND_EXITED, index, NULL);
     ev.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     ev.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-    if (ei->cg != NULL && ev.signal == SIGKILL)
+    if (ei->cg != NULL)
         ev.oom = cgroup__oom_kills(ei->cg) > ei->oom_before;
     ei->pid = -1;
     exec_guard__set(x->guard, (size_t)index, 0);

@@ -109,7 +109,7 @@ if can_limit_memory; then
     f=$(hog_comp bb-wrapper "{command: [/bin/sh, -c,
       \"$HOG --step 1M --pause-ms 20; echo after\"], profiles: {heap: preload}}")
     rc=$(run_comp bb-wrapper "$f")
-    check_eq "wrapper: the outcome is oom" \
+    check_eq "wrapper: the outcome is oom (the shell outlived the hog)" \
         "$(result bb-wrapper '.instances[0].outcome')" oom
     check "wrapper: the hog under the shell left a pre-oom profile" \
         test -n "$(find "$RUNS/bb-wrapper/hog/0" \
