@@ -4,8 +4,11 @@
  * with "", string indexes are in range, ids are non-zero and unique, every
  * sample has one value per sample type, every location and function it
  * refers to exists), turn the samples' location ids into indexes, and give
- * every frame a name: its function's, or its address and object file when
- * the profile could not name it.
+ * every frame a name: its function's, or, when the profile could not name
+ * it, "<object>+0x<offset>" (the object file's base name and the frame's
+ * offset in that file, as pprof prints an unsymbolized frame and as
+ * `addr2line -e <object>` takes it), or its bare address outside any
+ * mapping.
  */
 #include "report/pprof_read_int.h"
 
@@ -108,7 +111,8 @@ check_strings(struct dec *d)
             check_str(d, p->funcs[i].file, "function", p->funcs[i].id) < 0)
             return -1;
     for (size_t i = 0; i < p->nmaps; i++)
-        if (check_str(d, p->maps[i].file, "mapping", p->maps[i].id) < 0)
+        if (check_str(d, p->maps[i].file, "mapping", p->maps[i].id) < 0 ||
+            check_str(d, p->maps[i].build_id, "mapping", p->maps[i].id) < 0)
             return -1;
     return 0;
 }
@@ -163,8 +167,12 @@ loc_synth(struct pprof_profile *p, struct pp_loc *l)
         file = p->strs[m->file];
     base = file ? strrchr(file, '/') : NULL;
     base = base ? base + 1 : file;
-    name = base ? xasprintf("0x%" PRIx64 " (%s)", l->address, base)
-                : xasprintf("0x%" PRIx64, l->address);
+    /* the file offset: where the mapping starts in the file, plus how far
+     * into the mapping the address lies */
+    name = base && l->address >= m->start
+               ? xasprintf("%s+0x%" PRIx64, base,
+                           l->address - m->start + m->offset)
+               : xasprintf("0x%" PRIx64, l->address);
     xgrow(&p->synth, &p->capsynth, p->nsynth + 1, sizeof(*p->synth));
     p->synth[p->nsynth++] = name;
     l->synth = name;
@@ -218,4 +226,47 @@ pprof__check(struct dec *d)
         if (name_lines(d, &p->locs[i]) < 0)
             return -1;
     return 0;
+}
+
+/* ---- unsymbolized frames ----------------------------------------------- */
+
+/* Insert mapping m with n unnamed frames into out, kept most first. */
+static void
+symobj_insert(const struct pprof_profile *p, const struct pp_map *m, size_t n,
+              struct pprof_symbols *out)
+{
+    size_t k = out->nobjects;
+
+    while (k > 0 && out->objects[k - 1].frames < n)
+        k--;
+    if (k == PPROF_SYM_OBJECTS)
+        return;
+    if (out->nobjects < PPROF_SYM_OBJECTS)
+        out->nobjects++;
+    memmove(&out->objects[k + 1], &out->objects[k],
+            (out->nobjects - 1 - k) * sizeof(out->objects[0]));
+    out->objects[k] =
+        (struct pprof_symobj){p->strs[m->file], p->strs[m->build_id], n};
+}
+
+void
+pprof__symbols(const struct pprof_profile *p, struct pprof_symbols *out)
+{
+    cleanup_free size_t *per = xcalloc(p->nmaps + 1, sizeof(*per));
+
+    *out = (struct pprof_symbols){.frames = p->nlocs};
+    for (size_t i = 0; i < p->nlocs; i++) {
+        const struct pp_loc *l = &p->locs[i];
+        const struct pp_map *m;
+
+        if (l->synth == NULL)
+            continue;
+        out->unsymbolized++;
+        m = find_id(p->maps, p->nmaps, sizeof(*m), l->mapping_id);
+        if (m != NULL)
+            per[m - p->maps]++;
+    }
+    for (size_t i = 0; i < p->nmaps; i++)
+        if (per[i] > 0 && p->strs[p->maps[i].file][0] != '\0')
+            symobj_insert(p, &p->maps[i], per[i], out);
 }

@@ -66,6 +66,23 @@ int64_t pprof__time_ns(const struct pprof_profile *p);
 /* The sampling period (mean bytes between samples), 0 when not given. */
 int64_t pprof__period(const struct pprof_profile *p);
 
+/* Frames the profile could not name (docs/heap-profiling.md, "Stripped
+ * programs"): of its `frames` locations, `unsymbolized` have no function
+ * name, and `objects` are the files they lie in, most such frames first
+ * (strings borrowed from the profile; a frame outside any mapping is in
+ * none). */
+#define PPROF_SYM_OBJECTS 8
+struct pprof_symobj {
+    const char *path, *build_id; /* "" when the profile does not say */
+    size_t frames;
+};
+struct pprof_symbols {
+    size_t frames, unsymbolized;
+    struct pprof_symobj objects[PPROF_SYM_OBJECTS];
+    size_t nobjects;
+};
+void pprof__symbols(const struct pprof_profile *p, struct pprof_symbols *out);
+
 /* Allocation sites by value v, largest flat first (then largest cum, then
  * name); sites whose flat and cum are both 0 are left out. Returns how
  * many; *out is the caller's (free; NULL when none). */

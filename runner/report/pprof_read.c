@@ -301,6 +301,34 @@ dec_function(struct dec *d, struct pb b)
     return 0;
 }
 
+/* A Mapping's varint field into m. */
+static void
+mapping_field(struct pp_map *m, const struct field *f)
+{
+    switch (f->num) {
+    case MAPPING_ID:
+        m->id = f->v;
+        break;
+    case MAPPING_START:
+        m->start = f->v;
+        break;
+    case MAPPING_LIMIT:
+        m->limit = f->v;
+        break;
+    case MAPPING_OFFSET:
+        m->offset = f->v;
+        break;
+    case MAPPING_FILENAME:
+        m->file = (int64_t)f->v;
+        break;
+    case MAPPING_BUILD_ID:
+        m->build_id = (int64_t)f->v;
+        break;
+    default:
+        m->has_functions = f->v != 0;
+    }
+}
+
 static int
 dec_mapping(struct dec *d, struct pb b)
 {
@@ -310,14 +338,11 @@ dec_mapping(struct dec *d, struct pb b)
     int r;
 
     while ((r = next_field(d, &b, &f, "Mapping")) > 0) {
-        if (f.num != MAPPING_ID && f.num != MAPPING_FILENAME)
+        if (f.num < MAPPING_ID || f.num > MAPPING_HAS_FUNCTIONS)
             continue;
         if (want_varint(d, &f, "Mapping") < 0)
             return -1;
-        if (f.num == MAPPING_ID)
-            m.id = f.v;
-        else
-            m.file = (int64_t)f.v;
+        mapping_field(&m, &f);
     }
     if (r < 0)
         return -1;

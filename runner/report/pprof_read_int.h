@@ -31,7 +31,10 @@ struct pp_func {
 
 struct pp_map {
     uint64_t id;
-    int64_t file;
+    uint64_t start, limit, offset; /* memory_start, memory_limit,
+                                      file_offset */
+    int64_t file, build_id;
+    bool has_functions;
 };
 
 struct pprof_profile {

@@ -251,6 +251,7 @@ group_release(struct report_group *g)
     free(g->psites);
     free(g->psites_label);
     report__gsites_release(&g->gsites);
+    report__syms_release(&g->syms);
 }
 
 void

@@ -616,6 +616,20 @@ sites_head(struct strbuf *sb, const struct report_group *g, size_t gi)
     strbuf_adds(sb, " <small class=\"note\">");
 }
 
+/* Once per group: how many frames have no symbols, and how to get them. */
+static void
+syms_note(struct strbuf *sb, const struct report_group *g)
+{
+    char text[1024];
+
+    report__syms_text(g, text, sizeof(text));
+    if (text[0] == '\0')
+        return;
+    strbuf_adds(sb, "<p class=\"note\">");
+    report__html_esc(sb, text);
+    strbuf_adds(sb, "</p>\n");
+}
+
 static void
 sites_group(struct strbuf *sb, const struct report_group *g, size_t gi)
 {
@@ -626,6 +640,7 @@ sites_group(struct strbuf *sb, const struct report_group *g, size_t gi)
         report__sites_absent_text(g, why, sizeof(why));
         report__html_esc(sb, why);
         strbuf_adds(sb, "</small></h3>\n");
+        syms_note(sb, g);
         return;
     }
     report__fmt_bytes(g->sites_total, tot, sizeof(tot));
@@ -643,6 +658,7 @@ sites_group(struct strbuf *sb, const struct report_group *g, size_t gi)
                     g->sites_older == 1 ? "its" : "their");
     sites_table(sb, g->sites, g->nsites, g->sites_total,
                 report__group_color(gi));
+    syms_note(sb, g);
 }
 
 /* Growing sites as one table (a group's, an OOM-killed instance's). */

@@ -9,6 +9,8 @@
  *                     and times, round readings (memory-rounds.jsonl), top
  *                     and growing sites
  *   report_oom.c      what an OOM-killed instance left before the kill
+ *   report_syms.c     frames the profiles could not name, and how to
+ *                     name them
  *   report_stats.c    rounds, lines through them, trends and verdicts
  *   report_json.c     summary.json
  *   report_html.c     report.html (report_svg.c draws its charts)
@@ -189,6 +191,21 @@ struct report_oom {
     int64_t sites_total;
 };
 
+/* The frames of a group's profiles that have no symbols (report_syms.c):
+ * summed over the profile each instance's top sites come from. */
+#define REPORT_SYM_OBJECTS 8
+struct report_symobj {
+    char *path, *build_id;
+    int64_t frames;
+};
+struct report_symbols {
+    size_t nprofiles; /* profiles counted; 0: the group had none */
+    int64_t frames, unsymbolized;
+    struct report_symobj objects[REPORT_SYM_OBJECTS]; /* most frames first */
+    size_t nobjects;
+    char *example; /* a profile with such frames, run-relative, or NULL */
+};
+
 struct report_inst {
     char *group;
     int index;
@@ -248,6 +265,7 @@ struct report_group {
     size_t psites_ninst;
     char *psites_label;
     struct report_gsites gsites;
+    struct report_symbols syms;
 };
 
 enum report_bar_kind { BAR_START, BAR_END, BAR_OTHER };
@@ -409,6 +427,19 @@ int report__sites_growth(struct report *r, const char *from_pb,
 void report__gsites_release(struct report_gsites *gs);
 /* A site's name as the tables show it: "f (testyard)", "f (1 sample)". */
 void report__site_name(const struct report_site *s, char *buf, size_t size);
+
+/* report_syms.c */
+struct pprof_profile;
+/* Add profile p (rel: its run-relative path) to g's counts. */
+void report__syms_add(struct report_symbols *g, const struct pprof_profile *p,
+                      const char *rel);
+void report__syms_release(struct report_symbols *g);
+/* "12 of 40 frames in providers' profiles have no symbols: ... (install
+ * ...; or symbolize later: pprof ...)", or "" when every frame was named
+ * or none of g's sites shown is unnamed. */
+void report__syms_text(const struct report_group *g, char *buf, size_t size);
+/* summary.json's groups[].symbols; null when the group had no profile. */
+cJSON *report__syms_json(const struct report_group *g);
 
 /* report_stats.c */
 int report__fit_line(const double *x, const double *y, size_t n,

@@ -570,10 +570,12 @@ report__last_profile(const struct report_inst *in)
 }
 
 /* Add the sites of the profile at path to a and, when asked, its
- * inuse_space to *total. */
+ * inuse_space to *total and its unnamed frames to *syms (rel: the
+ * profile's run-relative path). */
 static int
 profile_sites(struct report *r, const char *path, struct site_acc *a,
-              int64_t *total, struct err *err)
+              int64_t *total, struct report_symbols *syms, const char *rel,
+              struct err *err)
 {
     struct pprof_profile *p;
     struct pprof_site *sites = NULL;
@@ -588,6 +590,8 @@ profile_sites(struct report *r, const char *path, struct site_acc *a,
     a->period = pprof__period(p);
     if (total != NULL)
         *total = i64_add_sat(*total, pprof__total(p, v));
+    if (syms != NULL)
+        report__syms_add(syms, p, rel);
     free(sites);
     pprof__destroy(&p);
     return 0;
@@ -601,6 +605,7 @@ inst_sites(struct report *r, struct report_group *g,
 {
     bool older;
     const struct report_snap *s = sites_profile(in, &older);
+    cleanup_free char *rel = NULL;
 
     for (size_t i = 0; i < in->nsnaps; i++)
         if (in->snaps[i].pb_path != NULL) {
@@ -609,7 +614,9 @@ inst_sites(struct report *r, struct report_group *g,
         }
     if (s == NULL)
         return 0;
-    if (profile_sites(r, s->pb_path, a, &g->sites_total, err) < 0)
+    rel = xasprintf("%s/heap-%s.pb.gz", in->label, s->label);
+    if (profile_sites(r, s->pb_path, a, &g->sites_total, &g->syms, rel, err) <
+        0)
         return -1;
     g->sites_ninst++;
     g->sites_older += older;
@@ -711,8 +718,8 @@ report__sites_growth(struct report *r, const char *from_pb, const char *to_pb,
     size_t na, nb, k = 0;
     int64_t least;
 
-    if (profile_sites(r, from_pb, &a, NULL, err) < 0 ||
-        profile_sites(r, to_pb, &b, NULL, err) < 0) {
+    if (profile_sites(r, from_pb, &a, NULL, NULL, NULL, err) < 0 ||
+        profile_sites(r, to_pb, &b, NULL, NULL, NULL, err) < 0) {
         acc_free(a.v, a.n);
         acc_free(b.v, b.n);
         return -1;
@@ -875,7 +882,8 @@ group_peak_sites(struct report *r, struct report_group *g, struct err *err)
 
         if (s == NULL)
             continue;
-        if (profile_sites(r, s->pb_path, &a, &g->psites_total, err) < 0) {
+        if (profile_sites(r, s->pb_path, &a, &g->psites_total, NULL, NULL,
+                          err) < 0) {
             acc_release(&a);
             return -1;
         }
@@ -942,7 +950,7 @@ report__snap_sites(struct report *r, const struct report_snap *s,
     *sites = NULL;
     *n = 0;
     *total = 0;
-    if (profile_sites(r, s->pb_path, &a, total, err) < 0) {
+    if (profile_sites(r, s->pb_path, &a, total, NULL, NULL, err) < 0) {
         acc_release(&a);
         return -1;
     }

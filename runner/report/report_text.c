@@ -256,17 +256,20 @@ print_sites(const struct report *r, FILE *out)
                  "snapshot):\n");
     for (size_t i = 0; i < r->ngroups; i++) {
         const struct report_group *g = &r->groups[i];
-        char why[256];
+        char why[256], syms[1024];
 
+        report__syms_text(g, syms, sizeof(syms));
         if (g->nsites == 0) {
             report__sites_absent_text(g, why, sizeof(why));
             fprintf(out, "  %s: %s\n", g->id, why);
-            continue;
+        } else {
+            fprintf(out, "  %s (%s):\n", g->id,
+                    g->sites_label && g->sites_label[0] ? g->sites_label
+                                                        : "last snapshots");
+            print_site_lines(g->sites, g->nsites, g->sites_total, "    ", out);
         }
-        fprintf(out, "  %s (%s):\n", g->id,
-                g->sites_label && g->sites_label[0] ? g->sites_label
-                                                    : "last snapshots");
-        print_site_lines(g->sites, g->nsites, g->sites_total, "    ", out);
+        if (syms[0] != '\0')
+            fprintf(out, "    %s\n", syms);
     }
     any = false;
     for (size_t i = 0; i < r->ngroups; i++) {

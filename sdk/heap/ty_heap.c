@@ -592,6 +592,7 @@ start_once(void)
     if (env.rate_set)
         atomic_store(&H.rate, env.rate);
     ty__unwind_init(env.unwind);
+    ty__symbols_debug_dirs(env.debug_dirs);
     pthread_atfork(fork_prepare, fork_release, fork_child);
     ty__heap_thr.busy = 0;
     ty__heap_thr.left = -1;

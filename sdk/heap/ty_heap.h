@@ -310,6 +310,7 @@ enum ty__heap_var {
     TY_HEAP_VAR_SIGNAL,        /* TESTYARD_HEAP_SIGNAL (LD_PRELOAD only) */
     TY_HEAP_VAR_PEAK_STEP,     /* TESTYARD_HEAP_PEAK_STEP */
     TY_HEAP_VAR_PEAK_INTERVAL, /* TESTYARD_HEAP_PEAK_INTERVAL */
+    TY_HEAP_VAR_DEBUG_DIRS,    /* TESTYARD_HEAP_DEBUG_DIRS */
     TY_HEAP_VAR_N,
 };
 
@@ -325,6 +326,9 @@ struct ty__heap_env {
     int sig;         /* the snapshot signal; 0 for none */
     bool at_exit;    /* TESTYARD_HEAP_AT_EXIT is not "0" */
     const char *dir; /* where LD_PRELOAD snapshots go; borrowed */
+    /* colon-separated folders of separate debug files; NULL: the default
+     * (/usr/lib/debug); borrowed from the environment */
+    const char *debug_dirs;
     /* For each variable whose value was refused, the line that says so
      * and what is used instead ("" when it was fine), without a prefix:
      * the SDK sends it as a message, the LD_PRELOAD library to stderr. */
@@ -333,7 +337,8 @@ struct ty__heap_env {
 
 /* Read the variables as they are now into *e; allocates nothing, so the
  * profiler's start inside the first malloc may call it. ty__heap_start
- * takes the rate and the unwinder from it, ty__heapctl_init (each handle)
+ * takes the rate, the unwinder and the debug folders from it,
+ * ty__heapctl_init (each handle)
  * the interval, the LD_PRELOAD library's constructor the rest. */
 void ty__heap_env_read(struct ty__heap_env *e);
 

@@ -9,6 +9,7 @@
  * the unwinder, may be inside the first malloc.
  */
 #include "ty_heap.h"
+#include "ty_symbols.h"
 #include "ty_units.h"
 
 #include <signal.h>
@@ -129,6 +130,39 @@ read_signal(struct ty__heap_env *e)
              s);
 }
 
+/* TESTYARD_HEAP_DEBUG_DIRS: absolute folders, colon-separated; a relative
+ * one would depend on the program's working directory and is left out. */
+static void
+read_debug_dirs(struct ty__heap_env *e)
+{
+    const char *s = var("TESTYARD_HEAP_DEBUG_DIRS");
+    char *bad = e->bad[TY_HEAP_VAR_DEBUG_DIRS];
+
+    if (s == NULL)
+        return;
+    if (strlen(s) >= TY_SYMBOLS_DIRS_MAX) {
+        snprintf(bad, TY_HEAP_BAD_MAX,
+                 "TESTYARD_HEAP_DEBUG_DIRS: longer than %d bytes; looking "
+                 "for debug files under %s",
+                 TY_SYMBOLS_DIRS_MAX - 1, TY_SYMBOLS_DEBUG_DIR);
+        return;
+    }
+    e->debug_dirs = s;
+    for (const char *p = s; *p != '\0'; p += strcspn(p, ":")) {
+        size_t n;
+
+        p += *p == ':';
+        n = strcspn(p, ":");
+        if (n > 0 && *p != '/') {
+            snprintf(bad, TY_HEAP_BAD_MAX,
+                     "TESTYARD_HEAP_DEBUG_DIRS: \"%.*s\" is not an absolute "
+                     "path; left out",
+                     (int)(n < 60 ? n : 60), p);
+            return;
+        }
+    }
+}
+
 void
 ty__heap_env_read(struct ty__heap_env *e)
 {
@@ -152,4 +186,5 @@ ty__heap_env_read(struct ty__heap_env *e)
     read_signal(e);
     read_peak_step(e);
     read_peak_interval(e);
+    read_debug_dirs(e);
 }

@@ -5,6 +5,10 @@
  * sample per call stack with a "bytes" label (the average block size),
  * values un-sampled with Go's estimator (scaleHeapSample), and mappings,
  * locations and functions from this process's ELF files (ty_symbols.c).
+ * A frame no symbol table names keeps its address and mapping (file name,
+ * build id, addresses, offset) and carries no line, so pprof can name it
+ * later against the file; the totals count such frames per object for
+ * the sidecar.
  *
  * Addresses follow pprof's convention: a location's address is a return
  * address minus one, so that it lands inside the call instruction and
@@ -17,6 +21,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,7 +78,7 @@ struct map_use {
 
 static uint64_t
 heap_location(struct ty__pprof *p, struct ty__symbolizer *sym,
-              struct map_use *use, uintptr_t pc)
+              struct map_use *use, uintptr_t pc, struct ty__heap_totals *tot)
 {
     uintptr_t addr = pc - 1;
     uint64_t id = ty__pprof_location_of(p, addr), fid = 0;
@@ -92,6 +97,8 @@ heap_location(struct ty__pprof *p, struct ty__symbolizer *sym,
         else
             use[m].unnamed++;
     }
+    tot->frames++;
+    tot->unsymbolized += fid == 0;
     return ty__pprof_location(p, addr, m >= 0 ? (uint64_t)m + 1 : 0, fid);
 }
 
@@ -131,7 +138,7 @@ heap_sample(struct ty__pprof *p, struct ty__symbolizer *sym,
     uint32_t n = r->depth < TY_HEAP_MAX_DEPTH ? r->depth : TY_HEAP_MAX_DEPTH;
 
     for (uint32_t i = 0; i < n; i++)
-        locs[i] = heap_location(p, sym, use, r->pcs[i]);
+        locs[i] = heap_location(p, sym, use, r->pcs[i], tot);
     rec_values(r, v, tot);
     ty__pprof_sample(p, locs, n, v, 4, "bytes",
                      (int64_t)(r->alloc_bytes / r->allocs));
@@ -148,6 +155,44 @@ heap_mappings(struct ty__pprof *p, const struct ty__symbolizer *sym,
 
         ty__pprof_mapping_has_functions(p, id,
                                         use[i].locs > 0 && use[i].unnamed == 0);
+    }
+}
+
+void
+ty__heap_totals_release(struct ty__heap_totals *tot)
+{
+    for (size_t i = 0; i < tot->nobjects; i++)
+        free(tot->objects[i].path);
+    tot->nobjects = 0;
+}
+
+/* The objects with the most unnamed frames into tot, most first (the
+ * earlier mapping among equals). */
+static void
+heap_symobjs(const struct ty__symbolizer *sym, const struct map_use *use,
+             struct ty__heap_totals *tot)
+{
+    for (size_t i = 0; i < sym->n; i++) {
+        size_t k = tot->nobjects;
+        struct ty__heap_symobj *o;
+
+        if (use[i].unnamed == 0)
+            continue;
+        while (k > 0 && tot->objects[k - 1].frames < use[i].unnamed)
+            k--;
+        if (k == TY_HEAP_SYM_OBJECTS)
+            continue;
+        if (tot->nobjects == TY_HEAP_SYM_OBJECTS)
+            free(tot->objects[--tot->nobjects].path);
+        memmove(&tot->objects[k + 1], &tot->objects[k],
+                (tot->nobjects - k) * sizeof(*o));
+        o = &tot->objects[k];
+        o->path = strdup(sym->maps[i].path);
+        snprintf(o->build_id, sizeof(o->build_id), "%s", sym->maps[i].build_id);
+        o->frames = use[i].unnamed;
+        tot->nobjects++;
+        if (o->path == NULL)
+            ty__heap_totals_release(tot); /* none rather than some */
     }
 }
 
@@ -192,6 +237,7 @@ ty__heap_profile(const struct ty__heap_snap *s, void **gz, size_t *len,
     for (size_t i = 0; i < s->n; i++)
         heap_sample(p, &sym, use, &s->recs[i], tot);
     heap_mappings(p, &sym, use);
+    heap_symobjs(&sym, use, tot);
     r = heap_encode(p, gz, len);
     free(use);
     ty__symbolizer_release(&sym);

@@ -4,8 +4,8 @@
  * A snapshot is two files: heap-<label>.pb.gz, the gzipped pprof profile
  * of the sampled heap (ty_pprof.c), and heap-<label>.json, a sidecar with
  * what the profile cannot show — RSS, its high-water mark, anonymous RSS,
- * glibc's allocator totals, how the stacks were taken and the cgroup's
- * usage — because live heap bytes
+ * glibc's allocator totals, how the stacks were taken, how many frames
+ * have no symbols and the cgroup's usage — because live heap bytes
  * and resident memory are different things. The profile goes first, so a
  * sidecar never describes a missing profile. Both are sent with
  * ty__output_file (to the coordinator, or under TEST_OUTPUTS_PATH); the
@@ -126,6 +126,26 @@ add_unwind(cJSON *o)
     ty__json_count(u, "stacks_backtrace_failed", (int64_t)st.bt_failed);
 }
 
+/* How many of the profile's frames have no name, and in which objects
+ * (docs/heap-profiling.md, "Stripped programs"). */
+static void
+add_symbols(cJSON *o, const struct ty__heap_totals *t)
+{
+    cJSON *s = cJSON_AddObjectToObject(o, "symbols");
+    cJSON *objs = cJSON_AddArrayToObject(s, "objects");
+
+    ty__json_count(s, "frames", (int64_t)t->frames);
+    ty__json_count(s, "unsymbolized", (int64_t)t->unsymbolized);
+    for (size_t i = 0; objs != NULL && i < t->nobjects; i++) {
+        cJSON *x = cJSON_CreateObject();
+
+        cJSON_AddStringToObject(x, "path", t->objects[i].path);
+        cJSON_AddStringToObject(x, "build_id", t->objects[i].build_id);
+        ty__json_count(x, "frames", (int64_t)t->objects[i].frames);
+        cJSON_AddItemToArray(objs, x);
+    }
+}
+
 static void
 add_cgroup(cJSON *o)
 {
@@ -185,6 +205,7 @@ sidecar_object(const char *label, int round, enum ty__heap_trigger trigger,
     add_mallinfo(o);
     add_profile(o, t);
     add_unwind(o);
+    add_symbols(o, t);
     add_cgroup(o);
     return o;
 }
@@ -295,7 +316,7 @@ ty__heap_files_build(const char *label, int round,
                      enum ty__heap_trigger trigger, struct ty__heap_files *f)
 {
     struct ty__heap_snap s = {0};
-    struct ty__heap_totals tot;
+    struct ty__heap_totals tot = {0};
     int was = ty__heap_quiet_begin();
     int r = ty__heap_collect(&s);
 
@@ -308,6 +329,7 @@ ty__heap_files_build(const char *label, int round,
         f->json_len = strlen(f->json);
     else
         ty__heap_files_release(f);
+    ty__heap_totals_release(&tot);
     ty__heap_snap_release(&s);
     ty__heap_quiet_end(was);
     return r;

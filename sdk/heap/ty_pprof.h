@@ -86,11 +86,30 @@ int ty__gzip(const void *data, size_t len, void **out, size_t *outlen);
  * Heap profiles
  */
 
+/* At most this many objects are named as holding unnamed frames. */
+#define TY_HEAP_SYM_OBJECTS 8
+
+/* An object file some of the profile's frames lie in without a name. */
+struct ty__heap_symobj {
+    char *path;        /* the caller's: ty__heap_totals_release */
+    char build_id[81]; /* lowercase hex, "" when it has none */
+    size_t frames;     /* its locations that have no function */
+};
+
 struct ty__heap_totals {
     int64_t alloc_objects, alloc_bytes; /* estimated, cumulative */
     int64_t inuse_objects, inuse_bytes; /* estimated, now */
     size_t samples;                     /* samples in the profile */
+    size_t frames;       /* distinct locations the profile holds */
+    size_t unsymbolized; /* of them, those without a function */
+    /* the objects with most unnamed frames, most first (ty__heap_profile
+     * only; frames outside any file mapping are in no object) */
+    struct ty__heap_symobj objects[TY_HEAP_SYM_OBJECTS];
+    size_t nobjects;
 };
+
+/* Free the object paths of *tot (which stays usable, with no objects). */
+void ty__heap_totals_release(struct ty__heap_totals *tot);
 
 /* Go's scaleHeapSample: count and bytes of one stack, divided by the
  * probability 1 - exp(-avg/rate) that an allocation of the stack's average
@@ -102,7 +121,9 @@ void ty__heap_scale(uint64_t count, uint64_t bytes, uint64_t rate,
 void ty__heap_totals_of(const struct ty__heap_snap *s,
                         struct ty__heap_totals *tot);
 
-/* The gzipped profile of a snapshot. *gz is the caller's (free). */
+/* The gzipped profile of a snapshot. *gz is the caller's (free), and so
+ * are the object paths of *tot (ty__heap_totals_release), also on
+ * failure. */
 int ty__heap_profile(const struct ty__heap_snap *s, void **gz, size_t *len,
                      struct ty__heap_totals *tot);
 

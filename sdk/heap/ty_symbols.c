@@ -11,12 +11,26 @@
  * name for static functions. A file whose inode differs from the mapped one
  * (rebuilt since it was loaded) or that was deleted is not read: wrong names
  * are worse than none.
+ *
+ * A stripped object (no .symtab: a distribution's daemon) is named from a
+ * separate debug file, found as gdb and perf find it: by its GNU build id,
+ * <dir>/.build-id/<xx>/<rest>.debug for each of the debug folders
+ * (TESTYARD_HEAP_DEBUG_DIRS, default /usr/lib/debug), then by its
+ * .gnu_debuglink name next to the object, in its .debug/ folder and under
+ * each debug folder. A candidate counts only when its build id is the
+ * object's (or, for an object without one, its CRC the link's), so a stale
+ * debug file names nothing. Its symbols carry the object's addresses:
+ * --only-keep-debug keeps the section addresses, so the object's program
+ * headers give the bias for both. Files are read at a snapshot, never in a
+ * signal handler; the folders are copied at the profiler's start, which
+ * may be inside the first malloc, into a static buffer.
  */
 #include "ty_symbols.h"
 
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,9 +38,17 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #define FP_PROBE_MAX 512 /* functions looked at to judge frame pointers */
 #define FP_PROLOGUE 32   /* bytes of a function's start looked at */
+/* What is read of an ELF file: anything larger or with more sections is
+ * taken for something else (a debug file of a very large program is a few
+ * GiB; a linked object has a few dozen sections). */
+#define ELF_MAX_BYTES ((uint64_t)8 << 30)
+#define ELF_MAX_SECTIONS 8192
+#define SYMS_MAX ((size_t)8 << 20) /* function symbols kept per file */
+#define BUILD_ID_HEX 81            /* up to 40 bytes, as hex, and a NUL */
 
 struct elf {
     const unsigned char *map;
@@ -51,6 +73,8 @@ struct ty__symtab {
 
 static struct ty__symtab *cache;
 static pthread_mutex_t cache_mu = PTHREAD_MUTEX_INITIALIZER;
+/* Colon-separated folders holding .build-id/ (ty__symbols_debug_dirs). */
+static char debug_dirs[TY_SYMBOLS_DIRS_MAX] = TY_SYMBOLS_DEBUG_DIR;
 
 /* ------------------------------------------------------------------------
  * ELF access
@@ -68,11 +92,15 @@ elf_open(const char *path, struct elf *e, uint64_t *inode)
     const Elf64_Ehdr *eh;
     struct stat st;
     void *map;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO planted under a debug file's name does not
+     * hang the snapshot; only a regular file is read. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 
     if (fd < 0)
         return -errno;
-    if (fstat(fd, &st) < 0 || st.st_size < (off_t)sizeof(*eh)) {
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+        st.st_size < (off_t)sizeof(*eh) ||
+        (uint64_t)st.st_size > ELF_MAX_BYTES) {
         close(fd);
         return -EINVAL;
     }
@@ -85,7 +113,7 @@ elf_open(const char *path, struct elf *e, uint64_t *inode)
     eh = map;
     if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
         eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-        eh->e_ident[EI_DATA] != ELFDATA2LSB ||
+        eh->e_ident[EI_DATA] != ELFDATA2LSB || eh->e_shnum > ELF_MAX_SECTIONS ||
         (eh->e_shnum != 0 && eh->e_shentsize != sizeof(Elf64_Shdr)) ||
         (eh->e_phnum != 0 && eh->e_phentsize != sizeof(Elf64_Phdr)) ||
         !in_file(e, eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr)) ||
@@ -206,34 +234,55 @@ each_function(const struct elf *e, sym_fn fn, void *arg)
     return 0;
 }
 
-/* Hex GNU build id from the PT_NOTE segments, "" when none. */
+/* The GNU build id note in [off, off + len) of e as hex; false when none. */
+static bool
+note_build_id(const struct elf *e, uint64_t off, uint64_t len, char *hex,
+              size_t size)
+{
+    uint64_t end = off + len;
+
+    if (!in_file(e, off, len))
+        return false;
+    while (end - off >= sizeof(Elf64_Nhdr)) {
+        const Elf64_Nhdr *nh = (const Elf64_Nhdr *)(e->map + off);
+        uint64_t name = off + sizeof(*nh);
+        uint64_t desc = name + (((uint64_t)nh->n_namesz + 3) & ~(uint64_t)3);
+
+        off = desc + (((uint64_t)nh->n_descsz + 3) & ~(uint64_t)3);
+        if (off > end)
+            return false;
+        if (nh->n_type != NT_GNU_BUILD_ID || nh->n_namesz != 4 ||
+            memcmp(e->map + name, "GNU", 4) != 0 || nh->n_descsz == 0 ||
+            (uint64_t)nh->n_descsz * 2 + 1 > size)
+            continue;
+        for (uint32_t k = 0; k < nh->n_descsz; k++)
+            snprintf(hex + 2 * k, 3, "%02x", e->map[desc + k]);
+        return true;
+    }
+    return false;
+}
+
+/* Hex GNU build id from the PT_NOTE segments, else (a debug file, whose
+ * segments hold no bytes) the SHT_NOTE sections; "" when none. */
 static void
 build_id(const struct elf *e, char *hex, size_t size)
 {
     hex[0] = '\0';
     for (size_t i = 0; i < ehdr(e)->e_phnum; i++) {
         const Elf64_Phdr *p = phdr(e, i);
-        uint64_t off = p->p_offset, end = p->p_offset + p->p_filesz;
 
-        if (p->p_type != PT_NOTE || !in_file(e, p->p_offset, p->p_filesz))
-            continue;
-        while (off + sizeof(Elf64_Nhdr) <= end) {
-            const Elf64_Nhdr *nh = (const Elf64_Nhdr *)(e->map + off);
-            uint64_t name = off + sizeof(*nh);
-            uint64_t desc = name + ((nh->n_namesz + 3u) & ~3u);
-
-            off = desc + ((nh->n_descsz + 3u) & ~3u);
-            if (off > end)
-                break;
-            if (nh->n_type != NT_GNU_BUILD_ID || nh->n_namesz != 4 ||
-                memcmp(e->map + name, "GNU", 4) != 0 ||
-                nh->n_descsz * 2 + 1 > size)
-                continue;
-            for (uint32_t k = 0; k < nh->n_descsz; k++)
-                snprintf(hex + 2 * k, 3, "%02x", e->map[desc + k]);
+        if (p->p_type == PT_NOTE &&
+            note_build_id(e, p->p_offset, p->p_filesz, hex, size))
             return;
-        }
     }
+    for (size_t i = 0; i < ehdr(e)->e_shnum; i++) {
+        const Elf64_Shdr *s = section(e, i);
+
+        if (s->sh_type == SHT_NOTE &&
+            note_build_id(e, s->sh_offset, s->sh_size, hex, size))
+            return;
+    }
+    hex[0] = '\0';
 }
 
 /* ------------------------------------------------------------------------
@@ -251,6 +300,8 @@ collect_sym(void *arg, const Elf64_Sym *s, const char *name, const char *file)
 {
     struct collect *c = arg;
 
+    if (c->n == SYMS_MAX)
+        return;
     if (c->n == c->cap) {
         size_t cap = c->cap ? c->cap * 2 : 1024;
         struct sym *p = realloc(c->syms, cap * sizeof(*p));
@@ -302,35 +353,183 @@ sort_unique(struct sym *s, size_t n)
     return k;
 }
 
-static void
-debug_file_path(const char *id, char *out, size_t size)
+/* ------------------------------------------------------------------------
+ * Separate debug files
+ */
+
+void
+ty__symbols_debug_dirs(const char *dirs)
 {
-    snprintf(out, size, "/usr/lib/debug/.build-id/%.2s/%s.debug", id, id + 2);
+    size_t n = dirs != NULL ? strlen(dirs) : 0;
+
+    pthread_mutex_lock(&cache_mu);
+    if (dirs == NULL || n >= sizeof(debug_dirs))
+        snprintf(debug_dirs, sizeof(debug_dirs), "%s", TY_SYMBOLS_DEBUG_DIR);
+    else
+        memcpy(debug_dirs, dirs, n + 1);
+    pthread_mutex_unlock(&cache_mu);
+}
+
+/* The name .gnu_debuglink holds and its CRC; NULL when there is none or
+ * it is not a plain file name (a '/' would leave the folders searched). */
+static const char *
+debuglink(const struct elf *e, uint32_t *crc)
+{
+    const Elf64_Shdr *strs = section(e, ehdr(e)->e_shstrndx);
+
+    for (size_t i = 0; strs != NULL && i < ehdr(e)->e_shnum; i++) {
+        const Elf64_Shdr *s = section(e, i);
+        const char *name, *link;
+        size_t len;
+
+        if (s->sh_type != SHT_PROGBITS || !in_file(e, s->sh_offset, s->sh_size))
+            continue;
+        name = str_at(e, strs, s->sh_name);
+        if (name == NULL || strcmp(name, ".gnu_debuglink") != 0)
+            continue;
+        link = (const char *)e->map + s->sh_offset;
+        len = strnlen(link, s->sh_size);
+        /* name, NUL, padding to 4, then the CRC */
+        if (len == 0 || len > NAME_MAX || strchr(link, '/') != NULL ||
+            strcmp(link, ".") == 0 || strcmp(link, "..") == 0 ||
+            ((len + 4) & ~(size_t)3) + 4 > s->sh_size)
+            return NULL;
+        memcpy(crc, link + ((len + 4) & ~(size_t)3), 4);
+        return link;
+    }
+    return NULL;
+}
+
+/* The CRC-32 .gnu_debuglink records: zlib's, over the whole file. */
+static uint32_t
+file_crc(const struct elf *e)
+{
+    uLong crc = crc32(0L, Z_NULL, 0);
+
+    for (size_t off = 0; off < e->size;) {
+        size_t n = e->size - off < (1u << 30) ? e->size - off : (1u << 30);
+
+        crc = crc32(crc, e->map + off, (uInt)n);
+        off += n;
+    }
+    return (uint32_t)crc;
+}
+
+/* Whether the debug file d belongs to the object: the same build id when
+ * both have one, else the CRC the object's .gnu_debuglink holds (crc:
+ * NULL when found by build id). */
+static bool
+debug_matches(const struct elf *d, const char *id, const uint32_t *crc)
+{
+    char did[BUILD_ID_HEX];
+
+    if (!has_symtab(d))
+        return false;
+    build_id(d, did, sizeof(did));
+    if (id[0] != '\0' && did[0] != '\0')
+        return strcmp(did, id) == 0;
+    return crc != NULL && file_crc(d) == *crc;
+}
+
+/* Open path as t's debug file when it matches. */
+static bool
+try_debug(struct ty__symtab *t, const char *path, const char *id,
+          const uint32_t *crc)
+{
+    if (elf_open(path, &t->debug, NULL) < 0)
+        return false;
+    if (debug_matches(&t->debug, id, crc))
+        return true;
+    elf_close(&t->debug);
+    return false;
+}
+
+/* The next folder of the colon-separated list at *at into buf; false at
+ * the end. Empty and relative entries are skipped (ty_heap_env.c says
+ * so). */
+static bool
+next_dir(const char **at, char *buf, size_t size)
+{
+    while (**at != '\0') {
+        const char *s = *at;
+        size_t n = strcspn(s, ":");
+
+        *at = s + n + (s[n] == ':');
+        if (n == 0 || s[0] != '/' || n >= size)
+            continue;
+        memcpy(buf, s, n);
+        while (n > 1 && buf[n - 1] == '/')
+            n--;
+        buf[n] = '\0';
+        return true;
+    }
+    return false;
+}
+
+/* <dir>/.build-id/xx/rest.debug, for each debug folder. */
+static bool
+find_by_build_id(struct ty__symtab *t, const char *dirs, const char *id)
+{
+    char dir[PATH_MAX], path[PATH_MAX + 128];
+
+    if (strlen(id) < 4)
+        return false;
+    for (const char *at = dirs; next_dir(&at, dir, sizeof(dir));) {
+        snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", dir, id,
+                 id + 2);
+        if (try_debug(t, path, id, NULL))
+            return true;
+    }
+    return false;
+}
+
+/* gdb's order: next to the object, in its .debug/ folder, then under
+ * each debug folder with the object's own folder. */
+static bool
+find_by_link(struct ty__symtab *t, const char *dirs, const char *id)
+{
+    char dir[PATH_MAX], path[2 * PATH_MAX + NAME_MAX];
+    const char *slash = strrchr(t->path, '/');
+    uint32_t crc;
+    const char *link = debuglink(&t->elf, &crc);
+    int od; /* the object's folder: the first od bytes of its path */
+
+    if (link == NULL || slash == NULL || slash - t->path >= PATH_MAX)
+        return false;
+    od = (int)(slash - t->path);
+    snprintf(path, sizeof(path), "%.*s/%s", od, t->path, link);
+    if (strcmp(path, t->path) != 0 && try_debug(t, path, id, &crc))
+        return true;
+    snprintf(path, sizeof(path), "%.*s/.debug/%s", od, t->path, link);
+    if (try_debug(t, path, id, &crc))
+        return true;
+    for (const char *at = dirs; next_dir(&at, dir, sizeof(dir));) {
+        snprintf(path, sizeof(path), "%s%.*s/%s", dir, od, t->path, link);
+        if (try_debug(t, path, id, &crc))
+            return true;
+    }
+    return false;
 }
 
 static int
-load_names(struct ty__symtab *t)
+load_names(struct ty__symtab *t, const char *dirs)
 {
     struct collect c = {0};
     const struct elf *from = &t->elf;
-    char id[81], dbg[160];
+    char id[BUILD_ID_HEX];
 
-    if (!has_symtab(&t->elf)) {
-        build_id(&t->elf, id, sizeof(id));
-        debug_file_path(id, dbg, sizeof(dbg));
-        if (strlen(id) > 2 && elf_open(dbg, &t->debug, NULL) == 0) {
-            if (has_symtab(&t->debug))
-                from = &t->debug;
-            else
-                elf_close(&t->debug);
-        }
-    }
+    build_id(&t->elf, id, sizeof(id));
+    if (!has_symtab(&t->elf) &&
+        (find_by_build_id(t, dirs, id) || find_by_link(t, dirs, id)))
+        from = &t->debug;
+    /* no symbols at all: the table still gives the mapping its build id
+     * and bias, and its frames their addresses */
     if (each_function(from, collect_sym, &c) < 0 || c.failed) {
         free(c.syms);
-        return -ENOENT;
+        c = (struct collect){0};
     }
     t->syms = c.syms;
-    t->n = sort_unique(c.syms, c.n);
+    t->n = c.n > 0 ? sort_unique(c.syms, c.n) : 0;
     return 0;
 }
 
@@ -343,7 +542,7 @@ symtab_load(const char *path, uint64_t inode)
     if (t == NULL)
         return NULL;
     if (elf_open(path, &t->elf, &ino) < 0 || ino != inode ||
-        (t->path = strdup(path)) == NULL || load_names(t) < 0) {
+        (t->path = strdup(path)) == NULL || load_names(t, debug_dirs) < 0) {
         elf_close(&t->elf);
         elf_close(&t->debug);
         free(t->path);

@@ -1,8 +1,9 @@
 /*
  * ty_symbols.h — where code is and what it is called: the executable
  * mappings of this process (/proc/self/maps) and the function names of the
- * ELF files behind them (.symtab, else .dynsym, else the .symtab of a
- * separate debug file found by build id under /usr/lib/debug).
+ * ELF files behind them (.symtab; for a stripped file the .symtab of its
+ * separate debug file, found by build id or .gnu_debuglink under the debug
+ * folders; else .dynsym).
  *
  * Used by heap profiles to fill pprof's mappings, locations and functions.
  * Symbol tables are read once per file and kept, mapped read-only, until the
@@ -24,7 +25,8 @@ struct ty__mapping {
     char *path;        /* owned by the symbolizer */
     char build_id[81]; /* lowercase hex, "" when none */
     uint64_t inode;
-    struct ty__symtab *syms; /* NULL when the file could not be read */
+    struct ty__symtab *syms; /* NULL when the file could not be read; it
+                                may hold no names */
     intptr_t bias;           /* runtime address - ELF virtual address */
     bool loaded;             /* symbols looked for */
 };
@@ -33,6 +35,17 @@ struct ty__symbolizer {
     struct ty__mapping *maps; /* the main program first, then by address */
     size_t n;
 };
+
+/* Where separate debug files are looked for by default, and the longest
+ * list of folders kept. */
+#define TY_SYMBOLS_DEBUG_DIR "/usr/lib/debug"
+#define TY_SYMBOLS_DIRS_MAX 4096
+
+/* Look for debug files under these colon-separated folders (each holding
+ * .build-id/xx/....debug; relative entries are skipped) from now on; NULL
+ * or a list of TY_SYMBOLS_DIRS_MAX bytes or more: the default. Copied;
+ * allocates nothing. Files whose names were already read keep them. */
+void ty__symbols_debug_dirs(const char *dirs);
 
 /* Read this process's executable file mappings. Returns 0 or -errno. */
 int ty__symbolizer_init(struct ty__symbolizer *s);

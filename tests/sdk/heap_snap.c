@@ -12,7 +12,7 @@ int
 heap_snap_now(struct heap_pb *p)
 {
     struct ty__heap_snap s = {0};
-    struct ty__heap_totals tot;
+    struct ty__heap_totals tot = {0};
     char err[128];
     void *gz = NULL;
     size_t len = 0;
@@ -22,6 +22,7 @@ heap_snap_now(struct heap_pb *p)
     if (r == 0)
         r = ty__heap_profile(&s, &gz, &len, &tot);
     ty__heap_snap_release(&s);
+    ty__heap_totals_release(&tot);
     if (r == 0 && heap_pb_parse_gz(gz, len, p, err, sizeof(err)) < 0) {
         printf("#   profile does not decode: %s\n", err);
         r = -1;

@@ -6,6 +6,7 @@
  */
 #include "th.h"
 #include "ty_heap.h"
+#include "ty_symbols.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -17,7 +18,7 @@ static const char *const vars[] = {
     "TESTYARD_HEAP_UNWIND",        "TESTYARD_HEAP_SIGNAL",
     "TESTYARD_HEAP_AT_EXIT",       "TESTYARD_HEAP_DIR",
     "TEST_OUTPUTS_PATH",           "TESTYARD_HEAP_PEAK_STEP",
-    "TESTYARD_HEAP_PEAK_INTERVAL",
+    "TESTYARD_HEAP_PEAK_INTERVAL", "TESTYARD_HEAP_DEBUG_DIRS",
 };
 
 /* The environment holds none of vars but the "NAME=value" of set (NULL
@@ -53,6 +54,7 @@ t_defaults(void)
     CHECK_EQ_INT(e.peak_interval_ns, 1000000000);
     CHECK(e.at_exit);
     CHECK_EQ_STR(e.dir, ".");
+    CHECK(e.debug_dirs == NULL);
     for (int i = 0; i < TY_HEAP_VAR_N; i++)
         CHECK_EQ_STR(e.bad[i], "");
     /* empty is unset */
@@ -155,6 +157,39 @@ t_bad(void)
     read_with(&e, NULL);
 }
 
+/* TESTYARD_HEAP_DEBUG_DIRS: absolute folders are kept as given; a
+ * relative one is said (and skipped by the symbolizer); a list too long
+ * to keep is said, and the default used. */
+static void
+t_debug_dirs(void)
+{
+    static char big[TY_SYMBOLS_DIRS_MAX + 40];
+    const char *set[] = {big, NULL};
+    struct ty__heap_env e;
+    int n;
+
+    read_with(&e,
+              (const char *const[]){
+                  "TESTYARD_HEAP_DEBUG_DIRS=/opt/dbg::/usr/lib/debug", NULL});
+    CHECK_EQ_STR(e.debug_dirs, "/opt/dbg::/usr/lib/debug");
+    CHECK_EQ_STR(e.bad[TY_HEAP_VAR_DEBUG_DIRS], "");
+    read_with(&e, (const char *const[]){
+                      "TESTYARD_HEAP_DEBUG_DIRS=/opt/dbg:debug:/x", NULL});
+    CHECK_EQ_STR(e.debug_dirs, "/opt/dbg:debug:/x");
+    CHECK_EQ_STR(e.bad[TY_HEAP_VAR_DEBUG_DIRS],
+                 "TESTYARD_HEAP_DEBUG_DIRS: \"debug\" is not an absolute "
+                 "path; left out");
+    n = snprintf(big, sizeof(big), "TESTYARD_HEAP_DEBUG_DIRS=/");
+    memset(big + n, 'd', sizeof(big) - (size_t)n - 1);
+    big[sizeof(big) - 1] = '\0';
+    read_with(&e, set);
+    CHECK(e.debug_dirs == NULL);
+    CHECK_EQ_STR(e.bad[TY_HEAP_VAR_DEBUG_DIRS],
+                 "TESTYARD_HEAP_DEBUG_DIRS: longer than 4095 bytes; looking "
+                 "for debug files under /usr/lib/debug");
+    read_with(&e, NULL);
+}
+
 /* A long value is cut in the line, which still says what is used. */
 static void
 t_bad_long(void)
@@ -173,8 +208,8 @@ t_bad_long(void)
 }
 
 static const struct th_case cases[] = {
-    {"defaults", t_defaults}, {"values", t_values}, {"bad", t_bad},
-    {"bad_long", t_bad_long}, {NULL, NULL},
+    {"defaults", t_defaults}, {"values", t_values},         {"bad", t_bad},
+    {"bad_long", t_bad_long}, {"debug_dirs", t_debug_dirs}, {NULL, NULL},
 };
 
 int

@@ -221,6 +221,8 @@ profile_of(const struct ty__heap_rec *recs, size_t n, uint64_t rate)
 
     CHECK_EQ_INT(ty__heap_profile(&s, &gz, &len, &tot), 0);
     CHECK_MSG(heap_pb_parse_gz(gz, len, &d, err, sizeof(err)) == 0, "%s", err);
+    CHECK_EQ_INT(tot.frames, d.nlocs);
+    ty__heap_totals_release(&tot);
     free(gz);
     return d;
 }

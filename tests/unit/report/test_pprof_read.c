@@ -8,6 +8,7 @@
  * must give an error naming the file and never a crash.
  */
 #include "report/pprof_int.h"
+#include "report/report_int.h"
 #include "th.h"
 #include "ty_pprof.h"
 #include "base/util.h"
@@ -440,7 +441,7 @@ t_hand_profile(void)
     CHECK(x && x->flat == 0 && x->cum == 105);
     x = site_named(s, n, "root");
     CHECK(x && x->flat == 0 && x->cum == 112);
-    x = site_named(s, n, "0x7f0012 (libfoo.so.1)");
+    x = site_named(s, n, "libfoo.so.1+0x7f0012");
     CHECK(x && x->flat == 7);
     CHECK(site_named(s, n, "malloc") == NULL);
     free(s);
@@ -605,6 +606,7 @@ t_malformed_refs(void)
         {"same id", "two locations with id 1", 4},
         {"id 0", "location with id 0", 5},
         {"name string", "function 1: string index 77 out of range", 6},
+        {"build id string", "mapping 1: string index 55 out of range", 7},
     };
 
     for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
@@ -618,6 +620,11 @@ t_malformed_refs(void)
         add_location(&b, k == 5 ? 0 : 1, 0, 0x10, k == 3 ? nine : one);
         if (k == 4)
             add_location(&b, 1, 0, 0x20, one);
+        if (k == 7) {
+            ty__pb_uint(&m, 1, 1);
+            ty__pb_int(&m, 6, 55);
+            pb_msg(&b, 3, &m);
+        }
         if (k == 1) {
             ty__pb_packed(&m, 1, l1, 1);
             ty__pb_packed(&m, 2, two, 2);
@@ -687,6 +694,118 @@ t_fuzz(void)
     ty__buf_release(&b);
 }
 
+/* Two instances' profiles of a group add up, object by object, into the
+ * words the report says once (report_syms.c). */
+static void
+report_words(const struct pprof_profile *p)
+{
+    struct report_site named = {.function = "main"},
+                       bare = {.function = "memcached+0x1123"};
+    struct report_group g = {.id = "providers", .sites = &named, .nsites = 1};
+    char text[1024];
+
+    report__syms_add(&g.syms, p, "providers/0/heap-x.pb.gz");
+    report__syms_add(&g.syms, p, "providers/1/heap-x.pb.gz");
+    CHECK_EQ_INT(g.syms.nprofiles, 2);
+    CHECK_EQ_INT(g.syms.frames, 10);
+    CHECK_EQ_INT(g.syms.unsymbolized, 8);
+    CHECK_EQ_INT(g.syms.nobjects, 2);
+    CHECK_EQ_STR(g.syms.objects[0].path, "/usr/bin/memcached");
+    CHECK_EQ_INT(g.syms.objects[0].frames, 4);
+    CHECK_EQ_INT(g.syms.objects[1].frames, 2);
+    /* said only when a site shown is unnamed */
+    report__syms_text(&g, text, sizeof(text));
+    CHECK_EQ_STR(text, "");
+    g.psites = &bare;
+    g.npsites = 1;
+    report__syms_text(&g, text, sizeof(text));
+    CHECK_EQ_STR(text,
+                 "8 of 10 frames in providers' profiles have no symbols: "
+                 "/usr/bin/memcached (4) and /lib/libc.so.6 (2) have no "
+                 "symbol table for them (install their debug symbols, e.g. "
+                 "Debian's memcached-dbgsym, or point "
+                 "TESTYARD_HEAP_DEBUG_DIRS at a folder with .build-id/; or "
+                 "symbolize later: pprof /usr/bin/memcached "
+                 "providers/0/heap-x.pb.gz)");
+    report__syms_release(&g.syms);
+    g.id = "db";
+    report__syms_text(&g, text, sizeof(text));
+    CHECK_EQ_STR(text, "");
+    g.syms.frames = 9;
+    g.syms.unsymbolized = 3;
+    bare.function = "0x7f3a12c4";
+    report__syms_text(&g, text, sizeof(text));
+    CHECK_EQ_STR(text, "3 of 9 frames in db's profiles have no symbols: they "
+                       "lie outside any file the program mapped (generated "
+                       "code, or a file deleted since)");
+}
+
+/* A stripped program's profile as the SDK writes it: frames with an
+ * address and a mapping (start, offset, file, build id) and no line. They
+ * read "<object>+0x<file offset>", and pprof__symbols counts them per
+ * object. */
+static void
+t_unsymbolized(void)
+{
+    static const char *const st[] = {
+        "",       "inuse_space",   "bytes", "malloc", "/usr/bin/memcached",
+        "abc123", "/lib/libc.so.6"};
+    static const uint64_t lm[] = {1, 0};
+    static const uint64_t s1[] = {1, 2, 3, 4}, s2[] = {1, 5, 4};
+    struct ty__buf b = {0}, m = {0};
+    struct err err = {0};
+    struct pprof_profile *p;
+    struct pprof_symbols sy;
+    struct pprof_site *s = NULL;
+    size_t n;
+
+    add_type(&b, 1, 2);
+    add_sample(&b, s1, 4, 300);
+    add_sample(&b, s2, 3, 20);
+    /* memcached's text mapped at 0x5000 from file offset 0x1000 */
+    ty__pb_uint(&m, 1, 1);
+    ty__pb_uint(&m, 2, 0x5000);
+    ty__pb_uint(&m, 3, 0x9000);
+    ty__pb_uint(&m, 4, 0x1000);
+    ty__pb_int(&m, 5, 4);
+    ty__pb_int(&m, 6, 5);
+    pb_msg(&b, 3, &m);
+    ty__pb_uint(&m, 1, 2);
+    ty__pb_uint(&m, 2, 0x7f0000);
+    ty__pb_int(&m, 5, 6);
+    ty__pb_bool(&m, 7, true);
+    pb_msg(&b, 3, &m);
+    add_location(&b, 1, 2, 0x7f0010, lm);
+    add_location(&b, 2, 1, 0x5123, NULL);
+    add_location(&b, 3, 1, 0x6000, NULL);
+    add_location(&b, 4, 2, 0x7f0400, NULL);
+    add_location(&b, 5, 0, 0x42, NULL);
+    add_function(&b, 1, 3);
+    add_strings(&b, st, ARRAY_LEN(st));
+    p = pprof__parse(b.buf, b.len, "stripped", &err);
+    CHECK_MSG(p != NULL, "%s", err.msg);
+    if (p != NULL) {
+        n = pprof__sites(p, 0, &s);
+        CHECK(n > 0 && strcmp(s[0].function, "memcached+0x1123") == 0);
+        CHECK(site_named(s, n, "0x42") != NULL);
+        CHECK(site_named(s, n, "memcached+0x2000") != NULL);
+        pprof__symbols(p, &sy);
+        CHECK_EQ_INT(sy.frames, 5);
+        CHECK_EQ_INT(sy.unsymbolized, 4);
+        CHECK_EQ_INT(sy.nobjects, 2);
+        CHECK_EQ_STR(sy.objects[0].path, "/usr/bin/memcached");
+        CHECK_EQ_STR(sy.objects[0].build_id, "abc123");
+        CHECK_EQ_INT(sy.objects[0].frames, 2);
+        CHECK_EQ_STR(sy.objects[1].path, "/lib/libc.so.6");
+        CHECK_EQ_STR(sy.objects[1].build_id, "");
+        CHECK_EQ_INT(sy.objects[1].frames, 1);
+        free(s);
+        report_words(p);
+    }
+    pprof__destroy(&p);
+    ty__buf_release(&b);
+}
+
 static const struct th_case cases[] = {
     {"sdk_profile_totals", t_sdk_profile_totals},
     {"sdk_profile_sites", t_sdk_profile_sites},
@@ -695,6 +814,7 @@ static const struct th_case cases[] = {
     {"is_testyard", t_is_testyard},
     {"read_file", t_read_file},
     {"hand_profile", t_hand_profile},
+    {"unsymbolized", t_unsymbolized},
     {"only_wrappers", t_only_wrappers},
     {"empty", t_empty},
     {"wrappers", t_wrappers},
