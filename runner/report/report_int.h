@@ -83,7 +83,8 @@ struct report_snap {
     int64_t own;          /* the profiler's own tables (profiler_bytes) */
     int64_t own_res;      /* their resident part (profiler_resident_bytes) */
     int64_t arena, hblkhd, fordblks; /* mallinfo2 */
-    bool empty; /* the profiler had sampled nothing: inuse is unknown */
+    int64_t pid; /* the process that took it (the sidecar's); -1 unknown */
+    bool empty;  /* the profiler had sampled nothing: inuse is unknown */
     int line;   /* a reading's line in memory-rounds.jsonl */
 };
 
@@ -389,7 +390,9 @@ int report__sites(struct report *r, struct report_group *g, struct err *err);
  * (every instance's last snapshot is its peak): shown once. */
 bool report__same_sites(const struct report_group *g);
 /* The instance's latest snapshot with a profile (snapshots are in time
- * order); NULL when none. Borrowed. */
+ * order) of the process whose profiles held the most heap (under
+ * LD_PRELOAD every process of the program's tree has its own); NULL when
+ * none. Borrowed. */
 const struct report_snap *report__last_profile(const struct report_inst *in);
 /* The top sites of one profile (at most r->top, largest first) into
  * *sites (caller frees with report__sites_free) and its inuse_space
