@@ -157,6 +157,8 @@ env_read(struct ty *ty, char *why, size_t whylen)
             0 ||
         env_int("TEST_GROUP_INSTANCE_COUNT", ty->instance_count,
                 &ty->group_instance_count, why, whylen) < 0 ||
+        env_int("TESTYARD_PLAN_INSTANCES", ty->instance_count,
+                &ty->plan_instance_count, why, whylen) < 0 ||
         env_int("TESTYARD_GROUP_INDEX", 0, &ty->group_index, why, whylen) < 0 ||
         env_int("TESTYARD_GLOBAL_INDEX", 0, &ty->global_index, why, whylen) < 0)
         return -1;
@@ -248,6 +250,12 @@ int
 ty_instance_count(const struct ty *ty)
 {
     return ty->instance_count;
+}
+
+int
+ty_plan_instance_count(const struct ty *ty)
+{
+    return ty->plan_instance_count;
 }
 
 int

@@ -76,6 +76,7 @@ struct ty {
     char *outputs_path;
     char *temp_path;
     int instance_count;
+    int plan_instance_count; /* of them, those that run the plan */
     int group_instance_count;
     int group_index;
     int global_index;

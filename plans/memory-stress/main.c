@@ -38,7 +38,7 @@ ms_sync(struct ty *ty, const char *state, int n, int64_t deadline)
         snprintf(name, sizeof(name), "%s-%d", state, n);
     else
         snprintf(name, sizeof(name), "%s", state);
-    if (ty_signal_and_wait(ty, name, ty_instance_count(ty),
+    if (ty_signal_and_wait(ty, name, ty_plan_instance_count(ty),
                            ms_timeout_ms(deadline)) < 0)
         return ty_fail(ty, "%s: %s", name, ty_errmsg(ty));
     return 0;
@@ -71,7 +71,7 @@ static int
 pick_role(struct ty *ty, enum role *role)
 {
     const char *g = ty_group_id(ty);
-    int mine = ty_group_instance_count(ty), all = ty_instance_count(ty);
+    int mine = ty_group_instance_count(ty), all = ty_plan_instance_count(ty);
     int providers;
 
     if (strcmp(g, "providers") == 0) {

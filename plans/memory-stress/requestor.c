@@ -101,7 +101,7 @@ lost_provider(struct ty *ty, const struct ms_round *r, const char *why)
     int rc;
 
     snprintf(state, sizeof(state), "finish-%d", r->n);
-    rc = ty_barrier(ty, state, ty_instance_count(ty),
+    rc = ty_barrier(ty, state, ty_plan_instance_count(ty),
                     left >= 0 && left < PROBE_MS ? left : PROBE_MS);
     if (rc == -EPIPE)
         return ty_fail(ty, "round %d: %s; %s", r->n, ty_errmsg(ty), why);

@@ -545,7 +545,7 @@ ms_server_new(struct ty *ty, const struct ms_config *cfg, char *why,
 
     if (s == NULL ||
         ms_budget_init(&s->budget, cfg->max_memory_per_peer,
-                       cfg->max_memory_total, ty_instance_count(ty)) < 0) {
+                       cfg->max_memory_total, ty_plan_instance_count(ty)) < 0) {
         snprintf(why, whylen, "out of memory");
         free(s);
         return NULL;
@@ -581,7 +581,7 @@ static uint64_t
 peak_at(const struct ms_server *s, const struct ms_store *store)
 {
     uint64_t all =
-        (uint64_t)store->count * (uint64_t)(ty_instance_count(s->ty) - 1);
+        (uint64_t)store->count * (uint64_t)(ty_plan_instance_count(s->ty) - 1);
 
     if (s->cfg->snapshots == MS_SNAP_NONE || all == 0)
         return 0;

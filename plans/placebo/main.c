@@ -134,11 +134,13 @@ crash_here(struct ty *ty, int64_t round)
     return at > 0 && at == round && who == ty_global_index(ty);
 }
 
+/* Every plan instance signals each round (programs of groups that run
+ * their own, beside the plan, do not). */
 static int
 run_barrier(struct ty *ty)
 {
     int64_t rounds = 3, work_ns = 0;
-    int n = ty_instance_count(ty);
+    int n = ty_plan_instance_count(ty);
 
     if (ty_param_has(ty, "rounds") && ty_param_int(ty, "rounds", &rounds) < 0)
         return ty_fail(ty, "rounds: %s", ty_errmsg(ty));

@@ -5,22 +5,31 @@
  * Each child gets its own process group, SIGKILL as its parent-death
  * signal, a guard process that kills that group if the coordinator is
  * killed (exec_guard.c), its own working directory (the instance's
- * scratch folder), stdout and stderr through pipes that the log
- * pump (logpump.c) copies into capped run.out and run.err (instlog.c: kept
- * in the runner's folder, moved into the instance's when its pipes end),
- * and — where the machine allows (root, a memory controller
- * on cgroup v1 or v2) — its own cgroup with the group's memory limit (no
- * swap), CPU quota and a pids limit. Where it does not, the run goes on
+ * scratch folder, or a black-box group's run.workdir), stdout and stderr
+ * through pipes that the log pump (logpump.c) copies into capped run.out and
+ * run.err (instlog.c: kept in the runner's folder, moved into the instance's
+ * when its pipes end), and — where the machine allows (root, a memory
+ * controller on cgroup v1 or v2) — its own cgroup with the group's memory limit
+ * (no swap), CPU quota and a pids limit. Where it does not, the run goes on
  * without limits and the backend's warning says so once.
  *
  * Ends are noticed through a signalfd for SIGCHLD, which the orchestrator
- * blocks in every thread before any is created. An instance that died of
- * SIGKILL while its cgroup's OOM kill count went up is reported as an OOM
- * kill.
+ * blocks in every thread before any is created. An instance whose cgroup's
+ * OOM kill count went up while it ran is reported as an OOM kill, as
+ * local:docker reports a container the kernel OOM-killed a process of:
+ * the process killed may be a child (a program under a shell wrapper)
+ * that the instance's main process outlived.
+ *
+ * A black-box instance execs its group's program (in->argv: run.command
+ * and run.args) instead of the plan, with the environment it is given
+ * (run.env already merged); with profiles.heap: preload, the heap
+ * profiler's absolute path goes first in LD_PRELOAD, before whatever
+ * LD_PRELOAD that environment has.
  */
 #include "backend/backend.h"
 
 #include "backend/backend_queue_int.h"
+#include "builder/builder.h"
 #include "backend/cgroup_int.h"
 #include "config/config.h"
 #include "backend/exec_guard_int.h"
@@ -29,6 +38,7 @@
 #include "base/log.h"
 #include "backend/logpump_int.h"
 #include "base/proc.h"
+#include "base/strvec.h"
 #include "base/util.h"
 
 #include <errno.h>
@@ -60,6 +70,7 @@ struct exec_backend {
     struct exec_guard *guard;   /* kills the groups if the coordinator dies */
     struct backend_queue queue; /* events not yet handed out */
     struct logpump *pump;
+    char *heap_lib; /* the profiler, when a group preloads it */
 };
 
 #define EXEC_LOG_DRAIN_MS 2000 /* for pipes still open after the kill */
@@ -74,13 +85,24 @@ push_simple(struct exec_backend *x, enum backend_event_type type, int index,
     backend__queue_push(&x->queue, &ev);
 }
 
+static bool
+some_preload(const struct composition *c)
+{
+    for (size_t i = 0; c != NULL && i < c->ngroups; i++)
+        if (c->groups[i].heap_preload)
+            return true;
+    return false;
+}
+
 static int
 exec_prepare(struct backend *b, struct err *err)
 {
     struct exec_backend *x = (struct exec_backend *)b;
     sigset_t set;
 
-    (void)err;
+    if (some_preload(x->cfg.comp) &&
+        (x->heap_lib = planbuild_heap_library(err)) == NULL)
+        return err_status(err, EXIT_UNAVAILABLE);
     x->cgs = cgroup_sys_new();
     if (!cgroup_sys_usable(x->cgs) || cgroup__sys_warning(x->cgs) != NULL)
         b->warning = cgroup__sys_warning(x->cgs);
@@ -135,16 +157,49 @@ open_outputs(struct exec_backend *x, const struct backend_instance *in,
  * thread (start_all runs there), so it fires when the coordinator dies,
  * even by SIGKILL. A parent already gone before prctl shows as getppid()
  * changed. A failed exec sends its errno up execfd (base/proc.h). */
+/* What the instance execs: a black-box group's program, else the
+ * group's artifact or the plan. */
+static const char *
+program(const struct exec_backend *x, const struct backend_instance *in)
+{
+    if (in->argv != NULL && in->argv[0] != NULL)
+        return in->argv[0];
+    return in->artifact ? in->artifact : x->cfg.binary;
+}
+
+/* The instance's environment with the heap profiler first in LD_PRELOAD,
+ * or NULL when it needs none. Caller frees (strv_free). */
+static char **
+preload_env(const struct exec_backend *x, const struct backend_instance *in)
+{
+    struct strvec e = {0};
+    const char *old;
+    cleanup_free char *kv = NULL;
+
+    if (!in->heap_preload || x->heap_lib == NULL)
+        return NULL;
+    for (char **p = in->env; p && *p; p++)
+        strvec_push(&e, *p);
+    old = strv_getenv(in->env, "LD_PRELOAD");
+    if (old != NULL && *old != '\0')
+        kv = xasprintf("LD_PRELOAD=%s:%s", x->heap_lib, old);
+    else
+        kv = xasprintf("LD_PRELOAD=%s", x->heap_lib);
+    strvec_setenv(&e, kv);
+    return strvec_detach(&e);
+}
+
 static void __attribute__((noreturn))
 child(const struct exec_backend *x, const struct backend_instance *in,
-      const struct cgroup *cg, int outfd, int errfd, int execfd, pid_t parent)
+      char **env, const struct cgroup *cg, int outfd, int errfd, int execfd,
+      pid_t parent)
 {
-    char *argv[2] = {(char *)x->cfg.binary, NULL};
-    const char *bin = in->artifact ? in->artifact : x->cfg.binary;
+    const char *bin = program(x, in);
+    char *plan_argv[2] = {(char *)bin, NULL};
+    char *const *argv = in->argv ? (char *const *)in->argv : plan_argv;
     sigset_t none;
     int devnull = open("/dev/null", O_RDONLY);
 
-    argv[0] = (char *)bin;
     setpgid(0, 0);
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
         _exit(126);
@@ -154,12 +209,12 @@ child(const struct exec_backend *x, const struct backend_instance *in,
         dup2(devnull, 0);
     dup2(outfd, 1);
     dup2(errfd, 2);
-    if (chdir(in->tempdir) < 0)
+    if (chdir(in->workdir ? in->workdir : in->tempdir) < 0)
         _exit(126);
     signal(SIGPIPE, SIG_DFL);
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
-    execve(bin, argv, in->env);
+    execve(bin, argv, env);
     proc_exec_failed(execfd);
 }
 
@@ -181,7 +236,8 @@ start_one(struct exec_backend *x, const struct backend_instance *in,
           struct err *err)
 {
     struct exec_inst *ei = &x->insts[in->index];
-    const char *bin = in->artifact ? in->artifact : x->cfg.binary;
+    const char *bin = program(x, in);
+    char **penv = NULL;
     int out[2] = {-1, -1}, errp[2] = {-1, -1}, ex[2];
     pid_t pid, parent;
     int e;
@@ -199,11 +255,14 @@ start_one(struct exec_backend *x, const struct backend_instance *in,
         close(errp[1]);
         return -1;
     }
+    penv = preload_env(x, in);
     parent = getpid();
     pid = fork();
     if (pid == 0)
-        child(x, in, ei->cg, out[1], errp[1], ex[1], parent);
+        child(x, in, penv ? penv : in->env, ei->cg, out[1], errp[1], ex[1],
+              parent);
     e = errno;
+    strv_free(penv);
     close(out[1]);
     close(errp[1]);
     close(ex[1]);
@@ -271,7 +330,7 @@ reaped(struct exec_backend *x, int index, int status)
     backend__event_init(&ev, BACKEND_EXITED, index, NULL);
     ev.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     ev.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-    if (ei->cg != NULL && ev.signal == SIGKILL)
+    if (ei->cg != NULL)
         ev.oom = cgroup__oom_kills(ei->cg) > ei->oom_before;
     ei->pid = -1;
     exec_guard__set(x->guard, (size_t)index, 0);
@@ -362,6 +421,7 @@ exec_destroy(struct backend *b)
         cgroup__destroy(&x->insts[i].cg);
     exec_guard__destroy(&x->guard);
     cgroup_sys_destroy(&x->cgs);
+    free(x->heap_lib);
     if (x->sigfd >= 0)
         close(x->sigfd);
     free(x->insts);

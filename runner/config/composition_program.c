@@ -44,6 +44,7 @@ static const struct {
     {"TESTYARD_SYNC_", true, "it says where the sync service is"},
     {"TESTYARD_GROUP_INDEX", false, "it numbers the instances"},
     {"TESTYARD_GLOBAL_INDEX", false, "it numbers the instances"},
+    {"TESTYARD_PLAN_INSTANCES", false, "it counts the instances"},
     {"TESTYARD_PARAMS", false, "set parameters under run.test_params"},
     {"TESTYARD_DEADLINE_MS", false, "set global.run_config.timeout"},
     {"TESTYARD_HEAP_RATE", false, "set global.run.profiles.heap_rate"},

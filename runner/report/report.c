@@ -72,6 +72,76 @@ report__inst_add(struct report *r, const char *group, int index)
     return in;
 }
 
+/* Add group g's never-connected indexes to sb as ranges; false when it
+ * has none. */
+static bool
+group_never_connected(const struct report *r, const char *g, struct strbuf *sb)
+{
+    int first = -1, last = -1;
+    bool any = false;
+
+    for (size_t i = 0; i <= r->ninsts; i++) {
+        const struct report_inst *in = i < r->ninsts ? &r->insts[i] : NULL;
+
+        if (in != NULL && (!in->never_connected || strcmp(in->group, g) != 0))
+            continue;
+        if (in != NULL && first >= 0 && in->index == last + 1) {
+            last = in->index;
+            continue;
+        }
+        if (first >= 0) {
+            strbuf_addf(sb, "%s%d", any ? ", " : " ", first);
+            if (last > first)
+                strbuf_addf(sb, "-%d", last);
+            any = true;
+        }
+        if (in != NULL)
+            first = last = in->index;
+    }
+    return any;
+}
+
+bool
+report__never_connected(const struct report *r, struct strbuf *sb,
+                        bool *blackbox)
+{
+    bool any = false;
+
+    *blackbox = true;
+    for (size_t g = 0; g < r->ngroups; g++) {
+        struct strbuf part;
+
+        strbuf_init(&part);
+        if (group_never_connected(r, r->groups[g].id, &part)) {
+            strbuf_addf(sb, "%s%s%s", any ? ", " : "", r->groups[g].id,
+                        part.buf);
+            *blackbox = *blackbox && r->groups[g].blackbox;
+            any = true;
+        }
+        strbuf_release(&part);
+    }
+    return any;
+}
+
+char *
+report__never_connected_line(const struct report *r)
+{
+    struct strbuf sb;
+    bool blackbox;
+
+    strbuf_init(&sb);
+    strbuf_adds(&sb, "never connected to the sync service: ");
+    if (!report__never_connected(r, &sb, &blackbox)) {
+        strbuf_release(&sb);
+        return NULL;
+    }
+    strbuf_adds(&sb, blackbox ? " (they ran their own program: expected for "
+                                "run.command/run.image groups)"
+                              : " (a plan's instance connects as the SDK "
+                                "starts: these ended or hung before)");
+    return strbuf_detach(&sb);
+}
+
 const char *
 report_run_dir(const struct report *r)
 {
@@ -210,6 +280,7 @@ report_destroy(struct report **rp)
     free(r->run_dir);
     free(r->run_id);
     free(r->plan);
+    free(r->name);
     free(r->case_name);
     free(r->runner);
     free(r->outcome);

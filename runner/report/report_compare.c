@@ -235,7 +235,10 @@ static void
 print_run(const char *side, const struct report *r, FILE *out)
 {
     fprintf(out, "%s: %s  %s/%s  %s  %s\n", side,
-            r->run_id ? r->run_id : report_run_dir(r), r->plan ? r->plan : "?",
+            r->run_id ? r->run_id : report_run_dir(r),
+            r->plan   ? r->plan
+            : r->name ? r->name
+                      : "?",
             r->case_name ? r->case_name : "?", r->runner ? r->runner : "?",
             r->outcome ? r->outcome : "outcome unknown");
 }
@@ -415,7 +418,7 @@ html_run(struct strbuf *sb, const char *side, const struct report *r)
     strbuf_addf(sb, "<tr><td><b>%s</b></td><td>", side);
     report__html_esc(sb, r->run_id ? r->run_id : report_run_dir(r));
     strbuf_adds(sb, "</td><td>");
-    report__html_esc(sb, r->plan ? r->plan : "?");
+    report__html_esc(sb, r->plan ? r->plan : r->name ? r->name : "?");
     strbuf_adds(sb, " / ");
     report__html_esc(sb, r->case_name ? r->case_name : "?");
     strbuf_adds(sb, "</td><td>");

@@ -208,7 +208,7 @@ header(struct strbuf *sb, const struct report *r)
     if (r->duration_s >= 0)
         report__fmt_ms(report__i64(r->duration_s * 1000), dur, sizeof(dur));
     strbuf_adds(sb, "<header>\n<h1>");
-    report__html_esc(sb, r->plan ? r->plan : "run");
+    report__html_esc(sb, r->plan ? r->plan : r->name ? r->name : "run");
     strbuf_adds(sb, " / ");
     report__html_esc(sb, r->case_name ? r->case_name : "?");
     strbuf_adds(sb, "<small>run ");
@@ -348,6 +348,18 @@ outcome_counts(struct strbuf *sb, const struct report *r,
 }
 
 static void
+never_connected(struct strbuf *sb, const struct report *r)
+{
+    cleanup_free char *line = report__never_connected_line(r);
+
+    if (line == NULL)
+        return;
+    strbuf_adds(sb, "<p class=\"note\" id=\"never-connected\">");
+    report__html_esc(sb, line);
+    strbuf_adds(sb, "</p>\n");
+}
+
+static void
 groups_table(struct strbuf *sb, const struct report *r)
 {
     strbuf_adds(sb, "<section id=\"groups\">\n<h2>Groups</h2>\n<p "
@@ -377,7 +389,9 @@ groups_table(struct strbuf *sb, const struct report *r)
         cell_bytes(sb, g->final);
         strbuf_addf(sb, "<td class=\"n\">%zu</td></tr>\n", g->noom);
     }
-    strbuf_adds(sb, "</table></div>\n</section>\n");
+    strbuf_adds(sb, "</table></div>\n");
+    never_connected(sb, r);
+    strbuf_adds(sb, "</section>\n");
 }
 
 /* ---- per round -------------------------------------------------------------

@@ -83,7 +83,8 @@ struct report_snap {
     int64_t own;          /* the profiler's own tables (profiler_bytes) */
     int64_t own_res;      /* their resident part (profiler_resident_bytes) */
     int64_t arena, hblkhd, fordblks; /* mallinfo2 */
-    bool empty; /* the profiler had sampled nothing: inuse is unknown */
+    int64_t pid; /* the process that took it (the sidecar's); -1 unknown */
+    bool empty;  /* the profiler had sampled nothing: inuse is unknown */
     int line;   /* a reading's line in memory-rounds.jsonl */
 };
 
@@ -217,6 +218,9 @@ struct report_inst {
     int64_t limit, peak, peak_t_ms, final, oom_t_ms, before_oom;
     bool oom;
     bool has_preoom; /* result.json has memory.pre_oom (null or not) */
+    /* result.json says it never said hello to the sync service */
+    bool never_connected;
+    bool blackbox; /* its group ran its own program */
     struct report_preoom preoom;
     struct report_oom kill; /* when oom */
     const char *series;     /* "memory.csv", "memory.csv.partial" or NULL */
@@ -235,7 +239,8 @@ struct report_inst {
 struct report_group {
     char *id;
     int64_t limit;
-    size_t *inst; /* indexes into report.insts */
+    bool blackbox; /* it ran its own program (run.command, run.image) */
+    size_t *inst;  /* indexes into report.insts */
     size_t ninst, capinst;
     int64_t peak, peak_t_ms, final;
     const char *peak_inst; /* label of the instance with the peak */
@@ -287,6 +292,8 @@ struct report {
     char *run_dir;
     int run_fd; /* run_dir, to read beneath it without following links */
     char *run_id, *plan, *case_name, *runner, *outcome, *started;
+    char *name;        /* the composition's name (what a run without a plan
+                        * is called) */
     double duration_s; /* -1 unknown */
     bool finished;     /* result.json was there */
     bool interrupted;  /* no result.json, and its coordinator is gone */
@@ -310,6 +317,16 @@ void report__note(struct report *r, const char *fmt, ...)
 struct report_group *report__group_get(struct report *r, const char *id);
 struct report_inst *report__inst_add(struct report *r, const char *group,
                                      int index);
+
+/* The instances that never connected to the sync service, by group
+ * with their indexes as ranges ("providers 0-3, requestors 1, 5") into
+ * sb; false (sb untouched) when there are none. *blackbox: every one of
+ * them ran its own program. */
+bool report__never_connected(const struct report *r, struct strbuf *sb,
+                             bool *blackbox);
+/* The report's line about them ("never connected to the sync service:
+ * ...", one sentence), or NULL when there are none. Caller frees. */
+char *report__never_connected_line(const struct report *r);
 
 /* report_load.c */
 int report__load(struct report *r, struct err *err);
@@ -373,7 +390,9 @@ int report__sites(struct report *r, struct report_group *g, struct err *err);
  * (every instance's last snapshot is its peak): shown once. */
 bool report__same_sites(const struct report_group *g);
 /* The instance's latest snapshot with a profile (snapshots are in time
- * order); NULL when none. Borrowed. */
+ * order) of the process whose profiles held the most heap (under
+ * LD_PRELOAD every process of the program's tree has its own); NULL when
+ * none. Borrowed. */
 const struct report_snap *report__last_profile(const struct report_inst *in);
 /* The top sites of one profile (at most r->top, largest first) into
  * *sites (caller frees with report__sites_free) and its inuse_space

@@ -384,6 +384,7 @@ run_json(cJSON *o, const struct report *r)
 {
     cJSON_AddNumberToObject(o, "version", SUMMARY_VERSION);
     ty__json_string(o, "run_id", r->run_id);
+    ty__json_string(o, "name", r->name);
     ty__json_string(o, "plan", r->plan);
     ty__json_string(o, "case", r->case_name);
     ty__json_string(o, "runner", r->runner);
@@ -421,6 +422,10 @@ report__json(const struct report *r)
     a = cJSON_AddArrayToObject(o, "instances");
     for (size_t i = 0; i < r->ninsts; i++)
         cJSON_AddItemToArray(a, inst_json(&r->insts[i]));
+    a = cJSON_AddArrayToObject(o, "never_connected");
+    for (size_t i = 0; i < r->ninsts; i++)
+        if (r->insts[i].never_connected)
+            cJSON_AddItemToArray(a, cJSON_CreateString(r->insts[i].label));
     cJSON_AddItemToObject(o, "barriers", barriers_json(r));
     a = cJSON_AddArrayToObject(o, "missing");
     for (size_t i = 0; i < r->notes.n; i++)

@@ -303,6 +303,7 @@ result_inst(struct report *r, struct report_jctx *c, const cJSON *o, size_t i)
 {
     char where[64];
     const char *group, *lost;
+    const cJSON *conn;
     int64_t index;
     struct report_inst *in;
 
@@ -320,11 +321,14 @@ result_inst(struct report *r, struct report_jctx *c, const cJSON *o, size_t i)
     }
     in = report__inst_add(r, group, (int)index);
     in->listed = true;
+    in->blackbox = report__group_get(r, group)->blackbox;
     in->outcome = dup_or_null(report__jstr(c, o, where, "outcome"));
     in->how = dup_or_null(report__jstr(c, o, where, "how"));
     in->error = dup_or_null(report__jstr(c, o, where, "error"));
     in->started = report__jstr(c, o, where, "started") != NULL;
     in->oom = report__jbool(c, o, where, "oom_killed");
+    conn = report__jitem(c, o, where, "connected", cJSON_True);
+    in->never_connected = conn != NULL && cJSON_IsFalse(conn);
     inst_memory(c, in, report__jitem(c, o, where, "memory", cJSON_Object),
                 where);
     lost = report__jstr(c, o, where, "monitor_lost");
@@ -342,13 +346,17 @@ result_groups(struct report *r, struct report_jctx *c, const cJSON *arr)
 
     cJSON_ArrayForEach (o, arr) {
         char where[64];
-        const char *id;
+        const char *id, *program;
 
         snprintf(where, sizeof(where), "groups[%zu]", i++);
         id = report__jstr(c, o, where, "id");
-        if (id != NULL && strchr(id, '/') == NULL && id[0] != '.')
-            report__group_get(r, id)->limit =
-                report__jnum(c, o, where, "memory_limit_bytes");
+        program = report__jstr(c, o, where, "program");
+        if (id != NULL && strchr(id, '/') == NULL && id[0] != '.') {
+            struct report_group *g = report__group_get(r, id);
+
+            g->limit = report__jnum(c, o, where, "memory_limit_bytes");
+            g->blackbox = program != NULL && strcmp(program, "plan") != 0;
+        }
     }
 }
 
@@ -357,6 +365,7 @@ run_fields(struct report *r, struct report_jctx *c, const cJSON *j)
 {
     r->run_id = dup_or_null(report__jstr(c, j, "", "run_id"));
     r->plan = dup_or_null(report__jstr(c, j, "", "plan"));
+    r->name = dup_or_null(report__jstr(c, j, "", "name"));
     r->case_name = dup_or_null(report__jstr(c, j, "", "case"));
     r->runner = dup_or_null(report__jstr(c, j, "", "runner"));
 }

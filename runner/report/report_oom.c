@@ -114,6 +114,13 @@ report__oom_profile_text(const struct report_inst *in, char *buf, size_t size)
                  at);
         return;
     }
+    if (k->last == NULL && in->blackbox) {
+        snprintf(buf, size,
+                 "no heap profile before the kill, so nothing shows what "
+                 "filled the memory: set run.profiles: {heap: preload} on "
+                 "its group (a dynamically linked program)");
+        return;
+    }
     if (k->last == NULL) {
         snprintf(buf, size,
                  "no heap profile before the kill, so nothing shows what "
@@ -157,8 +164,9 @@ report__preoom_text(const struct report_inst *in, char *buf, size_t size)
     if (p->requests == 0) {
         snprintf(buf, size,
                  "no pre-OOM snapshot was asked for (usage was not seen "
-                 "past run_config.pre_oom_snapshot of the limit, or it is "
-                 "off)");
+                 "past run_config.pre_oom_snapshot of the limit, it is "
+                 "off, or no process of the instance could be asked: "
+                 "neither the SDK nor the LD_PRELOAD profiler)");
         return;
     }
     report__fmt_ms(p->first_ms, first, sizeof(first));

@@ -56,7 +56,7 @@ snap_init(struct report_snap *s)
     s->inuse = s->rss = s->hwm = s->rss_anon = -1;
     s->malloc_inuse = s->cgroup = s->own = s->own_res = -1;
     s->arena = s->hblkhd = s->fordblks = -1;
-    s->cgroup_limit = s->t_ms = -1;
+    s->cgroup_limit = s->t_ms = s->pid = -1;
 }
 
 static struct report_snap *
@@ -265,6 +265,7 @@ figures(struct report_jctx *c, const cJSON *j, struct report_snap *s)
     int64_t round, uord;
 
     s->time_ns = time_parse_rfc3339(report__jstr(c, j, "", "time"));
+    s->pid = report__jnum(c, j, "", "pid");
     round = report__jnum(c, j, "", "round");
     s->round = round >= 0 && round < 1000000 ? (int)round : -1;
     s->rss = report__jnum(c, j, "", "rss_bytes");
@@ -560,13 +561,33 @@ sites_profile(const struct report_inst *in, bool *older)
     return last;
 }
 
+/* Whether a and b come from one process: always for the SDK; the
+ * LD_PRELOAD profiler runs in every process of a program's tree (a
+ * wrapper shell, helpers), each with profiles of its own. */
+static bool
+same_process(const struct report_snap *a, const struct report_snap *b)
+{
+    return a->pid < 0 || b->pid < 0 || a->pid == b->pid;
+}
+
+/* The instance's last profile of the process that held the most heap in
+ * any of its profiles: under LD_PRELOAD a wrapper's exit profile, taken
+ * after the program it ran was killed, is not what filled the instance. */
 const struct report_snap *
 report__last_profile(const struct report_inst *in)
 {
-    for (size_t i = in->nsnaps; i-- > 0;)
-        if (in->snaps[i].pb_path != NULL)
+    const struct report_snap *big = NULL;
+
+    for (size_t i = 0; i < in->nsnaps; i++) {
+        const struct report_snap *s = &in->snaps[i];
+
+        if (s->pb_path != NULL && (big == NULL || s->inuse > big->inuse))
+            big = s;
+    }
+    for (size_t i = in->nsnaps; big != NULL && i-- > 0;)
+        if (in->snaps[i].pb_path != NULL && same_process(&in->snaps[i], big))
             return &in->snaps[i];
-    return NULL;
+    return big;
 }
 
 /* Add the sites of the profile at path to a and, when asked, its
@@ -759,17 +780,17 @@ report__gsites_release(struct report_gsites *gs)
     memset(gs, 0, sizeof(*gs));
 }
 
-/* The first post-trim profile (a round's snapshot that is not pre-trim);
- * without one, the first profile at all. */
+/* The first post-trim profile of the process that took to (a round's
+ * snapshot that is not pre-trim); without one, its first profile at all. */
 static const struct report_snap *
-first_post(const struct report_inst *in)
+first_post(const struct report_inst *in, const struct report_snap *to)
 {
     const struct report_snap *any = NULL;
 
     for (size_t i = 0; i < in->nsnaps; i++) {
         const struct report_snap *s = &in->snaps[i];
 
-        if (s->pb_path == NULL)
+        if (s->pb_path == NULL || !same_process(s, to))
             continue;
         if (s->kind == SNAP_POST ||
             (s->round >= 0 && s->kind != SNAP_PRE && s->kind != SNAP_PEAK))
@@ -805,12 +826,12 @@ label_agree(char **have, const char *label, bool first)
 static int
 inst_gsites(struct report *r, struct report_inst *in, struct err *err)
 {
-    const struct report_snap *from = first_post(in),
-                             *to = report__last_profile(in);
+    const struct report_snap *to = report__last_profile(in),
+                             *from = to ? first_post(in, to) : NULL;
     struct report_gsites *gs = &in->gsites;
     size_t cap = 0;
 
-    if (from == NULL || to == NULL || from == to)
+    if (from == NULL || from == to)
         return 0;
     if (report__sites_growth(r, from->pb_path, to->pb_path, &gs->v, &gs->n,
                              &cap, err) < 0)

@@ -25,7 +25,10 @@ print_head(const struct report *r, FILE *out)
     if (r->duration_s >= 0)
         report__fmt_ms(report__i64(r->duration_s * 1000), dur, sizeof(dur));
     fprintf(out, "\nreport %s  %s/%s  %s  %s  %s\n",
-            r->run_id ? r->run_id : "(unknown run)", r->plan ? r->plan : "?",
+            r->run_id ? r->run_id : "(unknown run)",
+            r->plan   ? r->plan
+            : r->name ? r->name
+                      : "?",
             r->case_name ? r->case_name : "?", r->runner ? r->runner : "?",
             r->outcome ? r->outcome : "outcome unknown", dur);
 }
@@ -46,6 +49,15 @@ print_groups(const struct report *r, FILE *out)
         fprintf(out, "%-14s %4zu %10s %10s %8s %10s %4zu\n", g->id, g->ninst,
                 lim, peak, at, fin, g->noom);
     }
+}
+
+static void
+print_never_connected(const struct report *r, FILE *out)
+{
+    cleanup_free char *line = report__never_connected_line(r);
+
+    if (line != NULL)
+        fprintf(out, "%s\n", line);
 }
 
 static void
@@ -296,6 +308,7 @@ report_print(const struct report *r, FILE *out)
 
     print_head(r, out);
     print_groups(r, out);
+    print_never_connected(r, out);
     print_verdicts(r, out);
     print_rounds(r, out);
     print_ooms(r, out);

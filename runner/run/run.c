@@ -1,8 +1,9 @@
 /*
  * run.c — the run orchestrator's lifecycle and main loop (see run/run.h).
  *
- * Order of things: compile the plan (a compile error leaves nothing
- * behind), create the run folder, start the sync service (so its port goes
+ * Order of things: compile the plan when some group runs it (a compile
+ * error leaves nothing behind; a run of black-box groups only has no
+ * plan), create the run folder, start the sync service (so its port goes
  * into every instance's environment), prepare the backend (cgroups, image),
  * start every instance, then loop until all have ended. Whatever happens in
  * the loop — deadline, cancel, crashes — the run ends the same way: every
@@ -23,6 +24,7 @@
 #include "builder/builder.h"
 #include "report/report.h"
 #include "base/run_lock.h"
+#include "base/strvec.h"
 #include "base/util.h"
 
 #include <errno.h>
@@ -79,11 +81,18 @@ note_output_error(struct run *r, const struct err *e)
         r->out_err.status = err_io_status(e->code);
 }
 
+/* The plan's binary, or NULL with err clear when no group runs it. */
 static char *
 build_plan(const struct composition *c, struct err *err)
 {
     const struct manifest *m = c->manifest;
-    struct planbuild_spec spec = {
+    struct planbuild_spec spec;
+    int cached;
+    char *bin;
+
+    if (!composition_needs_plan(c))
+        return NULL;
+    spec = (struct planbuild_spec){
         .name = m->name,
         .dir = m->dir,
         .sources = m->sources,
@@ -95,8 +104,7 @@ build_plan(const struct composition *c, struct err *err)
         .ldlibs = m->ldlibs,
         .nldlibs = m->nldlibs,
     };
-    int cached;
-    char *bin = planbuild(&spec, &cached, err);
+    bin = planbuild(&spec, &cached, err);
 
     if (bin != NULL)
         log_debug("plan %s: %s%s", m->name, bin, cached ? " (cached)" : "");
@@ -199,7 +207,8 @@ start_backend(struct run *r, struct err *err)
         .run_id = r->run_id,
         .run_dir = r->run_dir,
         .binary = r->binary,
-        .plan_name = r->comp->manifest->name,
+        .plan_name = r->comp->manifest ? r->comp->manifest->name
+                                       : run__test_plan(r->comp),
         .run_fd = r->run_fd,
     };
 
@@ -217,12 +226,59 @@ start_backend(struct run *r, struct err *err)
     return 0;
 }
 
+/* A black-box group's argv: run.command followed by run.args; NULL for
+ * a group that runs the plan. Caller frees (strv_free). */
+static char **
+group_argv(const struct composition_group *g)
+{
+    struct strvec v = {0};
+
+    if (!composition_group_blackbox(g))
+        return NULL;
+    for (char **a = g->command; a && *a; a++)
+        strvec_push(&v, *a);
+    for (char **a = g->args; a && *a; a++)
+        strvec_push(&v, *a);
+    return strvec_detach(&v);
+}
+
+/* The heap profiler cannot be preloaded into a statically linked program
+ * (no PT_INTERP): say so once per group, before it starts. A script
+ * ("#!") has its interpreter preloaded, and anything else is left to
+ * exec. */
+static void
+warn_static(const struct run *r)
+{
+    for (size_t i = 0; i < r->comp->ngroups && !r->opts.quiet; i++) {
+        const struct composition_group *g = &r->comp->groups[i];
+        char interp[4096], head[2] = {0};
+        cleanup_close int fd = -1;
+
+        if (!g->heap_preload || g->command == NULL || g->image != NULL)
+            continue;
+        fd = open(g->command[0], O_RDONLY | O_CLOEXEC);
+        if (fd < 0 || read(fd, head, 2) != 2 || memcmp(head, "#!", 2) == 0)
+            continue;
+        if (imagebuild_elf_interp(g->command[0], interp, sizeof(interp),
+                                  NULL) == 0 &&
+            interp[0] == '\0')
+            log_warnx("group %s: %s is statically linked: the heap profiler "
+                      "cannot be preloaded; only cgroup figures (memory.csv) "
+                      "are available",
+                      g->id, g->command[0]);
+    }
+}
+
 static int
 start_instances(struct run *r, struct err *err)
 {
     struct backend_instance *bi = xcalloc(r->n, sizeof(*bi));
     int rc;
 
+    r->argv = xcalloc(r->comp->ngroups, sizeof(*r->argv));
+    for (size_t g = 0; g < r->comp->ngroups; g++)
+        r->argv[g] = group_argv(&r->comp->groups[g]);
+    warn_static(r);
     for (size_t i = 0; i < r->n; i++) {
         const struct run_inst *in = &r->insts[i];
         const struct composition_group *g = &r->comp->groups[in->group];
@@ -238,6 +294,9 @@ start_instances(struct run *r, struct err *err)
             .millicpu = g->millicpu,
             .artifact = g->artifact,
             .log_limit = g->log_limit,
+            .argv = (const char *const *)r->argv[in->group],
+            .workdir = g->workdir,
+            .heap_preload = g->heap_preload,
         };
     }
     rc = r->be->ops->start_all(r->be, bi, r->n, err);
@@ -297,7 +356,7 @@ inst_started(struct run *r, struct run_inst *in)
     r->nstarted++;
     if (r->be->ops->host_pid != NULL)
         pid = r->be->ops->host_pid(r->be, in->index);
-    run__preoom_watch(r, in, pid);
+    run__preoom_watch(r, in, pid, dir);
     if (dir == NULL && pid <= 0)
         return;
     if (memory_file(r, in, &f, &partial, &final, &e) < 0)
@@ -553,6 +612,10 @@ teardown(struct run *r)
     if (r->sigfd >= 0)
         close(r->sigfd);
     run__insts_release(r);
+    for (size_t g = 0; r->argv != NULL && g < r->comp->ngroups; g++)
+        strv_free(r->argv[g]);
+    free(r->argv);
+    r->argv = NULL;
     free(r->binary);
     free(r->run_id);
     free(r->run_dir);
@@ -656,7 +719,8 @@ setup(struct run *r, struct err *err)
     if (reserve_fds(r->comp, err) < 0)
         return -1;
     r->binary = build_plan(r->comp, err);
-    if (r->binary == NULL || run__make_dir(r, err) < 0 ||
+    if ((r->binary == NULL && composition_needs_plan(r->comp)) ||
+        run__make_dir(r, err) < 0 ||
         (r->run_fd = fsat_root(r->run_dir, err)) < 0 ||
         run_lock_create(r->run_dir, err) < 0)
         return -1;

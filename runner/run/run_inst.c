@@ -6,7 +6,10 @@
  * Testground's conventions find what they expect) plus testyard's own:
  * the sync endpoint as a URL, the instance's index in its group and in the
  * run, its parameters as JSON (values may contain '=' and '|'), the run's
- * deadline, and the profiling settings from the composition.
+ * deadline, the number of instances that run the plan (the target of a
+ * plan's own barriers when black-box programs run beside it), and the
+ * profiling settings from the composition. A black-box group's run.env is
+ * merged over all of it, a KEY there replacing the same KEY.
  */
 #include "run/run_int.h"
 
@@ -87,6 +90,18 @@ run__insts_release(struct run *r)
     r->n = 0;
 }
 
+const char *
+run__test_plan(const struct composition *c)
+{
+    return c->plan != NULL ? c->plan : c->name;
+}
+
+const char *
+run__test_case(const struct composition *c)
+{
+    return c->case_name != NULL ? c->case_name : "default";
+}
+
 static void env_add(struct strvec *e, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -136,8 +151,8 @@ env_testground(struct strvec *e, const struct run *r, const struct run_inst *in)
     char start[40];
 
     time_rfc3339(r->start_wall_ns, start, sizeof(start));
-    env_add(e, "TEST_PLAN", "%s", c->plan);
-    env_add(e, "TEST_CASE", "%s", c->case_name);
+    env_add(e, "TEST_PLAN", "%s", run__test_plan(c));
+    env_add(e, "TEST_CASE", "%s", run__test_case(c));
     env_add(e, "TEST_RUN", "%s", r->run_id);
     env_add(e, "TEST_INSTANCE_COUNT", "%zu", r->n);
     env_add(e, "TEST_GROUP_ID", "%s", g->id);
@@ -150,6 +165,18 @@ env_testground(struct strvec *e, const struct run *r, const struct run_inst *in)
     env_add(e, "TEST_DISABLE_METRICS", "false");
     env_add(e, "SYNC_SERVICE_HOST", "%s", r->be->sync_host);
     env_add(e, "SYNC_SERVICE_PORT", "%d", syncsvc_port(r->svc));
+}
+
+/* Instances that run the plan rather than their own program. */
+static long long
+plan_instances(const struct composition *c)
+{
+    long long n = 0;
+
+    for (size_t i = 0; i < c->ngroups; i++)
+        if (!composition_group_blackbox(&c->groups[i]))
+            n += c->groups[i].instances;
+    return n;
 }
 
 static void
@@ -167,6 +194,7 @@ env_testyard(struct strvec *e, const struct run *r, const struct run_inst *in)
         env_add(e, "TESTYARD_SYNC_BOARD", "%s", syncsvc_board_dir(r->svc));
     env_add(e, "TESTYARD_GROUP_INDEX", "%d", in->group_index);
     env_add(e, "TESTYARD_GLOBAL_INDEX", "%d", in->index);
+    env_add(e, "TESTYARD_PLAN_INSTANCES", "%lld", plan_instances(c));
     env_add(e, "TESTYARD_PARAMS", "%s", params ? params : "{}");
     env_add(e, "TESTYARD_DEADLINE_MS", "%lld", deadline);
     env_add(e, "TESTYARD_HEAP_RATE", "%llu", (unsigned long long)c->heap_rate);
@@ -196,6 +224,8 @@ run__inst_env(const struct run *r, const struct run_inst *in)
         if (v != NULL)
             env_add(&e, passthrough[i], "%s", v);
     }
+    for (char **kv = r->comp->groups[in->group].env; kv && *kv; kv++)
+        strvec_setenv(&e, *kv);
     return strvec_detach(&e);
 }
 

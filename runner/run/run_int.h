@@ -58,6 +58,7 @@ struct run_inst {
     struct monitor_inst *mon;
     pid_t pid;      /* its main process (the host's view), 0 when unknown */
     int procfd;     /* that process's /proc/<pid>, for a pre-OOM signal; -1 */
+    char *cgdir;    /* its memory cgroup, for pre-OOM signals; NULL */
     char *mon_lost; /* why memory figures are missing or incomplete */
     struct monitor_stats mstats; /* copied when the instance ended */
     bool has_mstats;
@@ -68,9 +69,10 @@ struct run {
     struct run_opts opts;
     char *run_id;
     char *run_dir;
-    int run_fd;    /* the run folder, to open what is in it link-free */
-    bool made_dir; /* run_dir was created by this run: ours to remove */
-    char *binary;
+    int run_fd;      /* the run folder, to open what is in it link-free */
+    bool made_dir;   /* run_dir was created by this run: ours to remove */
+    char *binary;    /* the plan's, NULL when no group runs it */
+    char ***argv;    /* per group: what a black-box group runs, or NULL */
     char image[256]; /* the plan's image on local:docker */
     struct syncsvc *svc;
     struct backend *be;
@@ -105,10 +107,15 @@ struct run {
 int run__make_dir(struct run *r, struct err *err);
 
 /* run_inst.c */
+/* TEST_PLAN and TEST_CASE as instances see them: the plan (the
+ * composition's name when it names none) and the case ("default" when
+ * none). Borrowed from c. */
+const char *run__test_plan(const struct composition *c);
+const char *run__test_case(const struct composition *c);
 void run__insts_init(struct run *r);
 void run__insts_release(struct run *r);
-/* The environment of instance i (as seen from the host); the caller frees
- * it with strv_free. */
+/* The environment of instance i (as seen from the host), its group's
+ * run.env merged over it; the caller frees it with strv_free. */
 char **run__inst_env(const struct run *r, const struct run_inst *in);
 /* Decide and store the outcome of an instance that ended. */
 void run__inst_decide(struct run_inst *in);
@@ -127,13 +134,25 @@ int run__exit_status(const struct run *r);
  * the instance's index. */
 enum monitor_via run__preoom_ask(void *arg, int id);
 /* Hold the instance's process pid (its main process as seen from here)
- * for pre-OOM signals, when they may be asked for: pre-OOM snapshots on
- * and a memory limit. */
-void run__preoom_watch(struct run *r, struct run_inst *in, pid_t pid);
+ * and its memory cgroup folder cgdir (NULL when none) for pre-OOM
+ * signals, when they may be asked for: pre-OOM snapshots on and a memory
+ * limit. */
+void run__preoom_watch(struct run *r, struct run_inst *in, pid_t pid,
+                       const char *cgdir);
 void run__preoom_unwatch(struct run_inst *in);
 /* 1 after sending the pre-OOM signal to the process of the /proc/<pid>
  * folder procfd; 0 when it did not ask for one (why says so); -errno. */
 int run__preoom_signal(int procfd, char *why, size_t whylen);
+/* Whether a /proc/<pid>/cgroup text puts the process in the memory
+ * cgroup whose folder is cgdir (its memory hierarchy's path ends
+ * cgdir). */
+bool run__preoom_in_cgroup(const char *text, const char *cgdir);
+/* Send the pre-OOM signal to each of the n pids that is in the memory
+ * cgroup cgdir and asked for it (run__preoom_signal), skipping skip (an
+ * init): how many were signalled, else 0 (why says why the last one was
+ * not) or the last -errno. */
+int run__preoom_signal_pids(const pid_t *pids, size_t n, const char *cgdir,
+                            pid_t skip, char *why, size_t whylen);
 /* The only child of the process of the /proc/<pid> folder procfd (an
  * init), held by its own /proc folder (the caller closes it) once its
  * PPid says it is pid's child; -1 when there is none. */

@@ -14,14 +14,24 @@
  * claims (TESTYARD_HEAP_SIGNAL there, SIGUSR2 by default, as
  * sdk/heap/ty_heap_env.c reads it) is caught (SigCgt of /proc/<pid>/status).
  *
- * The process is held by a descriptor of its /proc/<pid> folder, opened
- * when the instance started: the files are read through it and the signal
- * is sent through it (pidfd_send_signal), so a pid that was reused after
- * the instance's process ended is never read nor signalled. Under an init
- * (local:docker's docker-init, which would pass the signal on without its
- * value) the process asked is the init's child, found in the init's
- * task/<pid>/children and held the same way once its PPid says it is
- * that child.
+ * Every process of the instance that asked is signalled: where the
+ * backend knows the instance's memory cgroup, those listed in its
+ * cgroup.procs (at most PREOOM_PROCS_MAX), so that a program started by a
+ * shell wrapper, or a server's worker processes, each take their own
+ * snapshot; otherwise its main process. A pid read from cgroup.procs is
+ * held by its /proc/<pid> folder and only used once its own cgroup file,
+ * read through that folder, names the instance's cgroup: a pid reused by
+ * a process elsewhere is never signalled.
+ *
+ * A process is held by a descriptor of its /proc/<pid> folder: the files
+ * are read through it and the signal is sent through it
+ * (pidfd_send_signal), so a pid that was reused after the process ended
+ * is never read nor signalled. The main process's folder is opened when
+ * the instance started. Under an init (local:docker's docker-init, which
+ * would pass the signal on without its value) the init itself is never
+ * asked: without a cgroup the process asked is the init's child, found
+ * in the init's task/<pid>/children and held the same way once its PPid
+ * says it is that child.
  */
 #include "run/run_int.h"
 
@@ -43,6 +53,10 @@
 /* What is read of an instance's environment and status. */
 #define PREOOM_ENVIRON_MAX (256u << 10)
 #define PREOOM_STATUS_MAX (16u << 10)
+/* Processes of one instance asked at most, and what is read of its
+ * cgroup.procs (room for that many pids). */
+#define PREOOM_PROCS_MAX 64
+#define PREOOM_PROCS_BYTES (PREOOM_PROCS_MAX * 12)
 
 /* Whether the LD_PRELOAD value (paths separated by spaces or colons, as
  * ld.so reads them) names libtestyard-heap. */
@@ -201,6 +215,147 @@ run__preoom_child(int procfd, pid_t pid)
     return fd;
 }
 
+/* Whether the cgroup path p (as /proc/<pid>/cgroup gives it, len bytes)
+ * is the end of cgdir, on a '/' boundary. */
+static bool
+path_ends(const char *cgdir, const char *p, size_t len)
+{
+    size_t n = strlen(cgdir);
+
+    while (n > 1 && cgdir[n - 1] == '/')
+        n--;
+    /* p starts with '/': a match is on a boundary; "/" is every cgroup */
+    return len > 1 && p[0] == '/' && len <= n &&
+           memcmp(cgdir + n - len, p, len) == 0;
+}
+
+/* Whether the controllers field of a /proc/<pid>/cgroup line (len bytes)
+ * holds the memory controller's hierarchy: "memory" in its comma list
+ * (v1), or empty (v2's one hierarchy). */
+static bool
+memory_controller(const char *c, size_t len)
+{
+    size_t i = 0;
+
+    if (len == 0)
+        return true;
+    while (i < len) {
+        size_t j = i;
+
+        while (j < len && c[j] != ',')
+            j++;
+        if (j - i == 6 && memcmp(c + i, "memory", 6) == 0)
+            return true;
+        i = j + 1;
+    }
+    return false;
+}
+
+bool
+run__preoom_in_cgroup(const char *text, const char *cgdir)
+{
+    const char *line = text;
+
+    while (line != NULL && *line != '\0') {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        const char *c1 = memchr(line, ':', len);
+        const char *c2 =
+            c1 ? memchr(c1 + 1, ':', len - (size_t)(c1 + 1 - line)) : NULL;
+
+        if (c2 != NULL && memory_controller(c1 + 1, (size_t)(c2 - c1 - 1)) &&
+            path_ends(cgdir, c2 + 1, len - (size_t)(c2 + 1 - line)))
+            return true;
+        line = end ? end + 1 : NULL;
+    }
+    return false;
+}
+
+/* Ask one pid of the cgroup cgdir: 1 when it was signalled, 0 when it is
+ * not the cgroup's (any more) or did not ask (why says so), -errno. */
+static int
+signal_member(pid_t pid, const char *cgdir, char *why, size_t whylen)
+{
+    char path[32], buf[PREOOM_STATUS_MAX];
+    cleanup_close int fd = -1;
+
+    snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+    fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT ? 0 : -errno;
+    if (read_at(fd, "cgroup", buf, sizeof(buf)) < 0 ||
+        !run__preoom_in_cgroup(buf, cgdir))
+        return 0;
+    return run__preoom_signal(fd, why, whylen);
+}
+
+int
+run__preoom_signal_pids(const pid_t *pids, size_t n, const char *cgdir,
+                        pid_t skip, char *why, size_t whylen)
+{
+    int sent = 0, last = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        int rc;
+
+        if (pids[i] <= 0 || pids[i] == skip)
+            continue;
+        rc = signal_member(pids[i], cgdir, why, whylen);
+        if (rc > 0)
+            sent++;
+        else if (rc < 0)
+            last = rc;
+    }
+    return sent > 0 ? sent : last;
+}
+
+/* The pids of cgdir's cgroup.procs, at most PREOOM_PROCS_MAX of them;
+ * how many, or -errno. */
+static int
+cgroup_pids(const char *cgdir, pid_t *pids)
+{
+    char buf[PREOOM_PROCS_BYTES + 1], *p = buf, *end;
+    cleanup_close int dfd = open(cgdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    ssize_t len;
+    int n = 0;
+
+    if (dfd < 0)
+        return -errno;
+    len = read_at(dfd, "cgroup.procs", buf, sizeof(buf));
+    if (len < 0)
+        return (int)len;
+    if ((size_t)len == sizeof(buf) - 1 && (end = strrchr(buf, '\n')) != NULL)
+        end[1] = '\0'; /* the pid the bound cut short */
+    while (n < PREOOM_PROCS_MAX) {
+        long v = strtol(p, &end, 10);
+
+        if (end == p || (*end != '\n' && *end != '\0'))
+            break;
+        if (v > 0 && v <= INT32_MAX)
+            pids[n++] = (pid_t)v;
+        if (*end == '\0')
+            break;
+        p = end + 1;
+    }
+    return n;
+}
+
+/* Ask every process of the instance's memory cgroup. */
+static int
+signal_cgroup(const struct run *r, const struct run_inst *in, char *why,
+              size_t whylen)
+{
+    pid_t pids[PREOOM_PROCS_MAX];
+    int n = cgroup_pids(in->cgdir, pids);
+
+    if (n < 0)
+        return n;
+    snprintf(why, whylen, "%s", "no process in its cgroup");
+    return run__preoom_signal_pids(pids, (size_t)n, in->cgdir,
+                                   r->be->init_parent ? in->pid : 0, why,
+                                   whylen);
+}
+
 enum monitor_via
 run__preoom_ask(void *arg, int id)
 {
@@ -214,9 +369,11 @@ run__preoom_ask(void *arg, int id)
         return MONITOR_VIA_NONE;
     if (syncsvc_snapshot_request(r->svc, id))
         return MONITOR_VIA_SYNC;
-    if (in->procfd < 0)
+    if (in->cgdir != NULL)
+        rc = signal_cgroup(r, in, why, sizeof(why));
+    else if (in->procfd < 0)
         return MONITOR_VIA_NONE;
-    if (!r->be->init_parent)
+    else if (!r->be->init_parent)
         rc = run__preoom_signal(in->procfd, why, sizeof(why));
     else if ((child = run__preoom_child(in->procfd, in->pid)) >= 0)
         rc = run__preoom_signal(child, why, sizeof(why));
@@ -230,13 +387,16 @@ run__preoom_ask(void *arg, int id)
 }
 
 void
-run__preoom_watch(struct run *r, struct run_inst *in, pid_t pid)
+run__preoom_watch(struct run *r, struct run_inst *in, pid_t pid,
+                  const char *cgdir)
 {
     char path[32];
 
     if (r->comp->pre_oom <= 0 || pid <= 0 ||
         r->comp->groups[in->group].memory_bytes == 0)
         return;
+    if (cgdir != NULL)
+        in->cgdir = xstrdup(cgdir);
     snprintf(path, sizeof(path), "/proc/%d", (int)pid);
     in->pid = pid;
     in->procfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -251,4 +411,6 @@ run__preoom_unwatch(struct run_inst *in)
     if (in->procfd >= 0)
         close(in->procfd);
     in->procfd = -1;
+    free(in->cgdir);
+    in->cgdir = NULL;
 }

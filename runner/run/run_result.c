@@ -6,7 +6,8 @@
  * run's timings and outcome, per-group counts of each outcome and, for every
  * instance, its outcome, exit status or signal, timings and memory figures
  * from the monitor (peak, when, final usage, the OOM kill time and the last
- * usage before it).
+ * usage before it), and whether it ever connected to the sync service (a
+ * black-box program usually does not).
  */
 #include "run/run_int.h"
 
@@ -98,6 +99,7 @@ inst_json(const struct run *r, const struct run_inst *in)
     ty__json_count(o, "exit_status", in->started ? in->status : -1);
     ty__json_count(o, "signal", in->signal ? in->signal : -1);
     cJSON_AddBoolToObject(o, "oom_killed", in->oom);
+    cJSON_AddBoolToObject(o, "connected", in->hello);
     ty__json_time(o, "started", in->start_wall_ns);
     ty__json_time(o, "ended", in->end_wall_ns);
     if (in->start_wall_ns > 0 && in->end_wall_ns > 0)
@@ -134,6 +136,10 @@ groups_json(const struct run *r)
 
         count_outcomes(r, g, counts);
         cJSON_AddStringToObject(o, "id", cg->id);
+        cJSON_AddStringToObject(o, "program",
+                                cg->image     ? "image"
+                                : cg->command ? "command"
+                                              : "plan");
         cJSON_AddNumberToObject(o, "instances", (double)cg->instances);
         ty__json_count(o, "memory_limit_bytes",
                        cg->memory_bytes ? (int64_t)cg->memory_bytes : -1);
@@ -169,8 +175,8 @@ run__write_result(const struct run *r, struct err *err)
     cJSON_AddStringToObject(o, "run_id", r->run_id);
     cJSON_AddStringToObject(o, "composition", r->comp->path);
     cJSON_AddStringToObject(o, "name", r->comp->name);
-    cJSON_AddStringToObject(o, "plan", r->comp->plan);
-    cJSON_AddStringToObject(o, "case", r->comp->case_name);
+    ty__json_string(o, "plan", r->comp->plan);
+    cJSON_AddStringToObject(o, "case", run__test_case(r->comp));
     cJSON_AddStringToObject(o, "runner", r->comp->runner);
     cJSON_AddStringToObject(o, "binary", r->binary ? r->binary : "");
     ty__json_string(o, "image", r->image[0] != '\0' ? r->image : NULL);
@@ -261,8 +267,8 @@ run__print_summary(const struct run *r)
     char dur[32];
 
     ty__format_duration(r->end_wall_ns - r->start_wall_ns, dur, sizeof(dur));
-    printf("\nrun %s  %s/%s  %s  %s\n", r->run_id, r->comp->plan,
-           r->comp->case_name, r->comp->runner, dur);
+    printf("\nrun %s  %s/%s  %s  %s\n", r->run_id, run__test_plan(r->comp),
+           run__test_case(r->comp), r->comp->runner, dur);
     print_groups(r);
     print_failures(r, 20);
     print_lost(r);

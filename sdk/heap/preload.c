@@ -5,7 +5,7 @@
  *
  * The library carries the same interposer and sampler as the SDK. It takes
  * a snapshot when the process exits normally (exit() or a return from main,
- * not _exit() or a fatal signal), whenever it receives SIGUSR2, when the
+ * not _exit() or a fatal signal) having sampled something, whenever it receives SIGUSR2, when the
  * heap in use reaches a new high by TESTYARD_HEAP_PEAK_STEP (ty_heap_peak.c)
  * and, if asked, every TESTYARD_HEAP_PROFILE_INTERVAL. Files are named
  * heap-<program>-<pid>-<what>.pb.gz and .json (what: exit, signal-<k>,
@@ -301,6 +301,23 @@ preload_start(void)
     ty__heap_quiet_end(was);
 }
 
+/* Whether the sampler ever took a sample in this process: a shell, a
+ * wrapper or a helper that a program runs under the same environment
+ * allocates too little to be sampled, and an exit profile of nothing
+ * from each of them would bury the program's own. */
+static bool
+sampled_any(void)
+{
+    struct ty__heap_snap s = {0};
+    bool any;
+
+    if (ty__heap_collect(&s) < 0)
+        return true;
+    any = s.n > 0;
+    ty__heap_snap_release(&s);
+    return any;
+}
+
 __attribute__((destructor)) static void
 preload_stop(void)
 {
@@ -309,6 +326,6 @@ preload_stop(void)
     if (P.running && write(P.pipe[1], &q, 1) == 1)
         pthread_join(P.thread, NULL);
     P.running = false;
-    if (P.at_exit)
+    if (P.at_exit && (P.signals > 0 || P.periodic > 0 || sampled_any()))
         snapshot("exit", TY_HEAP_TRIGGER_EXIT);
 }

@@ -75,6 +75,12 @@ TY_EXPORT const char *ty_outputs_path(const struct ty *ty);
 TY_EXPORT const char *ty_temp_path(const struct ty *ty);
 /* Instances in the whole run (TEST_INSTANCE_COUNT). */
 TY_EXPORT int ty_instance_count(const struct ty *ty);
+/* Of them, those that run the plan (TESTYARD_PLAN_INSTANCES, else
+ * TEST_INSTANCE_COUNT): the target of a barrier that every plan instance
+ * signals. Groups that run their own program (run.command, run.image)
+ * never signal, so in a run that mixes them with the plan a target of
+ * ty_instance_count() is never met. */
+TY_EXPORT int ty_plan_instance_count(const struct ty *ty);
 /* Instances in this instance's group (TEST_GROUP_INSTANCE_COUNT). */
 TY_EXPORT int ty_group_instance_count(const struct ty *ty);
 /* 0-based index of this instance within its group and within the run. */

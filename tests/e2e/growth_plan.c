@@ -169,7 +169,8 @@ grow_rounds(struct ty *ty, const struct params *p)
 
     for (int n = 1; n <= p->rounds; n++) {
         snprintf(state, sizeof(state), "next-%d", n);
-        if (ty_signal_and_wait(ty, state, ty_instance_count(ty), 30000) < 0)
+        if (ty_signal_and_wait(ty, state, ty_plan_instance_count(ty), 30000) <
+            0)
             return ty_fail(ty, "%s: %s", state, ty_errmsg(ty));
         if (p->grow > 0 && strcmp(kind, "leak") == 0)
             grow_leak_round(p->grow);

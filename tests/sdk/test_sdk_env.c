@@ -36,6 +36,7 @@ static const char *const vars[] = {
     "TESTYARD_SYNC_URL",
     "TESTYARD_GROUP_INDEX",
     "TESTYARD_GLOBAL_INDEX",
+    "TESTYARD_PLAN_INSTANCES",
     "TESTYARD_PARAMS",
     "TESTYARD_DEADLINE_MS",
 };
@@ -90,6 +91,7 @@ t_env_full(void)
     setenv("TEST_GROUP_INSTANCE_COUNT", "4", 1);
     setenv("TESTYARD_GROUP_INDEX", "3", 1);
     setenv("TESTYARD_GLOBAL_INDEX", "7", 1);
+    setenv("TESTYARD_PLAN_INSTANCES", "6", 1);
     setenv("TEST_OUTPUTS_PATH", "/out", 1);
     setenv("TEST_TEMP_PATH", "/scratch", 1);
     ty = make();
@@ -98,6 +100,7 @@ t_env_full(void)
     CHECK_EQ_STR(ty_run_id(ty), "r-42");
     CHECK_EQ_STR(ty_group_id(ty), "providers");
     CHECK_EQ_INT(ty_instance_count(ty), 10);
+    CHECK_EQ_INT(ty_plan_instance_count(ty), 6);
     CHECK_EQ_INT(ty_group_instance_count(ty), 4);
     CHECK_EQ_INT(ty_group_index(ty), 3);
     CHECK_EQ_INT(ty_global_index(ty), 7);
@@ -119,6 +122,7 @@ t_env_defaults_and_errors(void)
     ty = make();
     CHECK_EQ_STR(ty_plan(ty), "");
     CHECK_EQ_INT(ty_instance_count(ty), 1);
+    CHECK_EQ_INT(ty_plan_instance_count(ty), 1);
     CHECK_EQ_INT(ty_group_instance_count(ty), 1);
     CHECK_EQ_INT(ty_global_index(ty), 0);
     CHECK_EQ_STR(ty_outputs_path(ty), ".");

@@ -355,6 +355,10 @@ t_env_errors(void)
          "c.yaml:5:35: groups[0].run.env.TESTYARD_HEAP_PEAK_STEP: testyard "
          "sets TESTYARD_HEAP_PEAK_STEP itself in every instance (set "
          "global.run.profiles.heap_peak)"},
+        {"{TESTYARD_PLAN_INSTANCES: 1}",
+         "c.yaml:5:35: groups[0].run.env.TESTYARD_PLAN_INSTANCES: testyard "
+         "sets TESTYARD_PLAN_INSTANCES itself in every instance (it counts "
+         "the instances)"},
         {"{TESTYARD_HEAP_PROFILE_INTERVAL: 1s}",
          "c.yaml:5:35: groups[0].run.env.TESTYARD_HEAP_PROFILE_INTERVAL: "
          "testyard sets TESTYARD_HEAP_PROFILE_INTERVAL itself in every "

@@ -589,7 +589,78 @@ t_monitor_lost(void)
     cJSON_Delete(s);
 }
 
+/* Five daemons that ran their own program (one connected: 3) and a
+ * plan's client that did not either. */
+static const struct synth_group blackbox_groups[] = {
+    {"daemons", 5, 256 * MiB, 24.0 * MiB, 0, 40.0 * MiB, 0, 0.3 * MiB, 0, 0, 0},
+    {"clients", 1, 256 * MiB, 24.0 * MiB, 0, 40.0 * MiB, 0, 0.3 * MiB, 0, 0, 0},
+};
+static const struct synth blackbox_run = {3, blackbox_groups, 2};
+
+/* result.json with the daemons' group marked as running a command and
+ * `connected` set from conn (one per instance, in order). */
+static void
+mark_connected(const char *dir, const bool *conn)
+{
+    cleanup_free char *res = slurp(dir, "result.json");
+    cleanup_free char *text = NULL;
+    cJSON *j = res ? cJSON_Parse(res) : NULL;
+    cJSON *o = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "groups"), 0);
+    size_t i = 0;
+
+    cJSON_DeleteItemFromObject(o, "program");
+    cJSON_AddStringToObject(o, "program", "command");
+    cJSON_ArrayForEach (o, cJSON_GetObjectItem(j, "instances")) {
+        cJSON_DeleteItemFromObject(o, "connected");
+        cJSON_AddBoolToObject(o, "connected", conn[i++]);
+    }
+    text = cJSON_Print(j);
+    cJSON_Delete(j);
+    put_text(dir, "result.json", text);
+}
+
+/* The instances that never connected, as ranges per group, in
+ * summary.json, the table and the page; the reason given depends on
+ * whether they all ran their own program; none from a result.json that
+ * does not say. */
+static void
+t_never_connected(void)
+{
+    static const bool daemons_only[] = {false, false, false, true, false, true};
+    static const bool with_client[] = {false, false, false, true, false, false};
+    static const char line[] = "never connected to the sync service: daemons "
+                               "0-2, 4 (they ran their own program: expected "
+                               "for run.command/run.image groups)";
+    cleanup_free char *dir = make_run("blackbox", &blackbox_run);
+    cleanup_free char *table = NULL;
+    cleanup_free char *html = NULL;
+    struct err err = {0};
+    cJSON *s;
+
+    CHECK_MSG(generate(dir, &table, &err) == 0, "%s", err.msg);
+    s = summary(dir);
+    CHECK_EQ_INT(cJSON_GetArraySize(at(s, "never_connected")), 0);
+    CHECK(strstr(table, "never connected") == NULL);
+    cJSON_Delete(s);
+    free(table);
+    mark_connected(dir, daemons_only);
+    CHECK_MSG(generate(dir, &table, &err) == 0, "%s", err.msg);
+    s = summary(dir);
+    CHECK_EQ_INT(cJSON_GetArraySize(at(s, "never_connected")), 4);
+    CHECK_EQ_STR(at_str(s, "never_connected.3"), "daemons/4");
+    CHECK_CONTAINS(table, line);
+    html = slurp(dir, "report.html");
+    CHECK_CONTAINS(html, line);
+    cJSON_Delete(s);
+    free(table);
+    mark_connected(dir, with_client);
+    CHECK_MSG(generate(dir, &table, &err) == 0, "%s", err.msg);
+    CHECK_CONTAINS(table, "daemons 0-2, 4, clients 0 (a plan's instance "
+                          "connects as the SDK starts");
+}
+
 static const struct th_case cases[] = {
+    {"never_connected", t_never_connected},
     {"missing_result", t_missing_result},
     {"missing_pieces", t_missing_pieces},
     {"planted_links", t_planted_links},

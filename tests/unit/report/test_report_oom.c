@@ -276,7 +276,9 @@ t_oom_no_profile(void)
     CHECK(cJSON_IsNull(at(s, "instances.#providers/0.pre_oom")));
     CHECK_CONTAINS(table, "  no pre-OOM snapshot was asked for (usage was "
                           "not seen past run_config.pre_oom_snapshot of the "
-                          "limit, or it is off)\n");
+                          "limit, it is off, or no process of the instance "
+                          "could be asked: neither the SDK nor the LD_PRELOAD "
+                          "profiler)\n");
     CHECK(cJSON_IsNull(at(s, "instances.#providers/0.oom.last_profile")));
     CHECK_EQ_INT(cJSON_GetArraySize(at(s, "instances.#providers/0.oom.sites")),
                  0);

@@ -7,7 +7,8 @@
  * has LD_PRELOAD naming libtestyard-heap and which catches its profiler's
  * signal, checked on environment blocks and status texts and on child
  * processes started with and without that environment and handler, and
- * under an init, the init's child.
+ * under an init, the init's child; with a memory cgroup, every process
+ * in it that asked.
  */
 #include "base/fsat.h"
 #include "run/monitor_int.h"
@@ -542,7 +543,100 @@ t_child_of_an_init(void)
     child_end(&c);
 }
 
+/* /proc/<pid>/cgroup texts against a memory cgroup's folder: v2's one
+ * line, v1's memory line (not another controller's), whole path parts
+ * only, never the root. */
+static void
+t_in_cgroup(void)
+{
+    const char *dir = "/sys/fs/cgroup/testyard/r1/g-0";
+    const char *v1dir = "/sys/fs/cgroup/memory/testyard/r1/g-0";
+
+    CHECK(run__preoom_in_cgroup("0::/testyard/r1/g-0\n", dir));
+    CHECK(
+        run__preoom_in_cgroup("0::/testyard/r1/g-0\n", "/x/testyard/r1/g-0/"));
+    CHECK(!run__preoom_in_cgroup("0::/testyard/r1/g-1\n", dir));
+    CHECK(!run__preoom_in_cgroup("0::/r1/xg-0\n", "/sys/fs/cgroup/r1/g-0"));
+    CHECK(!run__preoom_in_cgroup("0::/\n", dir));
+    CHECK(!run__preoom_in_cgroup("", dir));
+    CHECK(run__preoom_in_cgroup("5:devices:/\n4:cpu,memory:/testyard/r1/g-0\n"
+                                "0::/\n",
+                                v1dir));
+    CHECK(
+        !run__preoom_in_cgroup("4:cpu:/testyard/r1/g-0\n4:memory:/\n", v1dir));
+}
+
+/* This process's memory cgroup as a folder path that ends with it (the
+ * check reads only the path's end); NULL when it is the root. */
+static char *
+own_cgroup(void)
+{
+    char text[4096];
+    FILE *f = fopen("/proc/self/cgroup", "r");
+    char *line, *save = NULL;
+    size_t n;
+
+    if (f == NULL)
+        return NULL;
+    n = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    for (line = strtok_r(text, "\n", &save); line != NULL;
+         line = strtok_r(NULL, "\n", &save)) {
+        char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+
+        if (c2 == NULL || strcmp(c2 + 1, "/") == 0)
+            continue;
+        if (c2 == c1 + 1 || strstr(c1, "memory") != NULL)
+            return xasprintf("/sys/fs/cgroup/any%s", c2 + 1);
+    }
+    return NULL;
+}
+
+/* Every process of the cgroup that asked is signalled, one that did not
+ * ask (no handler) and the skipped init are not, nor a pid outside the
+ * cgroup. */
+static void
+t_signal_every_process_of_the_cgroup(void)
+{
+    cleanup_free char *dir = own_cgroup();
+    struct child a, b, c;
+    pid_t pids[4];
+    char why[128] = "", want[64];
+
+    if (dir == NULL)
+        th_skip("this process is in the root memory cgroup");
+    a = child_start(env_preload, SIGUSR2);
+    b = child_start(env_preload, SIGUSR2);
+    c = child_start(env_preload, 0);
+    pids[0] = a.pid;
+    pids[1] = c.pid;
+    pids[2] = b.pid;
+    pids[3] = 1;
+    CHECK_EQ_INT(run__preoom_signal_pids(pids, 4, dir, b.pid, why, sizeof(why)),
+                 1);
+    snprintf(want, sizeof(want), "got %d %d %d\n", SIGUSR2,
+             TY_WIRE_PREOOM_SIGVAL, SI_QUEUE);
+    CHECK_EQ_STR(child_said(&a, 5000), want);
+    CHECK_EQ_STR(child_said(&b, 200), "");
+    CHECK_EQ_STR(child_said(&c, 200), "");
+    CHECK_EQ_INT(waitpid(c.pid, NULL, WNOHANG), 0);
+    CHECK_EQ_INT(run__preoom_signal_pids(pids + 2, 1, dir, 0, why, sizeof(why)),
+                 1);
+    CHECK_EQ_STR(child_said(&b, 5000), want);
+    /* Outside the cgroup named: no one. */
+    CHECK_EQ_INT(run__preoom_signal_pids(pids, 1, "/sys/fs/cgroup/elsewhere", 0,
+                                         why, sizeof(why)),
+                 0);
+    child_end(&a);
+    child_end(&b);
+    child_end(&c);
+}
+
 static const struct th_case cases[] = {
+    {"in_cgroup", t_in_cgroup},
+    {"signal_every_process_of_the_cgroup",
+     t_signal_every_process_of_the_cgroup},
     {"crossing_asks_once", t_crossing_asks_once},
     {"rearmed_below", t_rearmed_below},
     {"rate_limited", t_rate_limited},
