@@ -1,17 +1,18 @@
 # shellcheck shell=bash
 # tests/docker/blackbox.sh — programs that are not plans on local:docker,
-# under a 64 MiB limit that kills them (tests/docker/blackbox_hog.c
-# allocates until it is OOM-killed):
+# under a 64 MiB limit that kills them (tests/e2e/blackbox_hog.c
+# allocates until it is OOM-killed and prints its arguments, environment,
+# working folder and LD_PRELOAD):
 #   a. run.command alone: the host program packed into an image, with
 #      args and env; with profiles.heap: preload a pre-OOM or peak profile
 #      taken before the kill whose top site is hog_alloc; without, none;
 #      statically linked with preload: a warning, and it runs all the same;
 #   b. run.image: an image made here through the engine's /build (FROM
 #      scratch: the program, /bin/sh and two wrapper scripts), with
-#      command and args replacing its entrypoint and command, with args
-#      alone, with neither (its own ENTRYPOINT, CMD and ENV), through a
-#      script that execs the program and one that forks it: the pre-OOM
-#      signal reaches the program in each;
+#      command, args and workdir replacing its entrypoint, command and
+#      folder, with args alone, with neither (its own ENTRYPOINT, CMD,
+#      WORKDIR and ENV), through a script that execs the program and one
+#      that forks it: the pre-OOM signal reaches the program in each;
 #   c. run.image that is not in the engine and cannot be pulled: exit 69,
 #      one line naming file:line:col and groups[0].run.image, no container
 #      or network left.
@@ -72,6 +73,7 @@ build_shimg() {
 FROM scratch
 COPY rootfs/ /
 ENV PATH=/bin:/plan HOG_TAG=fromimage
+WORKDIR /plan
 ENTRYPOINT ["/hog-exec.sh"]
 CMD ["--step", "1M"]
 EOF
@@ -107,21 +109,26 @@ check_profile() {
     fi
 }
 
-# check_oom ID GROUP LINE — the group's instance was OOM-killed, its
-# run.out holds LINE, and memory.csv has samples.
+# check_oom ID GROUP LINE PRELOAD — the group's instance was OOM-killed,
+# its run.out starts with LINE (arguments, environment, folder) and
+# "hog: preload=PRELOAD", and memory.csv has samples.
 check_oom() {
     local dir=$RUNS/$1/$2/0
     check_eq "$2: OOM-killed" \
         "$(result "$1" ".instances[] | select(.group == \"$2\") | .outcome")" oom
-    check_eq "$2: its stdout shows its arguments and environment" \
+    check_eq "$2: its stdout shows its arguments, environment and folder" \
         "$(head -1 "$dir/run.out" 2>/dev/null)" "$3"
+    check_eq "$2: its LD_PRELOAD" \
+        "$(sed -n 2p "$dir/run.out" 2>/dev/null)" "hog: preload=$4"
     check "$2: memory.csv has samples" test "$(wc -l <"$dir/memory.csv" 2>/dev/null || echo 0)" -gt 3
 }
 
+PRELOAD=/.testyard/heap/libtestyard-heap.so
+
 mkdir -p "$RUNS/bin"
-if ! cc -O1 -g -fno-omit-frame-pointer -o "$HOG" tests/docker/blackbox_hog.c ||
-    ! cc -O1 -g -static -o "$RUNS/bin/static_hog" tests/docker/blackbox_hog.c; then
-    not_ok "tests/docker/blackbox_hog.c compiles (dynamic and static)"
+if ! cc -O1 -g -fno-omit-frame-pointer -o "$HOG" tests/e2e/blackbox_hog.c ||
+    ! cc -O1 -g -static -o "$RUNS/bin/static_hog" tests/e2e/blackbox_hog.c; then
+    not_ok "tests/e2e/blackbox_hog.c compiles (dynamic and static)"
     finish
     exit
 fi
@@ -138,7 +145,7 @@ groups:
     resources: {memory: 64Mi}
     run:
       command: [$HOG, --step, 1M]
-      args: [--tag, dockerA]
+      args: [--tag, dockerA, --pause-ms, 20]
       env: {HOG_TAG: envA}
       profiles: {heap: preload}
   - id: plain
@@ -151,15 +158,18 @@ groups:
     instances: {count: 1}
     resources: {memory: 64Mi}
     run:
-      command: [$RUNS/bin/static_hog, --tag, staticA]
+      command: [$RUNS/bin/static_hog, --tag, staticA, --pause-ms, 20]
       profiles: {heap: preload}
 EOF
 )
 rc=$(run_comp bb-command "$f")
 check_eq "command: the run fails (its instances are OOM-killed)" "$rc" 1
-check_oom bb-command preload "hog: step=1048576 tag=dockerA HOG_TAG=envA"
-check_oom bb-command plain "hog: step=1048576 tag=plainA HOG_TAG=(unset)"
-check_oom bb-command static "hog: step=1048576 tag=staticA HOG_TAG=(unset)"
+check_oom bb-command preload \
+    "hog: tag=dockerA env=envA home=/temp step=1048576 cwd=/temp argc=7" "$PRELOAD"
+check_oom bb-command plain \
+    "hog: tag=plainA env=- home=/temp step=1048576 cwd=/temp argc=3" -
+check_oom bb-command static \
+    "hog: tag=staticA env=- home=/temp step=1048576 cwd=/temp argc=5" "$PRELOAD"
 check "command: a statically linked program with preload is warned of" \
     grep -q "static_hog is statically linked: the heap profiler cannot be preloaded" "$RUNS/bb-command.log"
 check_eq "command: and leaves no profile" \
@@ -191,19 +201,20 @@ groups:
     resources: {memory: 64Mi}
     run:
       command: [/plan/blackbox_hog, --step, 2M]
-      args: [--tag, dockerB]
+      args: [--tag, dockerB, --pause-ms, 40]
       env: {HOG_TAG: envB}
+      workdir: /tmp
   - id: viaexec
     instances: {count: 1}
     resources: {memory: 64Mi}
     run:
-      args: [--step, 1M, --tag, viaexec]
+      args: [--step, 1M, --tag, viaexec, --pause-ms, 20]
   - id: viafork
     instances: {count: 1}
     resources: {memory: 64Mi}
     run:
       command: [/hog-fork.sh]
-      args: [--tag, viafork]
+      args: [--tag, viafork, --pause-ms, 20]
   - id: own
     instances: {count: 1}
     resources: {memory: 64Mi}
@@ -213,10 +224,14 @@ EOF
 )
     rc=$(run_comp bb-image "$f")
     check_eq "image: the run fails (its instances are OOM-killed)" "$rc" 1
-    check_oom bb-image override "hog: step=2097152 tag=dockerB HOG_TAG=envB"
-    check_oom bb-image viaexec "hog: step=1048576 tag=viaexec HOG_TAG=fromimage"
-    check_oom bb-image viafork "hog: step=1048576 tag=viafork HOG_TAG=fromimage"
-    check_oom bb-image own "hog: step=1048576 tag=(none) HOG_TAG=fromimage"
+    check_oom bb-image override \
+        "hog: tag=dockerB env=envB home=/temp step=2097152 cwd=/tmp argc=7" "$PRELOAD"
+    check_oom bb-image viaexec \
+        "hog: tag=viaexec env=fromimage home=/temp step=1048576 cwd=/plan argc=7" "$PRELOAD"
+    check_oom bb-image viafork \
+        "hog: tag=viafork env=fromimage home=/temp step=1048576 cwd=/plan argc=5" "$PRELOAD"
+    check_oom bb-image own \
+        "hog: tag=- env=fromimage home=/temp step=1048576 cwd=/plan argc=3" -
     for g in override viaexec viafork; do
         check_profile bb-image "$g" pre-oom
     done
