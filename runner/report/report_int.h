@@ -85,7 +85,7 @@ struct report_snap {
     int64_t arena, hblkhd, fordblks; /* mallinfo2 */
     int64_t pid; /* the process that took it (the sidecar's); -1 unknown */
     bool empty;  /* the profiler had sampled nothing: inuse is unknown */
-    int line;   /* a reading's line in memory-rounds.jsonl */
+    int line;    /* a reading's line in memory-rounds.jsonl */
 };
 
 /* A round's figures for an instance, or averaged over a group's

@@ -5,12 +5,12 @@
  *
  * The library carries the same interposer and sampler as the SDK. It takes
  * a snapshot when the process exits normally (exit() or a return from main,
- * not _exit() or a fatal signal) having sampled something, whenever it receives SIGUSR2, when the
- * heap in use reaches a new high by TESTYARD_HEAP_PEAK_STEP (ty_heap_peak.c)
- * and, if asked, every TESTYARD_HEAP_PROFILE_INTERVAL. Files are named
- * heap-<program>-<pid>-<what>.pb.gz and .json (what: exit, signal-<k>,
- * periodic-<k>, peak, pre-oom) so that the processes of a pipeline or a
- * forking server do not overwrite each other, and are written whole or not
+ * not _exit() or a fatal signal) having sampled something, whenever it receives
+ * SIGUSR2, when the heap in use reaches a new high by TESTYARD_HEAP_PEAK_STEP
+ * (ty_heap_peak.c) and, if asked, every TESTYARD_HEAP_PROFILE_INTERVAL. Files
+ * are named heap-<program>-<pid>-<what>.pb.gz and .json (what: exit,
+ * signal-<k>, periodic-<k>, peak, pre-oom) so that the processes of a pipeline
+ * or a forking server do not overwrite each other, and are written whole or not
  * at all into TESTYARD_HEAP_DIR, else TEST_OUTPUTS_PATH, else the working
  * directory; peak and pre-oom replace their previous file.
  *
@@ -326,6 +326,8 @@ preload_stop(void)
     if (P.running && write(P.pipe[1], &q, 1) == 1)
         pthread_join(P.thread, NULL);
     P.running = false;
-    if (P.at_exit && (P.signals > 0 || P.periodic > 0 || sampled_any()))
+    /* With sampling off the sidecar's figures are all there is. */
+    if (P.at_exit && (ty__heap_get_rate() == 0 || P.signals > 0 ||
+                      P.periodic > 0 || sampled_any()))
         snapshot("exit", TY_HEAP_TRIGGER_EXIT);
 }
