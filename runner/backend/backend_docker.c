@@ -358,6 +358,36 @@ create_and_start(struct dk_backend *k, struct dk_inst *di, struct err *err)
     return rc;
 }
 
+/* The memory cgroup of the container id whose main process is pid. The
+ * process may have ended already: with cgroup v1 an exiting task is moved
+ * to the root cgroup, and sampling that would give the whole machine's
+ * memory as the container's. Both of the engine's cgroup drivers name
+ * the cgroup after the container (/docker/<id>,
+ * /system.slice/docker-<id>.scope), so a path without the id is not its. */
+bool
+dk__cgroup_is_container(const char *dir, const char *id)
+{
+    const char *base = strrchr(dir, '/');
+
+    /* the id in the last component: ".../docker/<id>" or
+     * ".../docker-<id>.scope" */
+    return id != NULL && strlen(id) >= 12 && base != NULL &&
+           strstr(base, id) != NULL;
+}
+
+static char *
+container_cgroup(pid_t pid, const char *id, enum ty__cgver *ver)
+{
+    char *dir = ty__cgroup_memory_dir(pid, ver);
+
+    if (dir != NULL && !dk__cgroup_is_container(dir, id)) {
+        log_debug("container %.12s: cgroup %s is not the container's", id, dir);
+        free(dir);
+        dir = NULL;
+    }
+    return dir;
+}
+
 static void
 start_index(struct dk_backend *k, size_t i)
 {
@@ -381,7 +411,7 @@ start_index(struct dk_backend *k, size_t i)
         di->pid = st.pid;
     pthread_mutex_lock(&k->lock);
     if (di->pid > 0)
-        di->cgdir = ty__cgroup_memory_dir(di->pid, &di->cgver);
+        di->cgdir = container_cgroup(di->pid, di->id, &di->cgver);
     di->started = true;
     push_simple(k, BACKEND_STARTED, (int)i, NULL); /* before any exit */
     if (di->exit_held) {

@@ -132,6 +132,11 @@ const struct composition_group *dk__group(const struct dk_backend *k,
                                           const struct backend_instance *in,
                                           const struct dk_group **dg);
 
+/* backend_docker.c: whether the memory cgroup dir is the container id's
+ * own (its last component names the container, as both of the engine's
+ * cgroup drivers do). */
+bool dk__cgroup_is_container(const char *dir, const char *id);
+
 /* backend_docker_spec.c: each returns what the caller frees (a string
  * array with strv_free, cJSON with cJSON_Delete). */
 char **dk__container_env(const struct dk_backend *k,

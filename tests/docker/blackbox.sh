@@ -15,7 +15,9 @@
 #      that forks it: the pre-OOM signal reaches the program in each;
 #   c. run.image that is not in the engine and cannot be pulled: exit 69,
 #      one line naming file:line:col and groups[0].run.image, no container
-#      or network left.
+#      or network left;
+#   d. programs that end at once: no figure of another cgroup (the root's)
+#      is taken for theirs.
 # The images made here are removed at the end.
 cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=tests/helpers/lib.sh
@@ -261,6 +263,40 @@ check "absent image: one line names file:line:col and groups[0].run.image" \
 check_eq "absent image: no container" "$(containers_of_run bb-absent)" 0
 check_eq "absent image: no network" "$(networks_of_run bb-absent)" 0
 [ "$TAPFAIL" = 0 ] || show_log bb-absent
+
+# --- d: programs that end at once ----------------------------------------
+# A container whose program has already ended when its cgroup is looked up
+# shows the root cgroup in /proc/<pid>/cgroup (cgroup v1 moves an exiting
+# task there): its figures must not be taken for the container's.
+SHFILTER='filters=%7B%22label%22%3A%5B%22testyard.plan%3Dcmd-sh%22%5D%7D'
+f=$(composition bb-brief <<EOF
+metadata: {name: bb-brief}
+global:
+  runner: local:docker
+  run_config: {timeout: 1m, memory_sample_interval: 10ms}
+groups:
+  - id: brief
+    instances: {count: 4}
+    resources: {memory: 32Mi}
+    run:
+      command: [/bin/sh, -c, 'echo brief']
+EOF
+)
+over=0
+for k in 1 2 3; do
+    rc=$(run_comp "bb-brief$k" "$f")
+    check_eq "brief programs ($k): the run succeeds" "$rc" 0
+    n=$(cat "$RUNS/bb-brief$k"/brief/*/memory.csv 2>/dev/null |
+        awk -F, 'NR > 1 && $3 ~ /^[0-9]+$/ && $3 > 33554432' | wc -l)
+    over=$((over + n))
+    peak=$(jq '.groups[0].peak_bytes // 0' "$RUNS/bb-brief$k/summary.json" 2>/dev/null)
+    check "brief programs ($k): the report's peak is within the 32 MiB limit (got ${peak:-none})" \
+        test "${peak:-0}" -le 33554432
+done
+check_eq "brief programs: no memory.csv row above the limit (the root cgroup's figures)" "$over" 0
+docker_api "/images/json?$SHFILTER" | jq -r '.[].Id' 2>/dev/null | while read -r t; do
+    docker_api "/images/$t?force=1" -X DELETE >/dev/null 2>&1
+done
 
 remove_images
 check_eq "the images made here are gone" \

@@ -361,6 +361,40 @@ t_pull(void)
     fakedocker_destroy(&f);
 }
 
+/* A container's memory cgroup names the container; the root cgroup, where
+ * cgroup v1 moves a task that is exiting, or another container's, is not
+ * taken for it. */
+static void
+t_cgroup_of_container(void)
+{
+    const char *id =
+        "4f1e2d3c4b5a69788796a5b4c3d2e1f00112233445566778899aabbccddeeff0";
+
+    CHECK(dk__cgroup_is_container(
+        "/sys/fs/cgroup/memory/docker/"
+        "4f1e2d3c4b5a69788796a5b4c3d2e1f00112233445566778899aabbccddeeff0",
+        id));
+    CHECK(dk__cgroup_is_container(
+        "/sys/fs/cgroup/system.slice/"
+        "docker-4f1e2d3c4b5a69788796a5b4c3d2e1f00112233445566778899aabbccd"
+        "deeff0.scope",
+        id));
+    CHECK(!dk__cgroup_is_container("/sys/fs/cgroup/memory", id));
+    CHECK(!dk__cgroup_is_container("/sys/fs/cgroup/memory/", id));
+    CHECK(!dk__cgroup_is_container("/sys/fs/cgroup/memory/docker", id));
+    CHECK(!dk__cgroup_is_container(
+        "/sys/fs/cgroup/memory/docker/"
+        "aaaa2d3c4b5a69788796a5b4c3d2e1f00112233445566778899aabbccddeeff0",
+        id));
+    /* the id in a parent's name, not the container's own */
+    CHECK(!dk__cgroup_is_container(
+        "/sys/fs/cgroup/memory/"
+        "4f1e2d3c4b5a69788796a5b4c3d2e1f00112233445566778899aabbccddeeff0/x",
+        id));
+    CHECK(!dk__cgroup_is_container("/sys/fs/cgroup/memory/docker/x", NULL));
+    CHECK(!dk__cgroup_is_container("/sys/fs/cgroup/memory/docker/ab", "ab"));
+}
+
 static const struct th_case cases[] = {
     {"env", t_env},
     {"config", t_config},
@@ -368,6 +402,7 @@ static const struct th_case cases[] = {
     {"heap_files", t_heap_files},
     {"missing_image", t_missing_image},
     {"pull", t_pull},
+    {"cgroup_of_container", t_cgroup_of_container},
     {NULL, NULL},
 };
 
