@@ -141,8 +141,14 @@ void run__preoom_watch(struct run *r, struct run_inst *in, pid_t pid,
                        const char *cgdir);
 void run__preoom_unwatch(struct run_inst *in);
 /* 1 after sending the pre-OOM signal to the process of the /proc/<pid>
- * folder procfd; 0 when it did not ask for one (why says so); -errno. */
-int run__preoom_signal(int procfd, char *why, size_t whylen);
+ * folder procfd; 0 when it did not ask for one (why says so); -errno.
+ * given: the profiler's signal in the environment the instance was
+ * started with (0: none), for a process whose environment block no
+ * longer says (overwritten by its process title) but that has the
+ * profiler mapped. */
+int run__preoom_signal(int procfd, int given, char *why, size_t whylen);
+/* Whether a /proc/<pid>/maps text maps a file named libtestyard-heap*. */
+bool run__preoom_maps_heap(const char *maps);
 /* Whether a /proc/<pid>/cgroup text puts the process in the memory
  * cgroup whose folder is cgdir (its memory hierarchy's path ends
  * cgdir). */
@@ -152,7 +158,7 @@ bool run__preoom_in_cgroup(const char *text, const char *cgdir);
  * init): how many were signalled, else 0 (why says why the last one was
  * not) or the last -errno. */
 int run__preoom_signal_pids(const pid_t *pids, size_t n, const char *cgdir,
-                            pid_t skip, char *why, size_t whylen);
+                            pid_t skip, int given, char *why, size_t whylen);
 /* The only child of the process of the /proc/<pid> folder procfd (an
  * init), held by its own /proc folder (the caller closes it) once its
  * PPid says it is pid's child; -1 when there is none. */

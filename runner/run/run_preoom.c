@@ -13,6 +13,11 @@
  * has LD_PRELOAD naming libtestyard-heap, and the signal its profiler
  * claims (TESTYARD_HEAP_SIGNAL there, SIGUSR2 by default, as
  * sdk/heap/ty_heap_env.c reads it) is caught (SigCgt of /proc/<pid>/status).
+ * A server that writes its process title over its environment block
+ * (redis, nginx, postgres) leaves nothing to read there; then a process
+ * of an instance started with the profiler preloaded asks when
+ * libtestyard-heap is mapped in it (/proc/<pid>/maps), for the signal of
+ * the environment testyard started it with.
  *
  * Every process of the instance that asked is signalled: where the
  * backend knows the instance's memory cgroup, those listed in its
@@ -36,6 +41,7 @@
 #include "run/run_int.h"
 
 #include "base/log.h"
+#include "base/strvec.h"
 #include "base/util.h"
 #include "ty_units.h"
 #include "ty_wire.h"
@@ -53,6 +59,7 @@
 /* What is read of an instance's environment and status. */
 #define PREOOM_ENVIRON_MAX (256u << 10)
 #define PREOOM_STATUS_MAX (16u << 10)
+#define PREOOM_MAPS_MAX (1u << 20) /* >= PREOOM_ENVIRON_MAX */
 /* Processes of one instance asked at most, and what is read of its
  * cgroup.procs (room for that many pids). */
 #define PREOOM_PROCS_MAX 64
@@ -165,16 +172,39 @@ send_preoom(int procfd, pid_t pid, int sig)
     return sigqueue(pid, sig, si.si_value) < 0 ? -errno : 0;
 }
 
-int
-run__preoom_signal(int procfd, char *why, size_t whylen)
+bool
+run__preoom_maps_heap(const char *maps)
 {
-    cleanup_free char *buf = xmalloc(PREOOM_ENVIRON_MAX);
+    static const char lib[] = "/libtestyard-heap";
+
+    for (const char *p = maps; (p = strstr(p, lib)) != NULL; p++) {
+        const char *eol = strchr(p, '\n');
+        size_t n = eol ? (size_t)(eol - p) : strlen(p);
+
+        /* a path that ends in a file named libtestyard-heap* */
+        if (memchr(p + 1, '/', n - 1) == NULL)
+            return true;
+    }
+    return false;
+}
+
+int
+run__preoom_signal(int procfd, int given, char *why, size_t whylen)
+{
+    cleanup_free char *buf = xmalloc(PREOOM_MAPS_MAX);
     ssize_t n = read_at(procfd, "environ", buf, PREOOM_ENVIRON_MAX);
     int sig;
 
     if (n < 0)
         return (int)n;
     sig = run__preoom_env_signal(buf, (size_t)n);
+    /* A server that writes its process title over its environment (redis,
+     * nginx, postgres) leaves nothing to read there: the profiler mapped
+     * in it, with the signal of the environment it was started with. */
+    if (sig == 0 && given > 0 &&
+        (n = read_at(procfd, "maps", buf, PREOOM_MAPS_MAX)) > 0 &&
+        run__preoom_maps_heap(buf))
+        sig = given;
     if (sig == 0) {
         snprintf(why, whylen, "%s", "no LD_PRELOAD of libtestyard-heap");
         return 0;
@@ -274,7 +304,7 @@ run__preoom_in_cgroup(const char *text, const char *cgdir)
 /* Ask one pid of the cgroup cgdir: 1 when it was signalled, 0 when it is
  * not the cgroup's (any more) or did not ask (why says so), -errno. */
 static int
-signal_member(pid_t pid, const char *cgdir, char *why, size_t whylen)
+signal_member(pid_t pid, const char *cgdir, int given, char *why, size_t whylen)
 {
     char path[32], buf[PREOOM_STATUS_MAX];
     cleanup_close int fd = -1;
@@ -286,12 +316,12 @@ signal_member(pid_t pid, const char *cgdir, char *why, size_t whylen)
     if (read_at(fd, "cgroup", buf, sizeof(buf)) < 0 ||
         !run__preoom_in_cgroup(buf, cgdir))
         return 0;
-    return run__preoom_signal(fd, why, whylen);
+    return run__preoom_signal(fd, given, why, whylen);
 }
 
 int
 run__preoom_signal_pids(const pid_t *pids, size_t n, const char *cgdir,
-                        pid_t skip, char *why, size_t whylen)
+                        pid_t skip, int given, char *why, size_t whylen)
 {
     int sent = 0, last = 0;
 
@@ -300,7 +330,7 @@ run__preoom_signal_pids(const pid_t *pids, size_t n, const char *cgdir,
 
         if (pids[i] <= 0 || pids[i] == skip)
             continue;
-        rc = signal_member(pids[i], cgdir, why, whylen);
+        rc = signal_member(pids[i], cgdir, given, why, whylen);
         if (rc > 0)
             sent++;
         else if (rc < 0)
@@ -340,6 +370,25 @@ cgroup_pids(const char *cgdir, pid_t *pids)
     return n;
 }
 
+/* The profiler's signal in the environment the instance was started
+ * with (its group preloads the profiler, or its LD_PRELOAD names it);
+ * 0 when none. */
+static int
+given_signal(const struct run *r, const struct run_inst *in)
+{
+    const char *ld = strv_getenv(in->env, "LD_PRELOAD");
+    const char *v = strv_getenv(in->env, "TESTYARD_HEAP_SIGNAL");
+    int sig;
+
+    if (!r->comp->groups[in->group].heap_preload &&
+        (ld == NULL || !preloads_heap(ld, strlen(ld))))
+        return 0;
+    if (v == NULL || *v == '\0')
+        return SIGUSR2;
+    sig = ty__parse_signal(v);
+    return sig < 0 ? SIGUSR2 : sig; /* as the profiler reads it */
+}
+
 /* Ask every process of the instance's memory cgroup. */
 static int
 signal_cgroup(const struct run *r, const struct run_inst *in, char *why,
@@ -352,8 +401,8 @@ signal_cgroup(const struct run *r, const struct run_inst *in, char *why,
         return n;
     snprintf(why, whylen, "%s", "no process in its cgroup");
     return run__preoom_signal_pids(pids, (size_t)n, in->cgdir,
-                                   r->be->init_parent ? in->pid : 0, why,
-                                   whylen);
+                                   r->be->init_parent ? in->pid : 0,
+                                   given_signal(r, in), why, whylen);
 }
 
 enum monitor_via
@@ -374,9 +423,10 @@ run__preoom_ask(void *arg, int id)
     else if (in->procfd < 0)
         return MONITOR_VIA_NONE;
     else if (!r->be->init_parent)
-        rc = run__preoom_signal(in->procfd, why, sizeof(why));
+        rc = run__preoom_signal(in->procfd, given_signal(r, in), why,
+                                sizeof(why));
     else if ((child = run__preoom_child(in->procfd, in->pid)) >= 0)
-        rc = run__preoom_signal(child, why, sizeof(why));
+        rc = run__preoom_signal(child, given_signal(r, in), why, sizeof(why));
     if (rc > 0)
         return MONITOR_VIA_SIGNAL;
     if (rc < 0)

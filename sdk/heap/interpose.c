@@ -3,10 +3,17 @@
  *
  * Linked into plans (through libtestyard.a / .so) and into the LD_PRELOAD
  * library, never into the runner or a sanitizer build. Each function
- * forwards to glibc's own entry point (__libc_malloc and friends), so the
- * allocator stays glibc's; on the way it counts bytes down for the sampler
- * (ty__heap_tick) and, on free, checks the sampled-block filter. Only when
- * one of those says so does it take the slow path into ty_heap.c.
+ * forwards to the allocator the program would have had without the
+ * profiler: glibc's own entry points (__libc_malloc and friends) when the
+ * next malloc after this one is glibc's, else that allocator's (a program
+ * linked with jemalloc or tcmalloc keeps it, and the calls this file does
+ * not define, malloc_usable_size, mallctl, sdallocx, see blocks of the
+ * allocator that made them). Which one is found at the first call, with
+ * dlsym(RTLD_NEXT), as glibc's memusage does; what dlsym itself allocates
+ * meanwhile comes from a small static arena. On the way each call counts
+ * bytes down for the sampler (ty__heap_tick) and, on free, checks the
+ * sampled-block filter. Only when one of those says so does it take the
+ * slow path into ty_heap.c.
  *
  * The fast paths add one thread-local subtraction per allocation and one
  * byte load per free. Slow paths pass the allocating function's return
@@ -16,10 +23,14 @@
  */
 #include "ty_heap.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #define TY_INTERPOSE __attribute__((visibility("default")))
 #define SLOW __attribute__((noinline, cold))
@@ -46,6 +57,209 @@ void *pvalloc(size_t n);
 
 enum kind { K_MALLOC, K_CALLOC, K_MEMALIGN, K_VALLOC, K_PVALLOC };
 
+/* ------------------------------------------------------------------------
+ * The allocator underneath
+ */
+
+enum route { R_UNKNOWN, R_GLIBC, R_NEXT, R_BOOT };
+
+/* Another allocator's entry points (R_NEXT). pvalloc may be missing. */
+static struct {
+    void *(*malloc)(size_t);
+    void *(*calloc)(size_t, size_t);
+    void *(*realloc)(void *, size_t);
+    void (*free)(void *);
+    void *(*memalign)(size_t, size_t);
+    void *(*valloc)(size_t);
+    void *(*pvalloc)(size_t);
+} next;
+
+static int route_now; /* enum route, R_UNKNOWN until the first call */
+static int resolving; /* dlsym is running: its allocations are BOOT's */
+
+/* What dlsym allocates while the allocator underneath is looked up. */
+#define BOOT_SIZE (64 * 1024)
+#define BOOT_ALIGN 16
+static _Alignas(BOOT_ALIGN) unsigned char boot[BOOT_SIZE];
+static size_t boot_used;
+
+static bool
+in_boot(const void *p)
+{
+    return (const unsigned char *)p >= boot &&
+           (const unsigned char *)p < boot + BOOT_SIZE;
+}
+
+/* A zeroed block of the arena, its size in the BOOT_ALIGN bytes before it;
+ * never freed. NULL when the arena is full. */
+static void *
+boot_alloc(size_t n)
+{
+    size_t need =
+        BOOT_ALIGN + ((n + BOOT_ALIGN - 1) & ~(size_t)(BOOT_ALIGN - 1));
+    size_t at = __atomic_fetch_add(&boot_used, need, __ATOMIC_RELAXED);
+    unsigned char *p;
+
+    if (n > BOOT_SIZE || at + need > BOOT_SIZE) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    p = boot + at + BOOT_ALIGN;
+    ((size_t *)p)[-1] = n;
+    return p;
+}
+
+static size_t
+boot_size(const void *p)
+{
+    return ((const size_t *)p)[-1];
+}
+
+#define NEXT(name) (__extension__(void *) dlsym(RTLD_NEXT, name))
+
+static enum route
+resolve(void)
+{
+    void *m;
+    enum route r = R_GLIBC;
+
+    if (__atomic_exchange_n(&resolving, 1, __ATOMIC_ACQ_REL))
+        return R_BOOT;
+    m = NEXT("malloc");
+    if (m != NULL && m != (void *)__libc_malloc) {
+        *(void **)&next.malloc = m;
+        *(void **)&next.calloc = NEXT("calloc");
+        *(void **)&next.realloc = NEXT("realloc");
+        *(void **)&next.free = NEXT("free");
+        *(void **)&next.memalign = NEXT("memalign");
+        *(void **)&next.valloc = NEXT("valloc");
+        *(void **)&next.pvalloc = NEXT("pvalloc");
+        if (next.calloc && next.realloc && next.free && next.memalign &&
+            next.valloc)
+            r = R_NEXT;
+    }
+    __atomic_store_n(&route_now, r, __ATOMIC_RELEASE);
+    __atomic_store_n(&resolving, 0, __ATOMIC_RELEASE);
+    return r;
+}
+
+static inline __attribute__((always_inline)) enum route
+route(void)
+{
+    enum route r = __atomic_load_n(&route_now, __ATOMIC_ACQUIRE);
+
+    if (__builtin_expect(r == R_UNKNOWN, 0))
+        r = resolving ? R_BOOT : resolve();
+    return r;
+}
+
+static inline __attribute__((always_inline)) void *
+raw_malloc(size_t n)
+{
+    switch (route()) {
+    case R_GLIBC:
+        return __libc_malloc(n);
+    case R_NEXT:
+        return next.malloc(n);
+    default:
+        return boot_alloc(n);
+    }
+}
+
+static inline __attribute__((always_inline)) void *
+raw_calloc(size_t a, size_t b)
+{
+    size_t n;
+
+    switch (route()) {
+    case R_GLIBC:
+        return __libc_calloc(a, b);
+    case R_NEXT:
+        return next.calloc(a, b);
+    default:
+        if (__builtin_mul_overflow(a, b, &n)) {
+            errno = ENOMEM;
+            return NULL;
+        }
+        return boot_alloc(n); /* the arena is zeroed and never reused */
+    }
+}
+
+static inline __attribute__((always_inline)) void
+raw_free(void *p)
+{
+    if (__builtin_expect(in_boot(p), 0))
+        return;
+    if (route() == R_NEXT)
+        next.free(p);
+    else
+        __libc_free(p);
+}
+
+static void *
+boot_realloc(void *p, size_t n)
+{
+    void *q = raw_malloc(n);
+    size_t old = boot_size(p);
+
+    if (q != NULL)
+        memcpy(q, p, old < n ? old : n);
+    return q;
+}
+
+static inline __attribute__((always_inline)) void *
+raw_realloc(void *p, size_t n)
+{
+    if (__builtin_expect(p != NULL && in_boot(p), 0))
+        return boot_realloc(p, n);
+    switch (route()) {
+    case R_GLIBC:
+        return __libc_realloc(p, n);
+    case R_NEXT:
+        return next.realloc(p, n);
+    default:
+        return p == NULL ? boot_alloc(n) : NULL;
+    }
+}
+
+static inline __attribute__((always_inline)) void *
+raw_memalign(size_t align, size_t n)
+{
+    switch (route()) {
+    case R_GLIBC:
+        return __libc_memalign(align, n);
+    case R_NEXT:
+        return next.memalign(align, n);
+    default:
+        errno = ENOMEM; /* dlsym asks for no aligned blocks */
+        return NULL;
+    }
+}
+
+static inline __attribute__((always_inline)) void *
+raw_valloc(size_t n)
+{
+    if (route() == R_NEXT)
+        return next.valloc(n);
+    return __libc_valloc(n);
+}
+
+static void *
+raw_pvalloc(size_t n)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+    if (route() != R_NEXT)
+        return __libc_pvalloc(n);
+    if (next.pvalloc != NULL)
+        return next.pvalloc(n);
+    if (n > SIZE_MAX - page) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return next.memalign(page, n == 0 ? page : (n + page - 1) & ~(page - 1));
+}
+
 static SLOW void *
 alloc_slow(enum kind k, size_t a, size_t b, size_t n, void *ra, void *frame)
 {
@@ -54,19 +268,19 @@ alloc_slow(enum kind k, size_t a, size_t b, size_t n, void *ra, void *frame)
 
     switch (k) {
     case K_MALLOC:
-        p = __libc_malloc(n);
+        p = raw_malloc(n);
         break;
     case K_CALLOC:
-        p = __libc_calloc(a, b);
+        p = raw_calloc(a, b);
         break;
     case K_MEMALIGN:
-        p = __libc_memalign(a, n);
+        p = raw_memalign(a, n);
         break;
     case K_VALLOC:
-        p = __libc_valloc(n);
+        p = raw_valloc(n);
         break;
     case K_PVALLOC:
-        p = __libc_pvalloc(n);
+        p = raw_pvalloc(n);
         break;
     }
     e = errno;
@@ -82,7 +296,7 @@ realloc_slow(void *p, size_t n, bool due, void *ra, void *frame)
 {
     struct ty__heap_taken old;
     bool had = p != NULL && ty__heap_take(p, &old);
-    void *q = __libc_realloc(p, n);
+    void *q = raw_realloc(p, n);
     int e = errno;
 
     if (q == NULL && n != 0) {
@@ -104,7 +318,7 @@ realloc_common(void *p, size_t n, void *ra, void *frame)
 
     if (due || (p != NULL && ty__heap_maybe_sampled(p)))
         return realloc_slow(p, n, due, ra, frame);
-    return __libc_realloc(p, n);
+    return raw_realloc(p, n);
 }
 
 TY_INTERPOSE void *
@@ -112,7 +326,7 @@ malloc(size_t n)
 {
     if (ty__heap_tick(n))
         return alloc_slow(K_MALLOC, 0, 0, n, RA, FRAME);
-    return __libc_malloc(n);
+    return raw_malloc(n);
 }
 
 TY_INTERPOSE void
@@ -120,7 +334,7 @@ free(void *p)
 {
     if (p != NULL && ty__heap_maybe_sampled(p))
         ty__heap_forget(p);
-    __libc_free(p);
+    raw_free(p);
 }
 
 TY_INTERPOSE void *
@@ -129,10 +343,10 @@ calloc(size_t nmemb, size_t size)
     size_t n;
 
     if (__builtin_mul_overflow(nmemb, size, &n))
-        return __libc_calloc(nmemb, size); /* fails with ENOMEM */
+        return raw_calloc(nmemb, size); /* fails with ENOMEM */
     if (ty__heap_tick(n))
         return alloc_slow(K_CALLOC, nmemb, size, n, RA, FRAME);
-    return __libc_calloc(nmemb, size);
+    return raw_calloc(nmemb, size);
 }
 
 TY_INTERPOSE void *
@@ -164,7 +378,7 @@ posix_memalign(void **out, size_t align, size_t n)
     if (ty__heap_tick(n))
         p = alloc_slow(K_MEMALIGN, align, 0, n, RA, FRAME);
     else
-        p = __libc_memalign(align, n);
+        p = raw_memalign(align, n);
     errno = e;
     if (p == NULL)
         return ENOMEM;
@@ -178,7 +392,7 @@ aligned_alloc(size_t align, size_t n)
     /* glibc 2.36's aligned_alloc is memalign, without extra checks. */
     if (ty__heap_tick(n))
         return alloc_slow(K_MEMALIGN, align, 0, n, RA, FRAME);
-    return __libc_memalign(align, n);
+    return raw_memalign(align, n);
 }
 
 TY_INTERPOSE void *
@@ -186,7 +400,7 @@ memalign(size_t align, size_t n)
 {
     if (ty__heap_tick(n))
         return alloc_slow(K_MEMALIGN, align, 0, n, RA, FRAME);
-    return __libc_memalign(align, n);
+    return raw_memalign(align, n);
 }
 
 TY_INTERPOSE void *
@@ -194,7 +408,7 @@ valloc(size_t n)
 {
     if (ty__heap_tick(n))
         return alloc_slow(K_VALLOC, 0, 0, n, RA, FRAME);
-    return __libc_valloc(n);
+    return raw_valloc(n);
 }
 
 TY_INTERPOSE void *
@@ -202,7 +416,7 @@ pvalloc(size_t n)
 {
     if (ty__heap_tick(n))
         return alloc_slow(K_PVALLOC, 0, 0, n, RA, FRAME);
-    return __libc_pvalloc(n);
+    return raw_pvalloc(n);
 }
 
 __attribute__((constructor)) static void

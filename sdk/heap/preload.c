@@ -51,7 +51,10 @@ static struct {
     int64_t interval_ns; /* 0: no periodic snapshots */
     uint64_t peak_step;  /* 0: no peak snapshots */
     int64_t peak_interval_ns;
-    const char *dir;
+    /* A copy: the environment's memory is the program's (servers such as
+     * redis write their process title over it), and an absolute one, as
+     * the program may change folder. */
+    char dir[PATH_MAX];
     char prog[NAME_MAX_PROG + 1];
     int pipe[2];
     pthread_t thread;
@@ -66,9 +69,11 @@ static struct {
 static int
 write_whole(const char *name, const void *data, size_t len)
 {
-    char path[PATH_MAX];
+    char path[PATH_MAX + 256];
+    int n = snprintf(path, sizeof(path), "%s/%s", P.dir, name);
 
-    snprintf(path, sizeof(path), "%s/%s", P.dir, name);
+    if (n < 0 || (size_t)n >= sizeof(path))
+        return -ENAMETOOLONG;
     return ty__write_atomic(path, data, len, 0644);
 }
 
@@ -252,6 +257,25 @@ program_name(void)
         snprintf(P.prog, sizeof(P.prog), "prog");
 }
 
+/* P.dir from dir, made absolute against the working folder now. */
+static void
+set_dir(const char *dir)
+{
+    char cwd[PATH_MAX];
+    int n;
+
+    if (dir[0] != '/' && getcwd(cwd, sizeof(cwd)) != NULL)
+        n = snprintf(P.dir, sizeof(P.dir), "%s%s%s", cwd,
+                     strcmp(cwd, "/") == 0 ? "" : "/",
+                     strcmp(dir, ".") == 0 ? "" : dir);
+    else
+        n = snprintf(P.dir, sizeof(P.dir), "%s", dir);
+    if (n < 0 || (size_t)n >= sizeof(P.dir))
+        fprintf(stderr, "testyard-heap: %.60s...: folder name too long\n", dir);
+    else if (P.dir[0] != '\0' && P.dir[1] != '\0' && P.dir[n - 1] == '/')
+        P.dir[n - 1] = '\0';
+}
+
 static void
 configure(void)
 {
@@ -261,7 +285,7 @@ configure(void)
     for (int i = 0; i < TY_HEAP_VAR_N; i++)
         if (e.bad[i][0] != '\0')
             fprintf(stderr, "testyard-heap: %s\n", e.bad[i]);
-    P.dir = e.dir;
+    set_dir(e.dir);
     P.at_exit = e.at_exit;
     P.sig = e.sig;
     P.interval_ns = e.interval_ns;

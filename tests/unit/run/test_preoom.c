@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -357,8 +358,9 @@ on_usr(int sig, siginfo_t *si, void *ctx)
     _exit(0);
 }
 
-/* The child: --preoom-child FD SIG (0: no handler). Says "ready" on FD,
- * then waits to be signalled (or killed). */
+/* The child: --preoom-child FD SIG [FILE] (SIG 0: no handler; FILE
+ * mapped, as a preloaded library is). Says "ready" on FD, then waits to
+ * be signalled (or killed). */
 static int
 child_main(char **argv)
 {
@@ -366,6 +368,14 @@ child_main(char **argv)
     int sig = atoi(argv[3]);
 
     child_out = atoi(argv[2]);
+    if (argv[4] != NULL) {
+        int fd = open(argv[4], O_RDONLY);
+
+        if (fd < 0 ||
+            mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0) == MAP_FAILED)
+            return 3;
+        close(fd);
+    }
     if (sig > 0) {
         memset(&sa, 0, sizeof(sa));
         sa.sa_sigaction = on_usr;
@@ -385,9 +395,19 @@ struct child {
     int procfd;
 };
 
+static struct child child_start_mapping(char *const *env, int sig,
+                                        const char *map);
+
 /* Start this program as the child with environment env, catching sig. */
 static struct child
 child_start(char *const *env, int sig)
+{
+    return child_start_mapping(env, sig, NULL);
+}
+
+/* The same, with the file map mapped in it (NULL: none). */
+static struct child
+child_start_mapping(char *const *env, int sig, const char *map)
 {
     struct child c = {.pid = -1, .out = -1, .procfd = -1};
     char fdarg[16], sigarg[16], buf[16];
@@ -399,7 +419,11 @@ child_start(char *const *env, int sig)
     snprintf(sigarg, sizeof(sigarg), "%d", sig);
     c.pid = fork();
     if (c.pid == 0) {
-        char *argv[] = {(char *)th_self_exe(), "--preoom-child", fdarg, sigarg,
+        char *argv[] = {(char *)th_self_exe(),
+                        "--preoom-child",
+                        fdarg,
+                        sigarg,
+                        (char *)map,
                         NULL};
         int null = open("/dev/null", O_WRONLY);
 
@@ -455,7 +479,7 @@ t_signal_to_a_profiler_that_asked(void)
     char why[128] = "", want[64];
     int status;
 
-    CHECK_EQ_INT(run__preoom_signal(c.procfd, why, sizeof(why)), 1);
+    CHECK_EQ_INT(run__preoom_signal(c.procfd, 0, why, sizeof(why)), 1);
     snprintf(want, sizeof(want), "got %d %d %d\n", SIGUSR2,
              TY_WIRE_PREOOM_SIGVAL, SI_QUEUE);
     CHECK_EQ_STR(child_said(&c, 5000), want);
@@ -463,7 +487,7 @@ t_signal_to_a_profiler_that_asked(void)
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     close(c.out);
     /* Its /proc folder now stands for no process: nothing is sent. */
-    CHECK_EQ_INT(run__preoom_signal(c.procfd, why, sizeof(why)), -ESRCH);
+    CHECK_EQ_INT(run__preoom_signal(c.procfd, 0, why, sizeof(why)), -ESRCH);
     close(c.procfd);
 }
 
@@ -473,7 +497,7 @@ t_no_signal_without_handler(void)
     struct child c = child_start(env_preload, 0);
     char why[128] = "";
 
-    CHECK_EQ_INT(run__preoom_signal(c.procfd, why, sizeof(why)), 0);
+    CHECK_EQ_INT(run__preoom_signal(c.procfd, 0, why, sizeof(why)), 0);
     CHECK_CONTAINS(why, "signal 12 is not caught");
     CHECK_EQ_STR(child_said(&c, 200), "");
     /* Still alive: SIGUSR2 would have killed it. */
@@ -488,7 +512,7 @@ t_no_signal_without_environment(void)
     struct child c = child_start(env, SIGUSR2);
     char why[128] = "";
 
-    CHECK_EQ_INT(run__preoom_signal(c.procfd, why, sizeof(why)), 0);
+    CHECK_EQ_INT(run__preoom_signal(c.procfd, 0, why, sizeof(why)), 0);
     CHECK_CONTAINS(why, "no LD_PRELOAD of libtestyard-heap");
     CHECK_EQ_STR(child_said(&c, 200), "");
     CHECK_EQ_INT(waitpid(c.pid, NULL, WNOHANG), 0);
@@ -505,12 +529,12 @@ t_signal_named_by_environment(void)
     struct child c = child_start(env, SIGUSR2);
     char why[128] = "", want[64];
 
-    CHECK_EQ_INT(run__preoom_signal(c.procfd, why, sizeof(why)), 0);
+    CHECK_EQ_INT(run__preoom_signal(c.procfd, 0, why, sizeof(why)), 0);
     CHECK_CONTAINS(why, "signal 10 is not caught");
     CHECK_EQ_INT(waitpid(c.pid, NULL, WNOHANG), 0);
     child_end(&c);
     c = child_start(env, SIGUSR1);
-    CHECK_EQ_INT(run__preoom_signal(c.procfd, why, sizeof(why)), 1);
+    CHECK_EQ_INT(run__preoom_signal(c.procfd, 0, why, sizeof(why)), 1);
     snprintf(want, sizeof(want), "got %d %d %d\n", SIGUSR1,
              TY_WIRE_PREOOM_SIGVAL, SI_QUEUE);
     CHECK_EQ_STR(child_said(&c, 5000), want);
@@ -534,7 +558,7 @@ t_child_of_an_init(void)
     CHECK_EQ_INT(run__preoom_child(c.procfd, c.pid), -1);
     /* The pid must be the folder's own process. */
     CHECK_EQ_INT(run__preoom_child(self, c.pid), -1);
-    CHECK_EQ_INT(run__preoom_signal(fd, why, sizeof(why)), 1);
+    CHECK_EQ_INT(run__preoom_signal(fd, 0, why, sizeof(why)), 1);
     snprintf(want, sizeof(want), "got %d %d %d\n", SIGUSR2,
              TY_WIRE_PREOOM_SIGVAL, SI_QUEUE);
     CHECK_EQ_STR(child_said(&c, 5000), want);
@@ -613,23 +637,73 @@ t_signal_every_process_of_the_cgroup(void)
     pids[1] = c.pid;
     pids[2] = b.pid;
     pids[3] = 1;
-    CHECK_EQ_INT(run__preoom_signal_pids(pids, 4, dir, b.pid, why, sizeof(why)),
-                 1);
+    CHECK_EQ_INT(
+        run__preoom_signal_pids(pids, 4, dir, b.pid, 0, why, sizeof(why)), 1);
     snprintf(want, sizeof(want), "got %d %d %d\n", SIGUSR2,
              TY_WIRE_PREOOM_SIGVAL, SI_QUEUE);
     CHECK_EQ_STR(child_said(&a, 5000), want);
     CHECK_EQ_STR(child_said(&b, 200), "");
     CHECK_EQ_STR(child_said(&c, 200), "");
     CHECK_EQ_INT(waitpid(c.pid, NULL, WNOHANG), 0);
-    CHECK_EQ_INT(run__preoom_signal_pids(pids + 2, 1, dir, 0, why, sizeof(why)),
-                 1);
+    CHECK_EQ_INT(
+        run__preoom_signal_pids(pids + 2, 1, dir, 0, 0, why, sizeof(why)), 1);
     CHECK_EQ_STR(child_said(&b, 5000), want);
     /* Outside the cgroup named: no one. */
     CHECK_EQ_INT(run__preoom_signal_pids(pids, 1, "/sys/fs/cgroup/elsewhere", 0,
-                                         why, sizeof(why)),
+                                         0, why, sizeof(why)),
                  0);
     child_end(&a);
     child_end(&b);
+    child_end(&c);
+}
+
+static void
+t_maps_name_the_profiler(void)
+{
+    CHECK(run__preoom_maps_heap("7f00-7f10 r-xp 00000000 08:01 12 "
+                                "/usr/local/lib/libtestyard-heap.so\n"));
+    CHECK(run__preoom_maps_heap("55-56 r--p 0 0 0 /bin/x\n"
+                                "7f-80 r--p 0 08:01 12 "
+                                "/.testyard/heap/libtestyard-heap.so\n"));
+    CHECK(!run__preoom_maps_heap("55-56 r--p 0 0 0 /bin/x\n"));
+    /* a folder of that name is not the library */
+    CHECK(!run__preoom_maps_heap(
+        "7f-80 r--p 0 08:01 12 /tmp/libtestyard-heap/evil.so\n"));
+    CHECK(!run__preoom_maps_heap(""));
+}
+
+/* A server that wrote its process title over its environment: no
+ * LD_PRELOAD left to read, the profiler mapped. Asked only for the signal
+ * of the environment it was started with. */
+static void
+t_signal_to_a_profiler_whose_environment_is_gone(void)
+{
+    char *env[] = {"PATH=/bin", NULL};
+    char lib[256];
+    int fd;
+    char why[128] = "", want[64];
+    struct child c;
+
+    snprintf(lib, sizeof(lib), "%s/libtestyard-heap.so", th_tmpdir());
+    fd = open(lib, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    CHECK(fd >= 0 && ftruncate(fd, 4096) == 0);
+    close(fd);
+    c = child_start_mapping(env, SIGUSR2, lib);
+    CHECK_EQ_INT(run__preoom_signal(c.procfd, 0, why, sizeof(why)), 0);
+    CHECK_CONTAINS(why, "no LD_PRELOAD of libtestyard-heap");
+    CHECK_EQ_STR(child_said(&c, 200), "");
+    /* started with SIGUSR1: not caught, not sent */
+    CHECK_EQ_INT(run__preoom_signal(c.procfd, SIGUSR1, why, sizeof(why)), 0);
+    CHECK_EQ_STR(child_said(&c, 200), "");
+    CHECK_EQ_INT(run__preoom_signal(c.procfd, SIGUSR2, why, sizeof(why)), 1);
+    snprintf(want, sizeof(want), "got %d %d %d\n", SIGUSR2,
+             TY_WIRE_PREOOM_SIGVAL, SI_QUEUE);
+    CHECK_EQ_STR(child_said(&c, 5000), want);
+    child_end(&c);
+    /* without the library mapped, the given signal is not enough */
+    c = child_start(env, SIGUSR2);
+    CHECK_EQ_INT(run__preoom_signal(c.procfd, SIGUSR2, why, sizeof(why)), 0);
+    CHECK_EQ_STR(child_said(&c, 200), "");
     child_end(&c);
 }
 
@@ -649,13 +723,16 @@ static const struct th_case cases[] = {
     {"no_signal_without_environment", t_no_signal_without_environment},
     {"signal_named_by_environment", t_signal_named_by_environment},
     {"child_of_an_init", t_child_of_an_init},
+    {"maps_name_the_profiler", t_maps_name_the_profiler},
+    {"signal_to_a_profiler_whose_environment_is_gone",
+     t_signal_to_a_profiler_whose_environment_is_gone},
     {NULL, NULL},
 };
 
 int
 main(int argc, char **argv)
 {
-    if (argc == 4 && strcmp(argv[1], "--preoom-child") == 0)
+    if ((argc == 4 || argc == 5) && strcmp(argv[1], "--preoom-child") == 0)
         return child_main(argv);
     return th_main(argc, argv, cases);
 }
