@@ -21,23 +21,15 @@ lib=$PWD/$BUILD/libtestyard-heap.so
 d=$RUNS/servers
 mkdir -p "$d"
 CFLAGS="-O1 -g -fno-omit-frame-pointer"
+
+# has GLOB — some file matches GLOB.
+has() {
+    compgen -G "$1" >/dev/null
+}
 check "$lib exists (make tests)" test -f "$lib"
 # shellcheck disable=SC2086 # flags
 check "server_prog builds" cc $CFLAGS -o "$d/server_prog" tests/e2e/server_prog.c
 
-# report_of DIR PROG — DIR's exit snapshot of PROG as a run folder;
-# prints `testyard report`'s terminal text.
-report_of() {
-    mkdir -p "$1/run/servers/0"
-    cp "$1"/heap-"$2"-*-exit.* "$1/run/servers/0/"
-    cat >"$1/run/result.json" <<JSON
-{"run_id": "servers", "plan": "server_prog", "case": "default",
- "runner": "local:exec", "started": "2026-12-01T20:00:00.000Z",
- "outcome": "success", "groups": [{"id": "servers", "instances": 1}],
- "instances": [{"group": "servers", "index": 0, "outcome": "success"}]}
-JSON
-    "$TY" report "$1/run" 2>&1
-}
 
 # --- another allocator underneath ----------------------------------------
 # shellcheck disable=SC2086 # flags
@@ -51,7 +43,7 @@ if cc $CFLAGS -o "$d/server_je" tests/e2e/server_prog.c -ljemalloc 2>/dev/null; 
     check "jemalloc: malloc_usable_size, jemalloc's, measured every block (${said:-nothing})" \
         test "${said#ok }" -ge $((128 * 65536)) 2>/dev/null
     check "jemalloc: its exit profile was written" \
-        test -f "$(ls "$out"/heap-server_je-*-exit.pb.gz 2>/dev/null | head -1)"
+        has "$out"/heap-server_je-*-exit.pb.gz
     check "jemalloc: the report's top site is server_grab" \
         grep -q '%  server_grab$' <<<"$(report_of "$out" server_je)"
 else
@@ -65,16 +57,16 @@ said=$(TESTYARD_HEAP_DIR=$out TESTYARD_HEAP_PEAK_STEP=off LD_PRELOAD=$lib \
     "$d/server_prog" title 2>"$out/err")
 check_eq "title: the program runs to its end" "${said%% *}" ok
 check "title: the exit profile is in TESTYARD_HEAP_DIR as it was at the start" \
-    test -f "$(ls "$out"/heap-server_prog-*-exit.pb.gz 2>/dev/null | head -1)"
+    has "$out"/heap-server_prog-*-exit.pb.gz
 check "title: and names server_grab" \
     grep -q '%  server_grab$' <<<"$(report_of "$out" server_prog)"
 out=$d/cwd
 mkdir -p "$out"
 (cd "$out" && env -u TESTYARD_HEAP_DIR -u TEST_OUTPUTS_PATH \
-    TESTYARD_HEAP_PEAK_STEP=off LD_PRELOAD=$lib "$d/server_prog" title \
+    TESTYARD_HEAP_PEAK_STEP=off LD_PRELOAD="$lib" "$d/server_prog" title \
     >/dev/null 2>"$out/err")
 check "title: without a folder named, the profile is in the folder it started in" \
-    test -f "$(ls "$out"/heap-server_prog-*-exit.pb.gz 2>/dev/null | head -1)"
+    has "$out"/heap-server_prog-*-exit.pb.gz
 check "title: nothing went to /" \
     test -z "$(ls /heap-server_prog-* 2>/dev/null)"
 
@@ -128,7 +120,7 @@ check_eq "redis: outcome oom" \
 check_eq "redis: the pre-OOM snapshot was asked for by signal" \
     "$(jq -r '.instances[] | select(.group == "redis") | .memory.pre_oom.via' "$res")" signal
 check "redis: its pre-OOM profile was taken" \
-    test -f "$(ls "$RUNS"/redis/redis/0/heap-redis-server-*-pre-oom.pb.gz 2>/dev/null | head -1)"
+    has "$RUNS"/redis/redis/0/heap-redis-server-*-pre-oom.pb.gz
 text=$("$TY" report "$RUNS/redis" 2>&1)
 # (a peak snapshot may come after the pre-OOM one: then it is the last)
 at=$(sed -n 's/.*last profile .* (redis-server-[0-9]*-\(pre-oom\|peak\)), at \([0-9]*\)\.[0-9] MiB of 128\.0 MiB limit$/\2/p' <<<"$text")

@@ -57,19 +57,6 @@ lacks() {
     ! grep -qF "$1" <<<"$2"
 }
 
-# report_of DIR — DIR's exit snapshot as the run folder DIR/run (group
-# servers, one instance); prints `testyard report`'s terminal text.
-report_of() {
-    mkdir -p "$1/run/servers/0"
-    cp "$1"/heap-heap_prog-*-exit.* "$1/run/servers/0/"
-    cat >"$1/run/result.json" <<EOF
-{"run_id": "sym", "plan": "heap_prog", "case": "default",
- "runner": "local:exec", "started": "2026-12-01T20:00:00.000Z",
- "outcome": "success", "groups": [{"id": "servers", "instances": 1}],
- "instances": [{"group": "servers", "index": 0, "outcome": "success"}]}
-EOF
-    "$TY" report "$1/run" 2>&1
-}
 
 check "heap_prog builds and splits into a stripped program and its debug file" \
     split "$d/heap_prog" -Wl,--build-id
@@ -86,7 +73,7 @@ check_eq "with its debug file: the sidecar counts none of heap_prog's frames unn
     "$(sidecar "$d/named" "[.symbols.objects[] | select(.path == \"$d/heap_prog\")] | length")" 0
 check "with its debug file: symbols.frames > 0" \
     test "$(sidecar "$d/named" .symbols.frames)" -gt 0
-text=$(report_of "$d/named")
+text=$(report_of "$d/named" heap_prog)
 check "with its debug file: the report's top site is prog_keep_blocks" \
     grep -q '100.0%  prog_keep_blocks$' <<<"$text"
 # (libc's start-up frame may stay unnamed: no site shown, nothing said)
@@ -108,7 +95,7 @@ check "without: the sidecar counts unsymbolized frames (> 0)" \
 check_eq "without: the sidecar names the object and its build id" \
     "$(sidecar "$d/bare" '.symbols.objects[0] | "\(.path) \(.build_id) \(.frames > 0)"')" \
     "$d/heap_prog $id true"
-text=$(report_of "$d/bare")
+text=$(report_of "$d/bare" heap_prog)
 site=$(sed -n 's/^ *[0-9.]* MiB 100.0%  \(heap_prog+0x[0-9a-f]*\)$/\1/p' <<<"$text")
 check "without: the report's top site reads heap_prog+0x<offset> (${site:-none})" \
     test -n "$site"

@@ -576,3 +576,18 @@ EOF2
     done
     [ "$TAPFAIL" = 0 ] || show_log "$id"
 }
+
+# report_of DIR PROG — the LD_PRELOAD exit snapshot of PROG in DIR
+# (heap-PROG-<pid>-exit.*) as a run folder DIR/run of one instance
+# (group servers); prints `testyard report`'s terminal text.
+report_of() {
+    mkdir -p "$1/run/servers/0"
+    cp "$1"/heap-"$2"-*-exit.* "$1/run/servers/0/"
+    cat >"$1/run/result.json" <<JSON
+{"run_id": "servers", "plan": "$2", "case": "default",
+ "runner": "local:exec", "started": "2026-12-01T20:00:00.000Z",
+ "outcome": "success", "groups": [{"id": "servers", "instances": 1}],
+ "instances": [{"group": "servers", "index": 0, "outcome": "success"}]}
+JSON
+    "$TY" report "$1/run" 2>&1
+}
