@@ -44,7 +44,7 @@ endif
 
 CC ?= cc
 PKG_CONFIG ?= pkg-config
-PKGS := libzmq libcjson yaml-0.1 zlib libcurl
+PKGS := libzmq libcjson yaml-0.1 zlib libcurl sqlite3 libmicrohttpd
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 
