@@ -64,8 +64,9 @@ bytes=${size%MB}000000
 for g in providers requestors; do
     check_eq "the report names the store's allocation site first at the $g' peak" \
         "$(peak $g '.sites[0].function')" ms_store_block_new
-    check "... from a round-N-peak profile" \
-        grep -q '^round-[1-4]-peak$' <<<"$(peak $g .snapshot)"
+    snap=$(peak $g .snapshot)
+    check "... from a round-N-peak profile (${snap:-none})" \
+        grep -q '^round-[1-4]-peak$' <<<"$snap"
     held=$(peak $g '.sites[0].inuse_bytes')
     check "... holding most of the round's $size (${held:-?} bytes)" \
         [ "${held:-0}" -gt $((bytes * 8 / 10)) ]
