@@ -65,8 +65,10 @@ for g in providers requestors; do
     check_eq "the report names the store's allocation site first at the $g' peak" \
         "$(peak $g '.sites[0].function')" ms_store_block_new
     snap=$(peak $g .snapshot)
-    check "... from a round-N-peak profile (${snap:-none})" \
-        grep -q '^round-[1-4]-peak$' <<<"$snap"
+    # round-N-peak, taken while the blocks are live, or the high-water
+    # mark's own (peak) when the queues held more at another moment
+    check "... from a profile at the peak (${snap:-none})" \
+        grep -Eq '^(round-[1-4]-)?peak$' <<<"$snap"
     held=$(peak $g '.sites[0].inuse_bytes')
     check "... holding most of the round's $size (${held:-?} bytes)" \
         [ "${held:-0}" -gt $((bytes * 8 / 10)) ]
@@ -74,7 +76,7 @@ done
 check_eq "the response queue is the provider's next site at its peak" \
     "$(peak providers '.sites[1].function')" response_queue_block
 check "the report's table shows the sites at the peak" \
-    grep -q "^  providers (round-[1-4]-peak):" "$RUNS/stress.log"
+    grep -Eq "^  providers \((round-[1-4]-)?peak\):" "$RUNS/stress.log"
 for i in 0 1; do
     peak=$(result stress ".instances[$i].memory.peak_bytes")
     limit=$(result stress ".instances[$i].memory.limit_bytes")
