@@ -214,7 +214,7 @@ mkdir_p(const char *dir, struct err *err)
  * relative to its parent with O_NOFOLLOW, so a link swapped in for a
  * folder while we walk fails to open as one and is unlinked instead. */
 static int
-rm_rf_at(int at, const char *name, const char *path, int depth, struct err *err)
+rm_tree(int at, const char *name, const char *path, int depth, struct err *err)
 {
     int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     DIR *d;
@@ -246,7 +246,7 @@ rm_rf_at(int at, const char *name, const char *path, int depth, struct err *err)
         if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
             continue;
         child = path_join(path, de->d_name);
-        rc = rm_rf_at(dirfd(d), de->d_name, child, depth + 1, err);
+        rc = rm_tree(dirfd(d), de->d_name, child, depth + 1, err);
     }
     closedir(d);
     if (rc == 0 && unlinkat(at, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
@@ -257,7 +257,13 @@ rm_rf_at(int at, const char *name, const char *path, int depth, struct err *err)
 int
 rm_rf(const char *path, struct err *err)
 {
-    return rm_rf_at(AT_FDCWD, path, path, 0, err);
+    return rm_tree(AT_FDCWD, path, path, 0, err);
+}
+
+int
+rm_rf_at(int dirfd, const char *name, struct err *err)
+{
+    return rm_tree(dirfd, name, name, 0, err);
 }
 
 long long

@@ -57,6 +57,8 @@ int mkdir_p(const char *dir, struct err *err);
  * last component of path too). Fails (ELOOP) on folders nested more than
  * 256 deep, leaving them. */
 int rm_rf(const char *path, struct err *err);
+/* rm_rf of name, one entry of the folder dirfd. */
+int rm_rf_at(int dirfd, const char *name, struct err *err);
 /* Raise the soft limit on open files (RLIMIT_NOFILE) to the hard one; the
  * soft limit in effect afterwards, or -1 when it cannot be read. */
 long long fd_limit_raise(void);
