@@ -173,8 +173,8 @@ parse_args(int argc, char **argv, bool import, struct history_args *a,
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const struct cmd_spec spec = {import ? &import_usage : &history_usage,
-                                  ":h", import ? imp : show, history_opt,
+    const struct cmd_spec spec = {import ? &import_usage : &history_usage, ":h",
+                                  import ? imp : show, history_opt,
                                   import ? -1 : 1};
 
     return cmd_parse(&spec, argc, argv, a, err);
@@ -303,9 +303,8 @@ import(const struct history_args *a, int n, char **dirs)
     struct err err = {0};
     cleanup_free char *dir = data_dir(a->data);
     sqlite3 *db = open_db(dir, true, &err);
-    struct history_meta m = {.name = a->name,
-                             .version = a->version,
-                             .build_seconds = -1};
+    struct history_meta m = {
+        .name = a->name, .version = a->version, .build_seconds = -1};
     int status = 0;
 
     if (db == NULL)

@@ -315,9 +315,8 @@ check_input(const double *v, size_t n)
 }
 
 int
-history_changepoints(const double *v, size_t n,
-                     const struct history_cp_opts *o, struct history_cp *out,
-                     size_t max, size_t *nout)
+history_changepoints(const double *v, size_t n, const struct history_cp_opts *o,
+                     struct history_cp *out, size_t max, size_t *nout)
 {
     struct history_cp_opts opts;
     struct cp_state st = {.v = v, .n = n};

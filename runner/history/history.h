@@ -65,18 +65,18 @@ int64_t history_record(sqlite3 *db, const struct history_meta *m,
 /* ---- change points (changepoint.c) ---- */
 
 struct history_cp_opts {
-    double pvalue;       /* significance: p <= this (default 0.05) */
-    int permutations;    /* of the permutation test (default 199) */
-    size_t min_size;     /* fewest points each side of a split (default 3,
-                            at least 2) */
-    double min_effect;   /* |mean after - mean before| / |mean before|
-                            (default 0.05) */
-    double min_abs;      /* and |mean after - mean before| at least this
-                            (default 0): for figures around zero */
-    double min_sd;       /* and at least this many standard deviations of
-                            the points about their segments' means
-                            (default 1.5): noise the test lets through */
-    uint64_t seed;       /* of the permutations (default a constant) */
+    double pvalue;     /* significance: p <= this (default 0.05) */
+    int permutations;  /* of the permutation test (default 199) */
+    size_t min_size;   /* fewest points each side of a split (default 3,
+                          at least 2) */
+    double min_effect; /* |mean after - mean before| / |mean before|
+                          (default 0.05) */
+    double min_abs;    /* and |mean after - mean before| at least this
+                          (default 0): for figures around zero */
+    double min_sd;     /* and at least this many standard deviations of
+                          the points about their segments' means
+                          (default 1.5): noise the test lets through */
+    uint64_t seed;     /* of the permutations (default a constant) */
 };
 
 /* The defaults above. */

@@ -49,10 +49,10 @@ extern const char *const history__figure_keys[HISTORY_NFIGURES];
 
 struct history_group {
     char *id;
-    int64_t instances;       /* -1 unknown */
+    int64_t instances;            /* -1 unknown */
     double fig[HISTORY_NFIGURES]; /* NAN unknown */
-    char *verdict;           /* summary.json's verdict.kind, or NULL */
-    int64_t oom_kills;       /* -1 unknown */
+    char *verdict;                /* summary.json's verdict.kind, or NULL */
+    int64_t oom_kills;            /* -1 unknown */
     int64_t outcomes[HISTORY_NOUTCOMES];
 };
 

@@ -217,8 +217,7 @@ add_point(struct history *h, const char *group, int figure, size_t run,
 }
 
 static void
-analyse_figure(struct history *h, const char *id, int f, double *v,
-               size_t *at)
+analyse_figure(struct history *h, const char *id, int f, double *v, size_t *at)
 {
     struct history_cp_opts o = h->opts;
     struct history_cp *cp;

@@ -117,8 +117,7 @@ print_point(const struct history *h, const struct history_point *p, FILE *out)
     } else {
         fmt_change(&p->cp, change, sizeof(change));
         fprintf(out, "  %s %s: %s at run %lld", p->group,
-                history__figure_names[p->figure], change,
-                (long long)r->number);
+                history__figure_names[p->figure], change, (long long)r->number);
     }
     if (r->version != NULL)
         fprintf(out, " (commit %.12s)", r->version);

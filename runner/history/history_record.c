@@ -147,8 +147,10 @@ get_time(const struct rec *r, const cJSON *o, const char *key, char *buf,
     if (s == NULL)
         return 0;
     if ((ns = time_parse_rfc3339(s)) <= 0) {
-        err_set(err, EPROTO, "%s/result.json: %s: expected an RFC 3339 time, "
-                "got \"%.64s\"", r->dir, key, s);
+        err_set(err, EPROTO,
+                "%s/result.json: %s: expected an RFC 3339 time, "
+                "got \"%.64s\"",
+                r->dir, key, s);
         return err_status(err, EXIT_DATAERR);
     }
     time_rfc3339(ns, buf, size);
@@ -232,8 +234,7 @@ summary_group(struct rec *r, struct rec_group *g, const cJSON *o, size_t i,
     if (!cJSON_IsObject(vd))
         return bad(r, f, where, "verdict", "an object", vd, err);
     return get_str(r, f, vd, at, "kind", false, &g->verdict, err) < 0 ||
-                   get_num(r, f, vd, at, "bytes_per_round", &g->growth, err) <
-                       0
+                   get_num(r, f, vd, at, "bytes_per_round", &g->growth, err) < 0
                ? -1
                : 0;
 }
@@ -272,8 +273,7 @@ load_summary(struct rec *r, struct err *err)
 
         snprintf(where, sizeof(where), "groups[%d]", i);
         if (!cJSON_IsObject(o))
-            return bad(r, "summary.json", "", where, "an object", o,
-                       err);
+            return bad(r, "summary.json", "", where, "an object", o, err);
         if (get_str(r, "summary.json", o, where, "id", false, &id, err) < 0)
             return -1;
         if ((g = group_named(r, id)) != NULL &&
@@ -336,9 +336,8 @@ next_number(sqlite3 *db, const char *name, struct err *err)
 static int
 step_done(sqlite3 *db, sqlite3_stmt *st, const char *what, struct err *err)
 {
-    int rc = sqlite3_step(st) == SQLITE_DONE
-                 ? 0
-                 : history__sqlerr(db, err, what);
+    int rc =
+        sqlite3_step(st) == SQLITE_DONE ? 0 : history__sqlerr(db, err, what);
 
     sqlite3_finalize(st);
     return rc;
@@ -369,8 +368,8 @@ insert_run(sqlite3 *db, const struct history_meta *m, const struct rec *r,
     history__bind_text(st, 8, r->started[0] ? r->started : now);
     history__bind_text(st, 9, r->ended[0] ? r->ended : NULL);
     history__bind_double(st, 10, r->duration);
-    history__bind_double(st, 11, m->build_seconds >= 0 ? m->build_seconds
-                                                       : NAN);
+    history__bind_double(st, 11,
+                         m->build_seconds >= 0 ? m->build_seconds : NAN);
     history__bind_text(st, 12, m->outcome ? m->outcome : r->outcome);
     history__bind_text(st, 13, now);
     return step_done(db, st, "history database: recording the run", err);

@@ -123,13 +123,14 @@ t_noisy_flat(void)
 {
     static const double sd[] = {5, 20, 50, 100, 200};
     double v[N], level[] = {1000};
+    size_t none[] = {N};
     struct history_cp cp[MAXCP];
 
     for (size_t k = 0; k < sizeof(sd) / sizeof(sd[0]); k++)
         for (uint64_t seed = 1; seed <= 8; seed++) {
             size_t n;
 
-            steps(v, N, NULL, level, 0, sd[k], seed);
+            steps(v, N, none, level, 0, sd[k], seed);
             n = find(v, N, NULL, cp);
             CHECK_MSG(n == 0,
                       "sd %.0f seed %llu: %zu change points, the first at "
