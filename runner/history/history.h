@@ -57,8 +57,9 @@ struct history_meta {
  * reads result.json and summary.json; one transaction. Returns the history
  * run number (1, 2, ... per name). A missing or malformed file fails
  * (status 66 or 65) naming the file and member, and nothing is written;
- * with meta->outcome set, a run folder without result.json is recorded
- * without groups. */
+ * so is a run whose run id is already recorded under the name (EEXIST,
+ * status 65). With meta->outcome set, a run folder without result.json
+ * is recorded without groups. */
 int64_t history_record(sqlite3 *db, const struct history_meta *m,
                        const char *run_dir, struct err *err);
 

@@ -333,6 +333,36 @@ next_number(sqlite3 *db, const char *name, struct err *err)
     return n;
 }
 
+/* A run already recorded under name (by its run id) is refused: an
+ * import run twice would otherwise count it twice in the series. */
+static int
+check_new(sqlite3 *db, const char *name, const struct rec *r, struct err *err)
+{
+    sqlite3_stmt *st;
+    int rc;
+
+    if (r->run_id == NULL)
+        return 0;
+    if (history__prepare(db,
+                         "SELECT number FROM history_runs WHERE name = ? AND "
+                         "run_id = ?",
+                         &st, err) < 0)
+        return -1;
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, r->run_id, -1, SQLITE_TRANSIENT);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        err_set(err, EEXIST, "%s: run %s is already recorded as %s run %lld",
+                r->dir ? r->dir : "", r->run_id, name,
+                (long long)sqlite3_column_int64(st, 0));
+        err_status(err, EXIT_DATAERR);
+    } else if (rc != SQLITE_DONE) {
+        history__sqlerr(db, err, "history database: runs");
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
 static int
 step_done(sqlite3 *db, sqlite3_stmt *st, const char *what, struct err *err)
 {
@@ -410,7 +440,8 @@ write_run(sqlite3 *db, const struct history_meta *m, const struct rec *r,
 
     if (history__exec(db, "BEGIN IMMEDIATE", err) < 0)
         return -1;
-    if ((number = next_number(db, name, err)) < 0 ||
+    if (check_new(db, name, r, err) < 0 ||
+        (number = next_number(db, name, err)) < 0 ||
         insert_run(db, m, r, name, number, err) < 0)
         goto fail;
     id = sqlite3_last_insert_rowid(db);

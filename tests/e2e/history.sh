@@ -6,7 +6,8 @@
 # a change point of the peak (and of the growth per round) in run 6 and
 # nowhere else, and eight flat runs must give none. Also: the table's
 # line for it, the CSV's rows, a run folder without summary.json refused
-# with nothing recorded, and an unknown name. TESTYARD=build/san/testyard
+# with nothing recorded, a run imported twice, usage errors, and an
+# unknown name. TESTYARD=build/san/testyard
 # runs it with the sanitizer build.
 cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=tests/helpers/lib.sh
@@ -111,4 +112,15 @@ check_eq "... and nothing recorded" \
 "$TY" history --data "$DATA" nosuch >"$RUNS/nosuch.log" 2>&1
 check_eq "an unknown name: exit 66" "$?" 66
 check "... saying so" grep -q 'no runs of "nosuch"' "$RUNS/nosuch.log"
+"$TY" history import --data "$DATA" "$RUNS/flat-1" >"$RUNS/again.log" 2>&1
+check_eq "a run imported again: exit 65" "$?" 65
+check "... saying it is recorded" grep -q "already recorded as flat run 1" \
+    "$RUNS/again.log"
+
+for bad in "--csv --json flat" "--since yesterday flat" \
+    "--min-effect lots flat" "flat leaky"; do
+    # shellcheck disable=SC2086 # the options are words
+    "$TY" history --data "$DATA" $bad >/dev/null 2>&1
+    check_eq "usage: history $bad: exit 64" "$?" 64
+done
 finish

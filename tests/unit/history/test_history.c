@@ -2,7 +2,8 @@
  * test_history.c — the history tables (runner/history/): migrations
  * (made once, again a no-op, a newer database refused and left alone),
  * runs recorded from run folders written here as a run and its report
- * write them (numbered per name, the figures read back as stored), a
+ * write them (numbered per name, the figures read back as stored, one run
+ * not recorded twice), a
  * missing or malformed file refused with a message naming it and nothing
  * written, a build that failed recorded without a folder, and the series
  * loaded back with a change point in the run it starts at (as JSON and
@@ -128,6 +129,10 @@ t_record(void)
     CHECK_EQ_INT(history_record(db, &m, a, &err), 1);
     CHECK_EQ_INT(history_record(db, &m, b, &err), 2);
     CHECK_EQ_INT(history_record(db, &m, c, &err), 1);
+    CHECK_EQ_INT(history_record(db, &m, b, &err), -1);
+    CHECK_EQ_INT(err.code, EEXIST);
+    CHECK_CONTAINS(err.msg, "run b is already recorded as nightly run 2");
+    err_clear(&err);
     m.name = "renamed";
     CHECK_EQ_INT(history_record(db, &m, a, &err), 1);
     CHECK_EQ_INT(count(db, "SELECT peak_bytes FROM history_groups g JOIN "
