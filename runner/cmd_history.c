@@ -200,11 +200,17 @@ data_dir(const char *opt)
     return xasprintf("%s/.local/state/testyard", home ? home : ".");
 }
 
+/* A database that is not one (or is damaged) is bad data (65); one that
+ * cannot be opened or written, an output that cannot be made (73). */
 static int
 db_fail(sqlite3 *db, const char *path, struct err *err)
 {
+    int rc = db ? sqlite3_errcode(db) : SQLITE_NOMEM;
+
     err_set(err, EIO, "%s: %s", path, db ? sqlite3_errmsg(db) : "no memory");
-    return err_status(err, EXIT_CANTCREAT);
+    return err_status(err, rc == SQLITE_NOTADB || rc == SQLITE_CORRUPT
+                               ? EXIT_DATAERR
+                               : EXIT_CANTCREAT);
 }
 
 /* DATA/testyard.db opened (made, with DATA, when create), in WAL mode,

@@ -6,8 +6,8 @@
 # a change point of the peak (and of the growth per round) in run 6 and
 # nowhere else, and eight flat runs must give none. Also: the table's
 # line for it, the CSV's rows, a run folder without summary.json refused
-# with nothing recorded, a run imported twice, usage errors, and an
-# unknown name. TESTYARD=build/san/testyard
+# with nothing recorded, a run imported twice, usage errors, a damaged
+# database, and an unknown name. TESTYARD=build/san/testyard
 # runs it with the sanitizer build.
 cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=tests/helpers/lib.sh
@@ -123,4 +123,11 @@ for bad in "--csv --json flat" "--since yesterday flat" \
     "$TY" history --data "$DATA" $bad >/dev/null 2>&1
     check_eq "usage: history $bad: exit 64" "$?" 64
 done
+mkdir -p "$RUNS/baddata"
+echo "not a database, not at all, but long enough to be read as one" \
+    >"$RUNS/baddata/testyard.db"
+"$TY" history --data "$RUNS/baddata" flat >"$RUNS/baddata.log" 2>&1
+check_eq "a file that is not a database: exit 65" "$?" 65
+check "... naming it" grep -q "baddata/testyard.db: file is not a database" \
+    "$RUNS/baddata.log"
 finish
