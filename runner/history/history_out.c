@@ -144,9 +144,12 @@ history_print(const struct history *h, FILE *out)
         return;
     fprintf(out,
             "\nchange points (E-Divisive means, p <= %.3g, %d permutations, "
-            "min effect %.3g %%):%s\n",
+            "min effect %.3g %%):%s",
             o->pvalue, o->permutations, 100 * o->min_effect,
             h->npoints == 0 ? " none" : "");
+    if (h->nruns < 2 * o->min_size)
+        fprintf(out, " (fewer than %zu runs)", 2 * o->min_size);
+    fputc('\n', out);
     for (size_t i = 0; i < h->npoints; i++)
         print_point(h, &h->points[i], out);
 }
