@@ -100,8 +100,8 @@ struct history_cp {
  * mean is below the minimum effect are dropped (the smallest first, its
  * neighbours' segments merged). At most max are written to out in index
  * order; *nout gets how many were found (may exceed max). o NULL: the
- * defaults. Deterministic for a given seed. 0, or -1 with errno ENOMEM
- * never: allocation failure is fatal as for xmalloc. */
+ * defaults. Deterministic for a given seed. 0, or -1 with errno EINVAL
+ * when a value is not finite; running out of memory is fatal (xmalloc). */
 int history_changepoints(const double *v, size_t n,
                          const struct history_cp_opts *o,
                          struct history_cp *out, size_t max, size_t *nout);
