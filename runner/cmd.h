@@ -36,6 +36,7 @@ int cmd_compare(int argc, char **argv);
 int cmd_collect(int argc, char **argv);
 int cmd_clean(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
+int cmd_history(int argc, char **argv);
 
 #define CMD_ESHAPE EINVAL /* the command line's shape: shown with usage */
 #define CMD_EVALUE EDOM   /* an option's value: one line */

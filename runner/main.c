@@ -26,6 +26,8 @@ static const struct command commands[] = {
     {"collect", cmd_collect, "pack a run folder into a .tgz"},
     {"clean", cmd_clean, "remove containers and networks testyard left"},
     {"doctor", cmd_doctor, "check the Docker engine and the set-up"},
+    {"history", cmd_history,
+     "the recorded runs of a composition and their change points"},
 };
 
 static void

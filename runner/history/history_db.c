@@ -1,0 +1,211 @@
+/*
+ * history_db.c — the history tables and their migrations, and the SQLite
+ * calls the module makes, with SQLite's errors turned into struct err.
+ *
+ * The tables' version is the row ('history', N) of the shared table
+ * schema(module, version). Each step from N to N+1 runs in a transaction
+ * of its own (BEGIN IMMEDIATE, so two programs migrating at once take
+ * turns and the second finds the work done) together with the row's
+ * update; a database at a version above the one this program knows was
+ * written by a newer testyard and is left alone.
+ */
+#include "history/history_int.h"
+
+#include "base/util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+/* Step i takes the tables from version i to i + 1. */
+static const char *const steps[] = {
+    "CREATE TABLE history_runs("
+    " id INTEGER PRIMARY KEY,"
+    " name TEXT NOT NULL,"
+    " number INTEGER NOT NULL,"
+    " schedule TEXT,"
+    " task_id INTEGER,"
+    " version TEXT,"
+    " run_id TEXT,"
+    " run_dir TEXT,"
+    " started TEXT,"
+    " ended TEXT,"
+    " duration_s REAL,"
+    " build_s REAL,"
+    " outcome TEXT NOT NULL,"
+    " recorded TEXT NOT NULL,"
+    " UNIQUE(name, number));"
+    "CREATE INDEX history_runs_started ON history_runs(name, started);"
+    "CREATE TABLE history_groups("
+    " run INTEGER NOT NULL REFERENCES history_runs(id) ON DELETE CASCADE,"
+    " group_id TEXT NOT NULL,"
+    " instances INTEGER,"
+    " peak_bytes INTEGER,"
+    " final_bytes INTEGER,"
+    " growth_bytes_per_round REAL,"
+    " verdict TEXT,"
+    " oom_kills INTEGER,"
+    " success INTEGER NOT NULL DEFAULT 0,"
+    " failure INTEGER NOT NULL DEFAULT 0,"
+    " crash INTEGER NOT NULL DEFAULT 0,"
+    " oom INTEGER NOT NULL DEFAULT 0,"
+    " timeout INTEGER NOT NULL DEFAULT 0,"
+    " canceled INTEGER NOT NULL DEFAULT 0,"
+    " lost INTEGER NOT NULL DEFAULT 0,"
+    " PRIMARY KEY(run, group_id));",
+};
+
+_Static_assert(ARRAY_LEN(steps) == HISTORY_SCHEMA_VERSION,
+               "one migration step per schema version");
+
+int
+history__sqlerr(sqlite3 *db, struct err *err, const char *what)
+{
+    int rc = sqlite3_extended_errcode(db) & 0xff;
+    int status = EXIT_SOFTWARE, code = EIO;
+
+    if (rc == SQLITE_FULL || rc == SQLITE_IOERR) {
+        status = EXIT_IOERR;
+        code = rc == SQLITE_FULL ? ENOSPC : EIO;
+    } else if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) {
+        status = EXIT_UNAVAILABLE;
+        code = EBUSY;
+    } else if (rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB) {
+        status = EXIT_DATAERR;
+        code = EPROTO;
+    }
+    err_set(err, code, "%s: %s", what, sqlite3_errmsg(db));
+    return err_status(err, status);
+}
+
+int
+history__exec(sqlite3 *db, const char *sql, struct err *err)
+{
+    if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+        return history__sqlerr(db, err, "history database");
+    return 0;
+}
+
+int
+history__prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st,
+                 struct err *err)
+{
+    if (sqlite3_prepare_v2(db, sql, -1, st, NULL) != SQLITE_OK)
+        return history__sqlerr(db, err, "history database");
+    return 0;
+}
+
+char *
+history__text(sqlite3_stmt *st, int i)
+{
+    const unsigned char *s = sqlite3_column_text(st, i);
+
+    return s ? xstrdup((const char *)s) : NULL;
+}
+
+void
+history__bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+    if (s == NULL)
+        sqlite3_bind_null(st, i);
+    else
+        sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
+}
+
+void
+history__bind_double(sqlite3_stmt *st, int i, double v)
+{
+    if (isnan(v))
+        sqlite3_bind_null(st, i);
+    else
+        sqlite3_bind_double(st, i, v);
+}
+
+void
+history__bind_i64(sqlite3_stmt *st, int i, int64_t v, bool known)
+{
+    if (known)
+        sqlite3_bind_int64(st, i, v);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+/* The history tables' version (0: none yet) into *v. */
+static int
+read_version(sqlite3 *db, int64_t *v, struct err *err)
+{
+    sqlite3_stmt *st;
+    int rc;
+
+    if (history__prepare(db,
+                         "SELECT version FROM schema WHERE module = 'history'",
+                         &st, err) < 0)
+        return -1;
+    rc = sqlite3_step(st);
+    *v = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return history__sqlerr(db, err, "history database: schema");
+    return 0;
+}
+
+static int
+too_new(sqlite3 *db, int64_t v, struct err *err)
+{
+    const char *file = sqlite3_db_filename(db, "main");
+
+    err_set(err, EPROTO,
+            "%s: the history tables are at version %lld, newer than this "
+            "testyard knows (%d): a newer testyard wrote them; use that one",
+            file && *file ? file : "history database", (long long)v,
+            HISTORY_SCHEMA_VERSION);
+    return err_status(err, EXIT_DATAERR);
+}
+
+/* One step, if one is due: 1 after a step, 0 when up to date. */
+static int
+migrate_step(sqlite3 *db, struct err *err)
+{
+    int64_t v;
+    char set[160];
+
+    if (history__exec(db, "BEGIN IMMEDIATE", err) < 0)
+        return -1;
+    if (read_version(db, &v, err) < 0)
+        goto fail;
+    if (v > HISTORY_SCHEMA_VERSION) {
+        too_new(db, v, err);
+        goto fail;
+    }
+    if (v == HISTORY_SCHEMA_VERSION) {
+        if (history__exec(db, "COMMIT", err) < 0)
+            goto fail;
+        return 0;
+    }
+    snprintf(set, sizeof(set),
+             "INSERT OR REPLACE INTO schema(module, version) "
+             "VALUES('history', %lld)",
+             (long long)v + 1);
+    if (history__exec(db, steps[v], err) < 0 ||
+        history__exec(db, set, err) < 0 || history__exec(db, "COMMIT", err) < 0)
+        goto fail;
+    return 1;
+fail:
+    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    return -1;
+}
+
+int
+history_migrate(sqlite3 *db, struct err *err)
+{
+    int rc;
+
+    if (history__exec(db,
+                      "CREATE TABLE IF NOT EXISTS schema(module TEXT PRIMARY "
+                      "KEY, version INTEGER NOT NULL)",
+                      err) < 0)
+        return err_prefix(err, "migrating the history tables");
+    while ((rc = migrate_step(db, err)) > 0)
+        ;
+    return rc < 0 ? err_prefix(err, "migrating the history tables") : 0;
+}

@@ -1,0 +1,86 @@
+/*
+ * history/history_int.h — what the files of the history module share:
+ * SQLite calls with their errors in struct err (history_db.c), and the
+ * loaded series with its change points (history_load.c, history_out.c).
+ *
+ * Ownership: struct history owns every string and array below it.
+ */
+#ifndef TY_HISTORY_INT_H
+#define TY_HISTORY_INT_H
+
+#include "history/history.h"
+
+/* ---- SQLite (history_db.c) ---- */
+
+/* err filled from db's last error, "what: MESSAGE"; status 74 for a
+ * full disk or an I/O error, 69 for a database locked past the busy
+ * timeout, 65 for a corrupt one, 70 otherwise; returns -1. */
+int history__sqlerr(sqlite3 *db, struct err *err, const char *what);
+int history__exec(sqlite3 *db, const char *sql, struct err *err);
+int history__prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st,
+                     struct err *err);
+/* Column i as a new string, NULL for NULL (caller frees). */
+char *history__text(sqlite3_stmt *st, int i);
+/* Bind s, or NULL when s is NULL; a double, or NULL when v is NAN. */
+void history__bind_text(sqlite3_stmt *st, int i, const char *s);
+void history__bind_double(sqlite3_stmt *st, int i, double v);
+void history__bind_i64(sqlite3_stmt *st, int i, int64_t v, bool known);
+
+/* ---- the series (history_load.c) ---- */
+
+/* How the instances of a group ended, in result.json's order. */
+enum {
+    HISTORY_SUCCESS,
+    HISTORY_FAILURE,
+    HISTORY_CRASH,
+    HISTORY_OOM,
+    HISTORY_TIMEOUT,
+    HISTORY_CANCELED,
+    HISTORY_LOST,
+    HISTORY_NOUTCOMES
+};
+extern const char *const history__outcome_names[HISTORY_NOUTCOMES];
+
+/* The figures of a group change points are looked for in. */
+enum { HISTORY_PEAK, HISTORY_FINAL, HISTORY_GROWTH, HISTORY_NFIGURES };
+/* "peak", "final", "growth"; the JSON members "peak_bytes", ... */
+extern const char *const history__figure_names[HISTORY_NFIGURES];
+extern const char *const history__figure_keys[HISTORY_NFIGURES];
+
+struct history_group {
+    char *id;
+    int64_t instances;            /* -1 unknown */
+    double fig[HISTORY_NFIGURES]; /* NAN unknown */
+    char *verdict;                /* summary.json's verdict.kind, or NULL */
+    int64_t oom_kills;            /* -1 unknown */
+    int64_t outcomes[HISTORY_NOUTCOMES];
+};
+
+struct history_run {
+    int64_t number, task_id; /* task_id 0: not from the daemon */
+    char *schedule, *version, *run_id, *run_dir;
+    char *started, *ended, *outcome; /* RFC 3339; started NULL unknown */
+    double duration_s, build_s;      /* NAN unknown / no build */
+    struct history_group *groups;
+    size_t ngroups;
+};
+
+/* A change point of one figure of one group, at run index run. */
+struct history_point {
+    char *group;
+    int figure;
+    size_t run; /* index into runs */
+    struct history_cp cp;
+};
+
+struct history {
+    char *name;
+    struct history_run *runs;
+    size_t nruns;
+    struct history_point *points;
+    size_t npoints;
+    struct history_cp_opts opts; /* what history_analyse used */
+    bool analysed;
+};
+
+#endif
