@@ -26,6 +26,12 @@ static const struct command commands[] = {
     {"collect", cmd_collect, "pack a run folder into a .tgz"},
     {"clean", cmd_clean, "remove containers and networks testyard left"},
     {"doctor", cmd_doctor, "check the Docker engine and the set-up"},
+    {"daemon", cmd_daemon, "run the scheduling daemon (queue, admission)"},
+    {"submit", cmd_submit, "queue a composition on the daemon"},
+    {"tasks", cmd_tasks, "list the daemon's tasks"},
+    {"status", cmd_status, "show one task"},
+    {"logs", cmd_logs, "print a task's run output (-f: follow)"},
+    {"cancel", cmd_cancel, "cancel a queued or running task"},
 };
 
 static void
