@@ -123,8 +123,7 @@ wait_ready(int fd, const char *data)
     size_t len = 0;
     ssize_t n = 1;
 
-    while (len < sizeof(line) - 1 && n > 0 &&
-           poll(&p, 1, START_WAIT_MS) > 0)
+    while (len < sizeof(line) - 1 && n > 0 && poll(&p, 1, START_WAIT_MS) > 0)
         if ((n = read(fd, line + len, sizeof(line) - 1 - len)) > 0)
             len += (size_t)n;
     line[len] = '\0';

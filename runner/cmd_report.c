@@ -100,8 +100,8 @@ parse_args(int argc, char **argv, struct report_args *o, const char **dir,
 static bool
 is_task(const char *s)
 {
-    return s[0] >= '1' && s[0] <= '9' &&
-           strspn(s, "0123456789") == strlen(s) && !path_exists(s);
+    return s[0] >= '1' && s[0] <= '9' && strspn(s, "0123456789") == strlen(s) &&
+           !path_exists(s);
 }
 
 int

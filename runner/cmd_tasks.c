@@ -154,8 +154,7 @@ peaks(const cJSON *t, char *out, size_t size)
     size_t len = 0;
 
     out[0] = '\0';
-    cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(t, "groups"))
-    {
+    cJSON_ArrayForEach (g, cJSON_GetObjectItemCaseSensitive(t, "groups")) {
         char b[32] = "-";
         double p = num(g, "peak_bytes", -1);
 
@@ -206,9 +205,11 @@ cmd_tasks(int argc, char **argv)
         printf("%s\n", text);
         free(text);
     } else {
-        printf("%-5s %-20s %-20s %-9s %s\n", "ID", "NAME", "STATE",
-               "DURATION", "PEAK PER GROUP / REASON");
-        cJSON_ArrayForEach(t, arr) print_row(t);
+        printf("%-5s %-20s %-20s %-9s %s\n", "ID", "NAME", "STATE", "DURATION",
+               "PEAK PER GROUP / REASON");
+        cJSON_ArrayForEach (t, arr) {
+            print_row(t);
+        }
     }
     cJSON_Delete(arr);
     strbuf_release(&r.body);
@@ -220,15 +221,14 @@ print_groups(const cJSON *t)
 {
     const cJSON *g, *k;
 
-    cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(t, "groups"))
-    {
+    cJSON_ArrayForEach (g, cJSON_GetObjectItemCaseSensitive(t, "groups")) {
         char b[32] = "-";
         double p = num(g, "peak_bytes", -1);
 
         if (p >= 0)
             ty__format_bytes((uint64_t)p, b, sizeof(b));
         printf("group:     %s: peak %s;", str(g, "id"), b);
-        cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(g, "outcomes"))
+        cJSON_ArrayForEach (k, cJSON_GetObjectItemCaseSensitive(g, "outcomes"))
             if (cJSON_IsNumber(k) && k->valuedouble > 0)
                 printf(" %s %g", k->string, k->valuedouble);
         putchar('\n');
@@ -370,7 +370,8 @@ open_report(const char *html)
 
     if (proc_run(argv, NULL, &err) == 0)
         return 0;
-    fprintf(stderr, "testyard report: could not open it (%s)\n", err.msg[0] ? err.msg : "xdg-open failed");
+    fprintf(stderr, "testyard report: could not open it (%s)\n",
+            err.msg[0] ? err.msg : "xdg-open failed");
     return EXIT_UNAVAILABLE;
 }
 
@@ -393,8 +394,10 @@ cmd_report_task(const char *data, const char *id, bool open)
     strbuf_release(&r.body);
     dir = str(t, "run_dir");
     if (dir == NULL || !path_is_dir(dir)) {
-        fprintf(stderr, "testyard report: task %s has no run folder yet "
-                        "(state %s)\n", id, str(t, "state") ? str(t, "state") : "?");
+        fprintf(stderr,
+                "testyard report: task %s has no run folder yet "
+                "(state %s)\n",
+                id, str(t, "state") ? str(t, "state") : "?");
         cJSON_Delete(t);
         return EXIT_NOINPUT;
     }

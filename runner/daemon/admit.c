@@ -37,8 +37,8 @@ admit__need(const struct composition *c, struct admit_need *need)
 }
 
 int
-admit__parse_memory_budget(const char *s, uint64_t mem_available,
-                           uint64_t *out, struct err *err)
+admit__parse_memory_budget(const char *s, uint64_t mem_available, uint64_t *out,
+                           struct err *err)
 {
     char why[128];
     char *end;
@@ -75,8 +75,8 @@ admit__parse_cpu_budget(const char *s, int64_t online_cpus, int64_t *out,
         return 0;
     }
     if (ty__parse_cpu(s, out, why, sizeof(why)) < 0 || *out <= 0)
-        return err_set(err, EINVAL,
-                       "expected CPUs like 2 or 1500m, got \"%s\"", s);
+        return err_set(err, EINVAL, "expected CPUs like 2 or 1500m, got \"%s\"",
+                       s);
     return 0;
 }
 
@@ -100,16 +100,15 @@ admit__fits(const struct admit_need *need, const struct admit_need *used,
         ty__format_bytes(free_b, f, sizeof(f));
         ty__format_bytes(b->memory_bytes, t, sizeof(t));
         snprintf(why, whylen, "needs %s%s, %s free of the %s budget", w,
-                 need->unlimited_memory ? " (a group has no memory limit)"
-                                        : "",
+                 need->unlimited_memory ? " (a group has no memory limit)" : "",
                  f, t);
         return false;
     }
     if (need->millicpu > free_c) {
         snprintf(why, whylen,
                  "needs %lldm CPU, %lldm free of the %lldm CPU budget",
-                 (long long)need->millicpu, (long long)(free_c < 0 ? 0 : free_c),
-                 (long long)b->millicpu);
+                 (long long)need->millicpu,
+                 (long long)(free_c < 0 ? 0 : free_c), (long long)b->millicpu);
         return false;
     }
     return true;
@@ -151,8 +150,9 @@ copy_file(int src, const char *name, int dst, struct copy *cp, struct err *err)
     while ((n = read(in, buf, sizeof(buf))) > 0) {
         cp->bytes += (uint64_t)n;
         if (cp->bytes > COPY_MAX_BYTES)
-            return err_set(err, EFBIG, "the plan's folder holds more than "
-                                       "64 MiB");
+            return err_set(err, EFBIG,
+                           "the plan's folder holds more than "
+                           "64 MiB");
         if (fd_write_all(out, buf, (size_t)n) < 0)
             return err_sys(err, errno, "%s", name);
     }
@@ -162,15 +162,15 @@ copy_file(int src, const char *name, int dst, struct copy *cp, struct err *err)
 }
 
 static int
-copy_entry(int src, const char *name, int dst, struct copy *cp,
-           struct err *err)
+copy_entry(int src, const char *name, int dst, struct copy *cp, struct err *err)
 {
     struct stat st;
     cleanup_close int s = -1, d = -1;
 
     if (++cp->entries > COPY_MAX_ENTRIES)
-        return err_set(err, EFBIG, "the plan's folder holds more than "
-                                   "10000 entries");
+        return err_set(err, EFBIG,
+                       "the plan's folder holds more than "
+                       "10000 entries");
     if (fstatat(src, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
         return err_sys(err, errno, "%s", name);
     if (S_ISREG(st.st_mode))

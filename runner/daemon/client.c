@@ -42,10 +42,10 @@ url_of(const char *json)
 {
     cJSON *o = cJSON_Parse(json);
     const cJSON *u = cJSON_GetObjectItemCaseSensitive(o, "url");
-    char *url = cJSON_IsString(u) &&
-                        strncmp(u->valuestring, "http://127.", 11) == 0
-                    ? xstrdup(u->valuestring)
-                    : NULL;
+    char *url =
+        cJSON_IsString(u) && strncmp(u->valuestring, "http://127.", 11) == 0
+            ? xstrdup(u->valuestring)
+            : NULL;
 
     cJSON_Delete(o);
     return url;
@@ -121,7 +121,7 @@ http_error(const struct daemon_reply *r, struct err *err)
     else
         err_set(err, EPROTO, "the daemon answered HTTP %ld", r->http);
     err_status(err, cJSON_IsNumber(s) && s->valueint > 0 ? s->valueint
-                                                          : EXIT_SOFTWARE);
+                                                         : EXIT_SOFTWARE);
     cJSON_Delete(o);
     return -1;
 }
@@ -168,8 +168,8 @@ daemon_client_call(struct daemon_client *cl, const char *method,
     rc = curl_easy_perform(cl->curl);
     curl_slist_free_all(h);
     if (rc == CURLE_COULDNT_CONNECT)
-        return no_daemon(err, cl->data, "nothing answers at the url in "
-                                        DAEMON_JSON),
+        return no_daemon(err, cl->data,
+                         "nothing answers at the url in " DAEMON_JSON),
                -1;
     if (rc != CURLE_OK) {
         err_set(err, EIO, "%s: %s", url, curl_easy_strerror(rc));

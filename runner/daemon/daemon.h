@@ -59,14 +59,13 @@ struct daemon_client;
 /* No daemon.json, or no daemon answering at its URL (found on the first
  * call): EXIT_UNAVAILABLE with a message naming DATA and how to start
  * one. */
-struct daemon_client *daemon_client_new(const char *data_dir,
-                                        struct err *err);
+struct daemon_client *daemon_client_new(const char *data_dir, struct err *err);
 void daemon_client_destroy(struct daemon_client **cl);
 
 /* What one call answered. */
 struct daemon_reply {
-    long http;        /* HTTP status */
-    bool done;        /* X-Testyard-Done: 1 */
+    long http; /* HTTP status */
+    bool done; /* X-Testyard-Done: 1 */
     struct strbuf body;
 };
 

@@ -68,7 +68,7 @@ struct daemon_task {
     char *origin;    /* the folder it was submitted from */
     int64_t priority;
     enum task_state state;
-    char *outcome; /* result.json's, or NULL */
+    char *outcome;   /* result.json's, or NULL */
     int exit_status; /* -1 before the end */
     char *reason;    /* why it waits or failed, or NULL */
     int64_t submitted_ns, started_ns, ended_ns;
@@ -111,8 +111,8 @@ enum pick { PICK_START, PICK_WAIT, PICK_REFUSE };
  * act[i] and why[i] (whylen bytes each) per task. */
 void daemon__queue_pick(struct daemon_task *const *v, size_t n,
                         const struct admit_need *used,
-                        const struct admit_budget *b, enum pick *act,
-                        char *why, size_t whylen);
+                        const struct admit_budget *b, enum pick *act, char *why,
+                        size_t whylen);
 /* used += need (unlimited taints). */
 void daemon__need_add(struct admit_need *used, const struct admit_need *need);
 

@@ -40,8 +40,9 @@ daemon_data_dir(const char *opt, bool create, struct err *err)
     else if (home != NULL && home[0] == '/')
         dir = path_join(home, ".local/state/testyard");
     else
-        return err_set(err, ENOENT, "no data folder: set --data, "
-                                    "TESTYARD_DATA or HOME"),
+        return err_set(err, ENOENT,
+                       "no data folder: set --data, "
+                       "TESTYARD_DATA or HOME"),
                NULL;
     if (create) {
         cleanup_free char *parent = path_dirname(dir);
@@ -88,8 +89,7 @@ version_of(sqlite3 *db, const char *module, int *version, struct err *err)
 }
 
 static int
-step(sqlite3 *db, const char *module, const char *sql, int to,
-     struct err *err)
+step(sqlite3 *db, const char *module, const char *sql, int to, struct err *err)
 {
     cleanup_free char *set = xasprintf(
         "INSERT INTO schema(module, version) VALUES ('%s', %d) "
@@ -106,8 +106,8 @@ step(sqlite3 *db, const char *module, const char *sql, int to,
 }
 
 int
-daemon__migrate_steps(sqlite3 *db, const char *module,
-                      const char *const *steps, int nsteps, struct err *err)
+daemon__migrate_steps(sqlite3 *db, const char *module, const char *const *steps,
+                      int nsteps, struct err *err)
 {
     int v;
 
@@ -140,8 +140,7 @@ configure(sqlite3 *db, struct err *err)
 }
 
 int
-daemon_db_open(const char *data_dir, bool create, sqlite3 **db,
-               struct err *err)
+daemon_db_open(const char *data_dir, bool create, sqlite3 **db, struct err *err)
 {
     cleanup_free char *path = path_join(data_dir, DAEMON_DB);
     int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX |

@@ -118,8 +118,7 @@ submit(const struct ctx *c)
 
     if (req == NULL || !cJSON_IsObject(req)) {
         cJSON_Delete(req);
-        return send_error(c->conn, 400, "expected a JSON object",
-                          EXIT_USAGE);
+        return send_error(c->conn, 400, "expected a JSON object", EXIT_USAGE);
     }
     if (daemon__submit(c->d, req, &t, &http, &err) < 0)
         rc = send_err(c->conn, (unsigned)http, &err);
@@ -172,9 +171,8 @@ cancel(const struct ctx *c)
 static enum MHD_Result
 log_part(const struct ctx *c)
 {
-    const char *off = MHD_lookup_connection_value(c->conn,
-                                                  MHD_GET_ARGUMENT_KIND,
-                                                  "offset");
+    const char *off =
+        MHD_lookup_connection_value(c->conn, MHD_GET_ARGUMENT_KIND, "offset");
     long long from = off ? strtoll(off, NULL, 10) : 0;
     struct daemon_task t = {0};
     struct err err = {0};
@@ -215,9 +213,8 @@ struct route {
 };
 
 static const struct route routes[] = {
-    {"GET", NULL, list},         {"POST", NULL, submit},
-    {"GET", "", one},            {"GET", "/log", log_part},
-    {"POST", "/cancel", cancel},
+    {"GET", NULL, list},       {"POST", NULL, submit},      {"GET", "", one},
+    {"GET", "/log", log_part}, {"POST", "/cancel", cancel},
 };
 
 /* The route for method and url, with the task id in c->id. */

@@ -19,8 +19,7 @@ group_peak(const cJSON *insts, const char *group)
     const cJSON *in;
     double peak = -1;
 
-    cJSON_ArrayForEach(in, insts)
-    {
+    cJSON_ArrayForEach (in, insts) {
         const cJSON *g = cJSON_GetObjectItemCaseSensitive(in, "group");
         const cJSON *m = cJSON_GetObjectItemCaseSensitive(in, "memory");
         const cJSON *p = cJSON_GetObjectItemCaseSensitive(m, "peak_bytes");
@@ -40,8 +39,7 @@ groups_of(const cJSON *res)
     cJSON *out = cJSON_CreateArray();
     const cJSON *g;
 
-    cJSON_ArrayForEach(g, groups)
-    {
+    cJSON_ArrayForEach (g, groups) {
         const cJSON *id = cJSON_GetObjectItemCaseSensitive(g, "id");
         const cJSON *oc = cJSON_GetObjectItemCaseSensitive(g, "outcomes");
         cJSON *o;
@@ -56,9 +54,8 @@ groups_of(const cJSON *res)
             cJSON_AddNumberToObject(o, "peak_bytes", peak);
         else
             cJSON_AddNullToObject(o, "peak_bytes");
-        cJSON_AddItemToObject(o, "outcomes",
-                              oc ? cJSON_Duplicate(oc, 1)
-                                 : cJSON_CreateObject());
+        cJSON_AddItemToObject(
+            o, "outcomes", oc ? cJSON_Duplicate(oc, 1) : cJSON_CreateObject());
         cJSON_AddItemToArray(out, o);
     }
     return out;
@@ -67,8 +64,8 @@ groups_of(const cJSON *res)
 void
 daemon__read_result(struct daemon *d, struct daemon_task *t)
 {
-    cleanup_free char *path = xasprintf("%s/runs/task-%lld/result.json",
-                                        d->data, (long long)t->id);
+    cleanup_free char *path =
+        xasprintf("%s/runs/task-%lld/result.json", d->data, (long long)t->id);
     cleanup_free char *text = file_read(path, RESULT_MAX, NULL, NULL);
     cJSON *res = text ? cJSON_Parse(text) : NULL;
     const cJSON *oc = cJSON_GetObjectItemCaseSensitive(res, "outcome");

@@ -62,8 +62,8 @@ run_argv(struct daemon *d, const struct daemon_task *t)
     argv[i++] = xasprintf("task-%lld", (long long)t->id);
     argv[i++] = xstrdup("--origin");
     argv[i++] = xstrdup(t->origin);
-    argv[i++] = xasprintf("%s/tasks/%lld/%s", d->data, (long long)t->id,
-                          t->file);
+    argv[i++] =
+        xasprintf("%s/tasks/%lld/%s", d->data, (long long)t->id, t->file);
     return argv;
 }
 
@@ -153,8 +153,8 @@ daemon__clean_run(struct daemon *d, int64_t id)
 {
     cleanup_free char *runs = path_join(d->data, "runs");
     char run_id[40];
-    char *argv[] = {"/proc/self/exe", "clean", "--run", run_id, "--runs",
-                    runs, NULL};
+    char *argv[] = {"/proc/self/exe", "clean", "--run", run_id,
+                    "--runs",         runs,    NULL};
     struct proc_opts o = {.max_out = 64 << 10, .timeout_ms = CLEAN_TIMEOUT_MS};
     struct strbuf out;
     struct err e = {0};
@@ -164,8 +164,8 @@ daemon__clean_run(struct daemon *d, int64_t id)
     strbuf_init(&out);
     rc = proc_run_opts(argv, &o, &out, &e);
     if ((fd = open_log(d, id, true, &e)) >= 0) {
-        dprintf(fd, "testyard daemon: clean --run %s (exit %d)\n%s", run_id,
-                rc, out.buf);
+        dprintf(fd, "testyard daemon: clean --run %s (exit %d)\n%s", run_id, rc,
+                out.buf);
         close(fd);
     }
     strbuf_release(&out);

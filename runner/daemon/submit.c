@@ -50,8 +50,9 @@ read_request(const cJSON *req, struct daemon_task *t, const char **path,
     const cJSON *n = cJSON_GetObjectItemCaseSensitive(req, "name");
 
     if (!cJSON_IsString(c) || c->valuestring[0] != '/')
-        return bad_request(http, err, "composition: expected an absolute "
-                                      "path");
+        return bad_request(http, err,
+                           "composition: expected an absolute "
+                           "path");
     if (p != NULL && !cJSON_IsNull(p) &&
         (!cJSON_IsString(p) || p->valuestring[0] != '/'))
         return bad_request(http, err, "plans: expected an absolute path");
@@ -69,8 +70,7 @@ read_request(const cJSON *req, struct daemon_task *t, const char **path,
 }
 
 static int
-copy_composition(const char *path, int dirfd, const char *file,
-                 struct err *err)
+copy_composition(const char *path, int dirfd, const char *file, struct err *err)
 {
     size_t len;
     cleanup_free char *text = file_read(path, COMPOSITION_MAX, &len, err);

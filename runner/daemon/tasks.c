@@ -226,8 +226,7 @@ daemon__task_insert(sqlite3 *db, struct daemon_task *t, struct err *err)
 }
 
 int
-daemon__task_update(sqlite3 *db, const struct daemon_task *t,
-                    struct err *err)
+daemon__task_update(sqlite3 *db, const struct daemon_task *t, struct err *err)
 {
     static const char sql[] =
         "UPDATE tasks SET state = ?1, outcome = ?2, exit_status = ?3,"
@@ -305,7 +304,6 @@ daemon__task_json(const struct daemon_task *t, const char *data_dir)
         cJSON_AddNullToObject(o, "duration_s");
     add_run(o, t, data_dir);
     add_need(o, &t->need);
-    cJSON_AddItemToObject(o, "groups",
-                          groups ? groups : cJSON_CreateArray());
+    cJSON_AddItemToObject(o, "groups", groups ? groups : cJSON_CreateArray());
     return o;
 }

@@ -38,8 +38,8 @@ create(int datafd, char out[DAEMON_TOKEN_LEN + 1], struct err *err)
     for (size_t i = 0; i < sizeof(raw); i++)
         snprintf(out + 2 * i, 3, "%02x", raw[i]);
     /* O_EXCL: two first starts racing keep one token */
-    fd = fsat_open(datafd, DAEMON_TOKEN, O_WRONLY | O_CREAT | O_EXCL, 0600,
-                   err);
+    fd =
+        fsat_open(datafd, DAEMON_TOKEN, O_WRONLY | O_CREAT | O_EXCL, 0600, err);
     if (fd < 0)
         return err_prefix(err, "%s", DAEMON_TOKEN);
     if (fd_write_all(fd, out, DAEMON_TOKEN_LEN) < 0 ||
@@ -69,8 +69,7 @@ daemon__token_load(int datafd, bool make, char out[DAEMON_TOKEN_LEN + 1],
     if (len > 0 && s[len - 1] == '\n')
         s[--len] = '\0';
     if (!is_token(s, len))
-        return err_set(err, EINVAL, "%s: expected 64 hex digits",
-                       DAEMON_TOKEN);
+        return err_set(err, EINVAL, "%s: expected 64 hex digits", DAEMON_TOKEN);
     if (make && fstatat(datafd, DAEMON_TOKEN, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
         (st.st_mode & 077) != 0)
         return err_set(err, EPERM,

@@ -32,9 +32,8 @@ daemon__task_ended(struct daemon *d, const struct daemon_task *t)
     /* History: history_record(d->db, ...) for the run of t goes here,
      * once the history module is in (its run folder: runs/task-ID). */
     (void)d;
-    log_info("task %lld %s%s%s", (long long)t->id,
-             daemon__state_name(t->state), t->outcome ? ": " : "",
-             t->outcome ? t->outcome : "");
+    log_info("task %lld %s%s%s", (long long)t->id, daemon__state_name(t->state),
+             t->outcome ? ": " : "", t->outcome ? t->outcome : "");
 }
 
 /* Write t (its end, when ended) and tell the hook; under d->mu. */
@@ -195,7 +194,8 @@ last_line(struct daemon *d, int64_t id, char *out, size_t size)
     char buf[1024];
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     off_t end = fd < 0 ? -1 : lseek(fd, 0, SEEK_END);
-    off_t from = end > (off_t)sizeof(buf) - 1 ? end - (off_t)sizeof(buf) + 1 : 0;
+    off_t from =
+        end > (off_t)sizeof(buf) - 1 ? end - (off_t)sizeof(buf) + 1 : 0;
     ssize_t n = end < 0 ? -1 : pread(fd, buf, sizeof(buf) - 1, from);
     char *nl;
 

@@ -26,8 +26,8 @@ cleanup() {
         kill -TERM "$pid" 2>/dev/null
         wait_for 90 gone "$pid" || kill -KILL "$pid" 2>/dev/null
     fi
-    for id in $(ls "$DATA/runs" 2>/dev/null); do
-        remove_run_containers "$id"
+    for id in "$DATA"/runs/task-*; do
+        [ -d "$id" ] && remove_run_containers "${id##*/}"
     done
     rm -rf "$DATA" "$RUNS"
 }
@@ -62,7 +62,7 @@ EOF
 
 check "the daemon starts" start_daemon
 OK=$(ty submit "$(placebo ok ok)" 2>/dev/null)
-check "a local:docker task runs to its end" wait_for 240 state_is "$OK" done
+check "a local:docker task runs to its end" wait_for 240 state_is "$OK" "done"
 check_eq "with success" "$(field "$OK" .outcome)" success
 check "the plan was built from the snapshot" \
     test -f "$DATA/tasks/$OK/plans/placebo/manifest.yaml"

@@ -38,7 +38,9 @@ cleanup() {
     stop_daemon
     pid=$(daemon_pid)
     [ -n "$pid" ] && [ "$pid" != null ] && kill -KILL "$pid" 2>/dev/null
-    for id in $(ls "$DATA/runs" 2>/dev/null); do exec_leftovers "$id"; done
+    for id in "$DATA"/runs/task-*; do
+        [ -d "$id" ] && exec_leftovers "${id##*/}"
+    done
     rm -rf "$DATA" "$RUNS"
 }
 trap cleanup EXIT
@@ -144,7 +146,7 @@ check "the ones behind say what they wait for" \
 X=$(ty submit "$(sleeper x 1 192Mi)" 2>/dev/null)
 check_eq "cancel of a queued task" "$(ty cancel "$X")" "task $X: canceled"
 check_eq "it never started" "$(field "$X" .started)" null
-check "all four end" wait_for 60 state_is "$Cq" done
+check "all four end" wait_for 60 state_is "$Cq" "done"
 order=$(ty tasks --json | jq -r '[.[] | select(.started != null)] |
     sort_by(.started) | map(.id) | join(" ")')
 check_eq "start order: first, then priority 5, then submission order" \
@@ -162,7 +164,7 @@ check "tasks shows the peak per group" grep -q "^$A .*done success .* s " \
 # --- two that fit run at once
 F=$(ty submit "$(sleeper f 3 96Mi)" 2>/dev/null)
 G=$(ty submit "$(sleeper g 3 96Mi)" 2>/dev/null)
-check "both end" wait_for 60 state_is "$G" done
+check "both end" wait_for 60 state_is "$G" "done"
 overlap=$(ty tasks --json | jq --argjson f "$F" --argjson g "$G" '
     (.[] | select(.id == $f)) as $x | (.[] | select(.id == $g)) as $y |
     $x.started < $y.ended and $y.started < $x.ended')
@@ -205,7 +207,7 @@ groups:
     run: {command: [./prog]}
 EOF
 P=$(ty submit "$C/rel/rel.yaml" 2>/dev/null)
-check "./prog runs from the snapshot" wait_for 30 state_is "$P" done
+check "./prog runs from the snapshot" wait_for 30 state_is "$P" "done"
 check_eq "with success" "$(field "$P" .outcome)" success
 check "it printed" grep -q from-prog "$DATA/runs/task-$P/p/0/run.out"
 check "the snapshot holds the composition" test -f "$DATA/tasks/$P/rel.yaml"
@@ -228,7 +230,7 @@ check "the message names the data folder and how to start one" \
     "$RUNS/down.out"
 check "the daemon starts again" start_daemon
 check_eq "the running one was canceled" "$(field "$S1" .state)" canceled
-check "the queue runs after the restart" wait_for 60 state_is "$S3" done
+check "the queue runs after the restart" wait_for 60 state_is "$S3" "done"
 check_eq "both queued tasks succeeded" \
     "$(field "$S2" .outcome) $(field "$S3" .outcome)" "success success"
 
@@ -246,7 +248,7 @@ check "no process of its run is left" no_procs "task-$K1"
 check "no cgroup of its run is left" \
     test -z "$(find /sys/fs/cgroup -maxdepth 3 -name "task-$K1" 2>/dev/null)"
 check "clean ran for it" grep -q "clean --run task-$K1" "$DATA/tasks/$K1/log"
-check "the queue resumes" wait_for 60 state_is "$K2" done
+check "the queue resumes" wait_for 60 state_is "$K2" "done"
 check_eq "and the next task succeeds" "$(field "$K2" .outcome)" success
 
 stop_daemon

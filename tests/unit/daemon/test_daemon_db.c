@@ -56,8 +56,9 @@ t_newer_refused(void)
     struct err e = {0};
 
     CHECK_EQ_INT(daemon_db_open(th_tmpdir(), true, &db, &e), 0);
-    CHECK_EQ_INT(daemon__exec(db, "UPDATE schema SET version = 9 WHERE "
-                                  "module = 'daemon';",
+    CHECK_EQ_INT(daemon__exec(db,
+                              "UPDATE schema SET version = 9 WHERE "
+                              "module = 'daemon';",
                               &e),
                  0);
     sqlite3_close(db);

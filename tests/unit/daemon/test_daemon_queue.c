@@ -53,8 +53,8 @@ pick(struct daemon_task *v, size_t n, const struct admit_need *used,
 static void
 t_fit_in_order(void)
 {
-    struct daemon_task v[] = {task(1, 0, 100), task(2, 0, 100),
-                              task(3, 0, 100), task(4, 0, 10)};
+    struct daemon_task v[] = {task(1, 0, 100), task(2, 0, 100), task(3, 0, 100),
+                              task(4, 0, 10)};
     struct admit_need used = {0};
     enum pick act[4];
     char why[4][WHY];
