@@ -194,19 +194,10 @@ bind_mutable(sqlite3_stmt *st, const struct daemon_task *t)
     sqlite3_bind_int(st, 10, t->cancel);
 }
 
-int
-daemon__task_insert(sqlite3 *db, struct daemon_task *t, struct err *err)
+/* The insert's own columns, after the mutable ones. */
+static void
+bind_insert(sqlite3_stmt *st, const struct daemon_task *t)
 {
-    static const char sql[] =
-        "INSERT INTO tasks(state, outcome, exit_status, reason, started_ns,"
-        " ended_ns, pid, pid_start, groups, cancel, name, comp_name, path,"
-        " file, origin, priority, submitted_ns, need_memory, need_millicpu,"
-        " need_unlimited) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10,"
-        " ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)";
-    sqlite3_stmt *st = NULL;
-
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-        return db_fail(db, st, err);
     bind_mutable(st, t);
     bind_text(st, 11, t->name);
     bind_text(st, 12, t->comp_name);
@@ -218,9 +209,44 @@ daemon__task_insert(sqlite3 *db, struct daemon_task *t, struct err *err)
     sqlite3_bind_int64(st, 18, (sqlite3_int64)t->need.memory_bytes);
     sqlite3_bind_int64(st, 19, t->need.millicpu);
     sqlite3_bind_int(st, 20, t->need.unlimited_memory);
+}
+
+static void
+bind_update(sqlite3_stmt *st, const struct daemon_task *t)
+{
+    bind_mutable(st, t);
+    sqlite3_bind_int64(st, 11, t->id);
+}
+
+/* One statement writing t, its values bound by bind. */
+static int
+write_row(sqlite3 *db, const char *sql,
+          void (*bind)(sqlite3_stmt *, const struct daemon_task *),
+          const struct daemon_task *t, struct err *err)
+{
+    sqlite3_stmt *st = NULL;
+
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        return db_fail(db, st, err);
+    bind(st, t);
     if (sqlite3_step(st) != SQLITE_DONE)
         return db_fail(db, st, err);
     sqlite3_finalize(st);
+    return 0;
+}
+
+int
+daemon__task_insert(sqlite3 *db, struct daemon_task *t, struct err *err)
+{
+    static const char sql[] =
+        "INSERT INTO tasks(state, outcome, exit_status, reason, started_ns,"
+        " ended_ns, pid, pid_start, groups, cancel, name, comp_name, path,"
+        " file, origin, priority, submitted_ns, need_memory, need_millicpu,"
+        " need_unlimited) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10,"
+        " ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)";
+
+    if (write_row(db, sql, bind_insert, t, err) < 0)
+        return -1;
     t->id = sqlite3_last_insert_rowid(db);
     return 0;
 }
@@ -232,16 +258,8 @@ daemon__task_update(sqlite3 *db, const struct daemon_task *t, struct err *err)
         "UPDATE tasks SET state = ?1, outcome = ?2, exit_status = ?3,"
         " reason = ?4, started_ns = ?5, ended_ns = ?6, pid = ?7,"
         " pid_start = ?8, groups = ?9, cancel = ?10 WHERE id = ?11";
-    sqlite3_stmt *st = NULL;
 
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-        return db_fail(db, st, err);
-    bind_mutable(st, t);
-    sqlite3_bind_int64(st, 11, t->id);
-    if (sqlite3_step(st) != SQLITE_DONE)
-        return db_fail(db, st, err);
-    sqlite3_finalize(st);
-    return 0;
+    return write_row(db, sql, bind_update, t, err);
 }
 
 static void

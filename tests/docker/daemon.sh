@@ -13,42 +13,10 @@ cd "$(dirname "$0")/../.." || exit 1
 
 need_docker "the daemon on local:docker"
 
-DATA=$(mktemp -d /tmp/testyard-daemon.XXXXXX)
-
-daemon_pid() {
-    jq -r .pid "$DATA/daemon.json" 2>/dev/null
-}
-
-cleanup() {
-    local pid id
-    pid=$(daemon_pid)
-    if [ -n "$pid" ] && [ "$pid" != null ]; then
-        kill -TERM "$pid" 2>/dev/null
-        wait_for 90 gone "$pid" || kill -KILL "$pid" 2>/dev/null
-    fi
-    for id in "$DATA"/runs/task-*; do
-        [ -d "$id" ] && remove_run_containers "${id##*/}"
-    done
-    rm -rf "$DATA" "$RUNS"
-}
-trap cleanup EXIT
-
-start_daemon() {
-    "$TY" daemon --data "$DATA" --listen 127.0.0.1:0 --plans plans \
-        >>"$RUNS/daemon.out" 2>&1
-}
-
-ty() {
-    "$TY" "$@" --data "$DATA"
-}
-
-field() {
-    ty tasks --json | jq -r ".[] | select(.id == $1) | $2"
-}
-
-state_is() {
-    [ "$(field "$1" .state)" = "$2" ]
-}
+# shellcheck disable=SC2034 # read by tests/helpers/daemon.sh
+DAEMON_LEFTOVERS=remove_run_containers
+# shellcheck source=tests/helpers/daemon.sh
+. tests/helpers/daemon.sh
 
 # placebo NAME CASE — two placebo instances of CASE under 64Mi each.
 placebo() {
@@ -60,7 +28,7 @@ groups: [{id: s, instances: {count: 2}, resources: {memory: 64Mi}}]
 EOF
 }
 
-check "the daemon starts" start_daemon
+check "the daemon starts" start_daemon --plans plans
 OK=$(ty submit "$(placebo ok ok)" 2>/dev/null)
 check "a local:docker task runs to its end" wait_for 240 state_is "$OK" "done"
 check_eq "with success" "$(field "$OK" .outcome)" success
@@ -75,7 +43,7 @@ check_eq "2 containers running" "$(containers_of_run "task-$ST")" 2
 old=$(daemon_pid)
 kill -KILL "$old"
 check "kill -9: the daemon is gone" wait_for 10 gone "$old"
-check "the daemon starts after kill -9" start_daemon
+check "the daemon starts after kill -9" start_daemon --plans plans
 check_eq "the task is interrupted" "$(field "$ST" .state)" interrupted
 check_eq "no container of its run is left" \
     "$(containers_of_run "task-$ST")" 0

@@ -16,43 +16,11 @@ cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=tests/helpers/lib.sh
 . tests/helpers/lib.sh
 
-DATA=$(mktemp -d /tmp/testyard-daemon.XXXXXX)
+# shellcheck source=tests/helpers/daemon.sh
+. tests/helpers/daemon.sh
+
 C=$RUNS/c
 mkdir -p "$C"
-
-daemon_pid() {
-    jq -r .pid "$DATA/daemon.json" 2>/dev/null
-}
-
-# stop_daemon — SIGTERM the daemon and wait (60 s at most) for its end.
-stop_daemon() {
-    local pid
-    pid=$(daemon_pid)
-    [ -n "$pid" ] && [ "$pid" != null ] || return 0
-    kill -TERM "$pid" 2>/dev/null
-    wait_for 90 gone "$pid"
-}
-
-cleanup() {
-    local pid
-    stop_daemon
-    pid=$(daemon_pid)
-    [ -n "$pid" ] && [ "$pid" != null ] && kill -KILL "$pid" 2>/dev/null
-    for id in "$DATA"/runs/task-*; do
-        [ -d "$id" ] && exec_leftovers "${id##*/}"
-    done
-    rm -rf "$DATA" "$RUNS"
-}
-trap cleanup EXIT
-
-start_daemon() {
-    "$TY" daemon --data "$DATA" --listen 127.0.0.1:0 --memory-budget 256Mi \
-        "$@" >>"$RUNS/daemon.out" 2>&1
-}
-
-ty() {
-    "$TY" "$@" --data "$DATA"
-}
 
 # sleeper NAME SECONDS MEMORY — a composition running sleep SECONDS.
 sleeper() {
@@ -70,20 +38,11 @@ EOF2
     echo "$C/$1.yaml"
 }
 
-# field TASK JQ — a field of the task from `tasks --json`.
-field() {
-    ty tasks --json | jq -r ".[] | select(.id == $1) | $2"
-}
-
-state_is() {
-    [ "$(field "$1" .state)" = "$2" ]
-}
-
 ntasks() {
     ty tasks --json | jq length
 }
 
-check "the daemon starts" start_daemon
+check "the daemon starts" start_daemon --memory-budget 256Mi
 URL=$(jq -r .url "$DATA/daemon.json")
 check "daemon.json names a loopback URL" grep -q '"url":"http://127.0.0.1:' \
     "$DATA/daemon.json"
@@ -228,7 +187,7 @@ check_eq "no daemon: exit 69" "$?" 69
 check "the message names the data folder and how to start one" \
     grep -q "no daemon runs for $DATA .*testyard daemon --data $DATA" \
     "$RUNS/down.out"
-check "the daemon starts again" start_daemon
+check "the daemon starts again" start_daemon --memory-budget 256Mi
 check_eq "the running one was canceled" "$(field "$S1" .state)" canceled
 check "the queue runs after the restart" wait_for 60 state_is "$S3" "done"
 check_eq "both queued tasks succeeded" \
@@ -242,7 +201,7 @@ check "a long task runs" wait_for 30 grep -q "all 1 instances started" \
 old=$(daemon_pid)
 kill -KILL "$old"
 check "kill -9: the daemon is gone" wait_for 10 gone "$old"
-check "the daemon starts after kill -9" start_daemon
+check "the daemon starts after kill -9" start_daemon --memory-budget 256Mi
 check_eq "the task is interrupted" "$(field "$K1" .state)" interrupted
 check "no process of its run is left" no_procs "task-$K1"
 check "no cgroup of its run is left" \
