@@ -151,7 +151,7 @@ static void
 become_daemon(const char *data)
 {
     cleanup_free char *log = path_join(data, "daemon.log");
-    int null = open("/dev/null", O_RDWR);
+    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
     int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 
     if (null >= 0)

@@ -12,6 +12,7 @@
 #include "base/util.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -218,6 +219,37 @@ tell(const struct daemon_opts *o, int status, const char *s)
     close(o->ready_fd);
 }
 
+static int
+make_dir(const struct daemon *d, const char *rel, mode_t mode, struct err *err)
+{
+    int fd = fsat_dir(d->datafd, rel, true, mode, err);
+
+    if (fd < 0)
+        return -1;
+    close(fd);
+    return 0;
+}
+
+/* Snapshots a daemon that died mid-submit left half-made. */
+static void
+prune_new(const struct daemon *d)
+{
+    cleanup_free char *tasks = path_join(d->data, "tasks");
+    DIR *dir = opendir(tasks);
+    struct dirent *e;
+
+    while (dir != NULL && (e = readdir(dir)) != NULL) {
+        cleanup_free char *p = NULL;
+
+        if (strncmp(e->d_name, ".new-", 5) != 0)
+            continue;
+        p = path_join(tasks, e->d_name);
+        rm_rf(p, NULL);
+    }
+    if (dir != NULL)
+        closedir(dir);
+}
+
 /* Everything before the loop; the HTTP API in *mhd. */
 static int
 open_all(struct daemon *d, int *lockfd, struct MHD_Daemon **mhd,
@@ -232,9 +264,10 @@ open_all(struct daemon *d, int *lockfd, struct MHD_Daemon **mhd,
         return -1;
     if ((*lockfd = lock_data(d, err)) < 0)
         return -1;
-    if (fsat_dir(d->datafd, "tasks", true, 0700, err) < 0 ||
-        fsat_dir(d->datafd, "runs", true, 0755, err) < 0)
+    if (make_dir(d, "tasks", 0700, err) < 0 ||
+        make_dir(d, "runs", 0755, err) < 0)
         return -1;
+    prune_new(d);
     if (daemon__token_load(d->datafd, true, d->token, err) < 0 ||
         daemon_db_open(d->data, true, &d->db, err) < 0)
         return -1;

@@ -28,7 +28,7 @@ static void __attribute__((noreturn))
 child(char *const argv[], int out, int errpipe, pid_t parent)
 {
     sigset_t none;
-    int null = open("/dev/null", O_RDONLY);
+    int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
 
     setpgid(0, 0); /* a Ctrl-C at the daemon's terminal is the daemon's */
     prctl(PR_SET_PDEATHSIG, SIGINT);

@@ -164,7 +164,11 @@ enqueue(struct daemon *d, struct daemon_task *t, const char *tmp,
     if (daemon__task_insert(d->db, t, err) < 0)
         goto fail;
     dst = xasprintf("%s/tasks/%lld", d->data, (long long)t->id);
-    if (rename(tmp, dst) < 0) {
+    /* a folder under this id is a daemon's that died before its commit:
+     * no row names it */
+    if (rename(tmp, dst) < 0 && (errno == ENOTEMPTY || errno == EEXIST))
+        rm_rf(dst, NULL);
+    if (path_exists(tmp) && rename(tmp, dst) < 0) {
         err_sys(err, errno, "%s", dst);
         goto fail;
     }

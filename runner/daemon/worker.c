@@ -132,12 +132,13 @@ daemon__schedule(struct daemon *d)
 static void
 log_fault(struct daemon_run *r, int e)
 {
+    bool running = !r->exited && r->sigint_ns == 0;
+
     snprintf(r->fail, sizeof(r->fail),
-             "the task's log could not be written (%s); the run was "
-             "canceled",
-             strerror(e));
+             "the task's log could not be written (%s)%s", strerror(e),
+             running ? "; the run was canceled" : "");
     r->truncated = true;
-    if (!r->exited && r->sigint_ns == 0) {
+    if (running) {
         kill(r->pid, SIGINT);
         r->sigint_ns = now_mono_ns();
     }
