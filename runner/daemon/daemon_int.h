@@ -174,7 +174,8 @@ void daemon__recover(struct daemon *d);
  * after a bounded wait (ended at once by a second signal on sfd). */
 void daemon__stop_all(struct daemon *d, int sfd, int64_t deadline_ns);
 /* Where history recording goes: called once for every task that ended
- * (done, canceled, interrupted), after its row is written. */
+ * (done, canceled, interrupted, refused), after its row is written;
+ * with d->mu held once the HTTP API runs (d->db is free to use). */
 void daemon__task_ended(struct daemon *d, const struct daemon_task *t);
 
 /* spawn.c: start `testyard run` for t with its output in a pipe. */
