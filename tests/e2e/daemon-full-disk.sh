@@ -16,16 +16,7 @@ if ! mount -t tmpfs -o size=8m tmpfs "$DATA" 2>"$RUNS/mount.log"; then
 fi
 trap 'stop_daemon; umount "$DATA"; daemon_cleanup' EXIT
 
-f=$(composition tiny <<'EOF'
-metadata: {name: tiny}
-global: {runner: local:exec}
-groups:
-  - id: s
-    instances: {count: 1}
-    resources: {memory: 64Mi}
-    run: {command: [sleep, "1"]}
-EOF
-)
+f=$(sleeper tiny 1 64Mi)
 check "the daemon starts on the tmpfs" start_daemon
 # Fill every last byte: whole blocks, then what is left one byte at a time.
 dd if=/dev/zero of="$DATA/fill" bs=4k 2>/dev/null

@@ -22,22 +22,6 @@ cd "$(dirname "$0")/../.." || exit 1
 C=$RUNS/c
 mkdir -p "$C"
 
-# sleeper NAME SECONDS MEMORY — a composition running sleep SECONDS.
-sleeper() {
-    cat >"$C/$1.yaml" <<EOF2
-metadata: {name: $1}
-global:
-  runner: local:exec
-  run_config: {timeout: 2m}
-groups:
-  - id: s
-    instances: {count: 1}
-    resources: {memory: $3}
-    run: {command: [sleep, "$2"]}
-EOF2
-    echo "$C/$1.yaml"
-}
-
 ntasks() {
     ty tasks --json | jq length
 }

@@ -54,3 +54,19 @@ field() {
 state_is() {
     [ "$(field "$1" .state)" = "$2" ]
 }
+
+# sleeper NAME SECONDS MEMORY — a local:exec composition of one instance
+# of sleep SECONDS under MEMORY ($RUNS/NAME.yaml); prints its path.
+sleeper() {
+    composition "$1" <<EOF
+metadata: {name: $1}
+global:
+  runner: local:exec
+  run_config: {timeout: 2m}
+groups:
+  - id: s
+    instances: {count: 1}
+    resources: {memory: $3}
+    run: {command: [sleep, "$2"]}
+EOF
+}
