@@ -386,18 +386,19 @@ cmd_report_task(const char *data, const char *id, bool open)
     cleanup_free char *html = NULL;
     int rc = call(&a, "GET", path, &r);
     cJSON *t;
-    const char *dir;
+    const char *dir, *state;
 
     if (rc != 0)
         return rc;
     t = cJSON_Parse(r.body.buf);
     strbuf_release(&r.body);
     dir = str(t, "run_dir");
-    if (dir == NULL || !path_is_dir(dir)) {
+    state = str(t, "state") ? str(t, "state") : "?";
+    if (dir == NULL || !path_is_dir(dir) || strcmp(state, "queued") == 0 ||
+        strcmp(state, "running") == 0) {
         fprintf(stderr,
-                "testyard report: task %s has no run folder yet "
-                "(state %s)\n",
-                id, str(t, "state") ? str(t, "state") : "?");
+                "testyard report: task %s has no finished run (state %s)\n", id,
+                state);
         cJSON_Delete(t);
         return EXIT_NOINPUT;
     }
