@@ -26,6 +26,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 int cmd_validate(int argc, char **argv);
@@ -37,6 +38,16 @@ int cmd_collect(int argc, char **argv);
 int cmd_clean(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_history(int argc, char **argv);
+int cmd_daemon(int argc, char **argv);
+int cmd_submit(int argc, char **argv);
+int cmd_tasks(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+int cmd_logs(int argc, char **argv);
+int cmd_cancel(int argc, char **argv);
+/* `report TASK` (cmd_tasks.c): the report of task id's run, through the
+ * daemon of data (--data, or NULL); written when missing; its path
+ * printed, or opened with xdg-open. */
+int cmd_report_task(const char *data, const char *id, bool open);
 
 #define CMD_ESHAPE EINVAL /* the command line's shape: shown with usage */
 #define CMD_EVALUE EDOM   /* an option's value: one line */

@@ -42,6 +42,7 @@ usage(FILE *out)
 }
 
 struct run_args {
+    const char *origin; /* --origin: not in usage (the daemon's) */
     const char *plans;
     const char *runner;
     const char *path;
@@ -85,6 +86,9 @@ run_opt(int c, char *arg, void *ctx, struct err *err)
     case 'n':
         a->opts.progress = false;
         break;
+    case 'o':
+        a->origin = arg;
+        break;
     default: /* 'q' */
         a->opts.quiet = true;
     }
@@ -103,6 +107,9 @@ parse_args(int argc, char **argv, struct run_args *a, struct err *err)
         {"no-progress", no_argument, NULL, 'n'},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
+        /* the folder the composition was submitted from, when it is the
+         * daemon's copy: relative paths in it are taken from there */
+        {"origin", required_argument, NULL, 'o'},
         {NULL, 0, NULL, 0},
     };
     static const struct cmd_spec spec = {&run_usage, ":qh", longopts, run_opt,
@@ -135,6 +142,7 @@ cmd_run(int argc, char **argv)
     copts.plans_dir = a.plans;
     copts.runners = backend_runners();
     copts.runner = a.runner;
+    copts.base_dir = a.origin;
     comp = composition_load(a.path, &copts, &err);
     if (comp == NULL) {
         fprintf(stderr, "testyard: %s\n", err.msg);

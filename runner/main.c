@@ -28,6 +28,12 @@ static const struct command commands[] = {
     {"doctor", cmd_doctor, "check the Docker engine and the set-up"},
     {"history", cmd_history,
      "the recorded runs of a composition and their change points"},
+    {"daemon", cmd_daemon, "run the scheduling daemon (queue, admission)"},
+    {"submit", cmd_submit, "queue a composition on the daemon"},
+    {"tasks", cmd_tasks, "list the daemon's tasks"},
+    {"status", cmd_status, "show one task"},
+    {"logs", cmd_logs, "print a task's run output (-f: follow)"},
+    {"cancel", cmd_cancel, "cancel a queued or running task"},
 };
 
 static void

@@ -500,7 +500,7 @@ static int
 load_plan(struct comp_load *l, struct err *err)
 {
     struct composition *c = l->c;
-    cleanup_free char *from = path_dirname(c->path);
+    cleanup_free char *from = composition_base_dir(c, l->opts);
     cleanup_free char *mf = NULL;
     char msg[ERR_MSG_MAX];
 
@@ -575,6 +575,15 @@ load(const struct yamltree *t, void *arg, struct err *err)
     if (l->plan != NULL && (load_plan(l, err) < 0 || find_case(l, err) < 0))
         return -1;
     return composition__check_case(l, err);
+}
+
+char *
+composition_base_dir(const struct composition *c,
+                     const struct composition_opts *opts)
+{
+    if (opts != NULL && opts->base_dir != NULL)
+        return xstrdup(opts->base_dir);
+    return path_dirname(c->path);
 }
 
 struct composition *

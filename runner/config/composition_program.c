@@ -418,7 +418,7 @@ absolute_clean(const char *path)
 static char *
 from_composition(const struct comp_load *l, const char *path)
 {
-    cleanup_free char *dir = path_dirname(l->c->path);
+    cleanup_free char *dir = composition_base_dir(l->c, l->opts);
     cleanup_free char *joined =
         path[0] == '/' ? xstrdup(path) : path_join(dir, path);
 

@@ -142,7 +142,19 @@ struct composition_opts {
      * defaults that depend on it and every check; NULL = the
      * composition's. Must be one of runners (EXIT_USAGE otherwise). */
     const char *runner;
+    /* The folder relative paths in the composition are taken from
+     * (run.command with a '/', run.workdir, the plan search's
+     * <folder>/../plans); NULL = the composition file's own folder. Set
+     * when the file is a copy of one written elsewhere (a task of the
+     * daemon runs the snapshot taken at submit from the folder it was
+     * submitted from: `run --origin DIR`). */
+    const char *base_dir;
 };
+
+/* The folder relative paths in c are taken from: opts->base_dir, else
+ * the folder of c->path. Caller owns the result. */
+char *composition_base_dir(const struct composition *c,
+                           const struct composition_opts *opts);
 
 /* Load, check and resolve the composition at path (.json files are read
  * as JSON). On failure err holds one line "FILE:LINE:COL: key.path: ..."

@@ -162,12 +162,12 @@ admit__budget(const char *memory, const char *cpu, struct admit_budget *b,
 
     if ((memory == NULL || memory[0] == '\0' || strchr(memory, '%')) &&
         admit__mem_available(&avail, err) < 0)
-        return err_prefix(err, "memory budget");
+        return err_prefix(err, "--memory-budget");
     if (admit__parse_memory_budget(memory, avail, &b->memory_bytes, err) < 0)
-        return err_prefix(err, "memory budget");
+        return err_prefix(err, "--memory-budget");
     if (admit__parse_cpu_budget(cpu, sysconf(_SC_NPROCESSORS_ONLN),
                                 &b->millicpu, err) < 0)
-        return err_prefix(err, "cpu budget");
+        return err_prefix(err, "--cpu-budget");
     return 0;
 }
 

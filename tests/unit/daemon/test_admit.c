@@ -337,9 +337,9 @@ t_budget(void)
     CHECK(b.memory_bytes > 0);
     CHECK(b.millicpu >= 1000 && b.millicpu % 1000 == 0);
     CHECK(admit__budget("3GiB", "x", &b, &err) < 0);
-    CHECK_CONTAINS(err.msg, "cpu budget: expected cpu like");
+    CHECK_CONTAINS(err.msg, "--cpu-budget: expected cpu like");
     CHECK(admit__budget("3Gx", "1", &b, &err) < 0);
-    CHECK_CONTAINS(err.msg, "memory budget: expected a size like");
+    CHECK_CONTAINS(err.msg, "--memory-budget: expected a size like");
 }
 
 static const struct th_case cases[] = {

@@ -1,0 +1,190 @@
+/*
+ * daemon/daemon_int.h — the daemon's parts: the tasks table (db.c,
+ * tasks.c), the token (token.c), the queue's order and admission
+ * (queue.c), the HTTP API (http.c), submit (submit.c), running tasks
+ * (worker.c, spawn.c) and the serving loop (serve.c).
+ *
+ * Threads: libmicrohttpd's own thread answers requests, the main thread
+ * runs the queue; struct daemon's mu guards the database and the running
+ * list both touch.
+ */
+#ifndef TY_DAEMON_INT_H
+#define TY_DAEMON_INT_H
+
+#include "daemon/admit_int.h"
+#include "daemon/daemon.h"
+
+#include <cjson/cJSON.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define DAEMON_DB "testyard.db"
+#define DAEMON_TOKEN "token"
+#define DAEMON_JSON "daemon.json"
+#define DAEMON_LOCK "daemon.lock"
+#define DAEMON_LOG "daemon.log"
+#define DAEMON_TOKEN_LEN 64
+#define DAEMON_LOG_CAP ((uint64_t)16 << 20) /* a task's log */
+
+/* One step of a module's schema: what moves it from version i to i + 1
+ * is steps[i]. */
+struct daemon_migration {
+    const char *module;
+    int (*migrate)(sqlite3 *db, struct err *err);
+};
+
+/* Run a module's steps past its recorded version, one transaction each;
+ * a recorded version above nsteps is refused (a newer testyard's). */
+int daemon__migrate_steps(sqlite3 *db, const char *module,
+                          const char *const *steps, int nsteps,
+                          struct err *err);
+/* The daemon's own tables (tasks). */
+int daemon__migrate(sqlite3 *db, struct err *err);
+/* SQL with no result rows; -1 with sqlite's message. */
+int daemon__exec(sqlite3 *db, const char *sql, struct err *err);
+
+enum task_state {
+    TASK_QUEUED,
+    TASK_RUNNING,
+    TASK_DONE,
+    TASK_CANCELED,
+    TASK_INTERRUPTED,
+    TASK_REFUSED,
+};
+
+const char *daemon__state_name(enum task_state s);
+bool daemon__state_ended(enum task_state s);
+
+struct daemon_task {
+    int64_t id;
+    char *name;      /* --name, else the composition's name */
+    char *comp_name; /* metadata.name */
+    char *path;      /* the file submitted (absolute) */
+    char *file;      /* its name in DATA/tasks/ID/ */
+    char *origin;    /* the folder it was submitted from */
+    int64_t priority;
+    enum task_state state;
+    char *outcome;   /* result.json's, or NULL */
+    int exit_status; /* -1 before the end */
+    char *reason;    /* why it waits or failed, or NULL */
+    int64_t submitted_ns, started_ns, ended_ns;
+    long pid;
+    unsigned long long pid_start; /* /proc start time, for pid reuse */
+    struct admit_need need;
+    char *groups; /* JSON array from result.json, or NULL */
+    bool cancel;  /* a cancel was asked while it ran */
+};
+
+void daemon__task_release(struct daemon_task *t);
+/* Tasks, ordered by id; where is an SQL condition or NULL. */
+int daemon__tasks_load(sqlite3 *db, const char *where, struct daemon_task **v,
+                       size_t *n, struct err *err);
+/* One; ENOENT (status EXIT_NOINPUT) when there is none. */
+int daemon__task_get(sqlite3 *db, int64_t id, struct daemon_task *t,
+                     struct err *err);
+/* Insert (t->id set). */
+int daemon__task_insert(sqlite3 *db, struct daemon_task *t, struct err *err);
+/* Write its mutable fields (state ... groups). */
+int daemon__task_update(sqlite3 *db, const struct daemon_task *t,
+                        struct err *err);
+/* Its object in the API (the caller's, cJSON_Delete). */
+cJSON *daemon__task_json(const struct daemon_task *t, const char *data_dir);
+
+/* The token in DATA/token, created (getrandom, 0600) when missing. */
+int daemon__token_load(int datafd, bool create, char out[DAEMON_TOKEN_LEN + 1],
+                       struct err *err);
+/* Constant-time comparison of a presented token with the right one. */
+bool daemon__token_equal(const char *given, const char *token);
+
+/* The queue: sort by priority (higher first), then id (submission). */
+void daemon__queue_sort(struct daemon_task **v, size_t n);
+enum pick { PICK_START, PICK_WAIT, PICK_REFUSE };
+/* For queued tasks in queue order and what running tasks use, what each
+ * does now: the tasks that fit start in order; the first that does not
+ * waits (its reason says why) and so do all behind it (strict order: a
+ * large task is not passed by smaller ones for ever); a task larger than
+ * the whole budget (a smaller budget since it was queued) is refused.
+ * act[i] and why[i] (whylen bytes each) per task. */
+void daemon__queue_pick(struct daemon_task *const *v, size_t n,
+                        const struct admit_need *used,
+                        const struct admit_budget *b, enum pick *act, char *why,
+                        size_t whylen);
+
+/* A task that runs. */
+struct daemon_run {
+    int64_t id;
+    pid_t pid;
+    int outfd; /* the read end of its stdout+stderr, -1 at EOF */
+    int logfd; /* DATA/tasks/ID/log */
+    uint64_t logged;
+    bool truncated;
+    bool cancel;   /* asked by a user (state canceled) */
+    bool stopping; /* asked by the daemon's stop */
+    bool exited;
+    int status; /* waitpid's */
+    int64_t sigint_ns;
+    char fail[256]; /* a fault of the daemon's own (disk full) or "" */
+    struct admit_need need;
+};
+
+struct daemon {
+    const struct daemon_opts *o;
+    char *data;
+    int datafd;
+    sqlite3 *db;
+    pthread_mutex_t mu;
+    char token[DAEMON_TOKEN_LEN + 1];
+    struct admit_budget budget;
+    int wakefd; /* eventfd: the HTTP thread changed the queue */
+    struct daemon_run *runs;
+    size_t nruns, capruns;
+    char url[64];
+};
+
+/* http.c: start and stop the API (libmicrohttpd's thread). */
+struct MHD_Daemon;
+struct MHD_Daemon *daemon__http_start(struct daemon *d, const char *addr,
+                                      unsigned port, unsigned *bound,
+                                      struct err *err);
+void daemon__http_stop(struct MHD_Daemon **mhd);
+
+/* submit.c: validate a request, snapshot, queue (201 task | error with
+ * status). */
+int daemon__submit(struct daemon *d, const cJSON *req, struct daemon_task *t,
+                   int *http, struct err *err);
+/* Cancel: queued at once, running by SIGINT; under d->mu. */
+int daemon__cancel(struct daemon *d, int64_t id, struct daemon_task *t,
+                   struct err *err);
+/* Wake the queue (after a change from the HTTP thread). */
+void daemon__wake(struct daemon *d);
+
+/* worker.c: start what fits, pump logs, reap, finish tasks. */
+void daemon__schedule(struct daemon *d);
+void daemon__pump(struct daemon *d, size_t i);
+void daemon__reap(struct daemon *d);
+/* At start: tasks left running by a killed daemon → interrupted. */
+void daemon__recover(struct daemon *d);
+/* serve.c: SIGINT every running task; SIGKILL and clean what is left
+ * after a bounded wait (ended at once by a second signal on sfd). */
+void daemon__stop_all(struct daemon *d, int sfd, int64_t deadline_ns);
+/* Where history recording goes: called once for every task that ended
+ * (done, canceled, interrupted, refused), after its row is written;
+ * with d->mu held once the HTTP API runs (d->db is free to use). */
+void daemon__task_ended(struct daemon *d, const struct daemon_task *t);
+
+/* spawn.c: start `testyard run` for t with its output in a pipe. */
+int daemon__spawn(struct daemon *d, const struct daemon_task *t,
+                  struct daemon_run *r, struct err *err);
+/* `testyard clean --run task-ID` with its output appended to the task's
+ * log (bounded). */
+void daemon__clean_run(struct daemon *d, int64_t id);
+/* Whether pid is still the process started at start. */
+bool daemon__pid_alive(long pid, unsigned long long start);
+/* DATA/runs/task-ID/result.json into t (outcome, groups). */
+void daemon__read_result(struct daemon *d, struct daemon_task *t);
+
+#endif

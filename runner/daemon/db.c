@@ -1,0 +1,167 @@
+/*
+ * db.c — the daemon's SQLite database, DATA/testyard.db: opened in WAL
+ * mode, every module's tables migrated on open, one transaction a step,
+ * each module's version in the schema table so a database a newer
+ * testyard wrote is refused instead of misread.
+ */
+#include "daemon/daemon_int.h"
+
+#include "base/util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/*
+ * Every module's migration, in order. History (history_migrate) and
+ * schedules (schedule__migrate) add their entry here.
+ */
+static const struct daemon_migration migrations[] = {
+    {"daemon", daemon__migrate},
+    /* {"history", history_migrate}, */
+    /* {"schedule", schedule__migrate}, */
+};
+
+char *
+daemon_data_dir(const char *opt, bool create, struct err *err)
+{
+    const char *env = getenv("TESTYARD_DATA");
+    const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+    cleanup_free char *dir = NULL;
+
+    if (opt != NULL && opt[0] != '\0')
+        dir = xstrdup(opt);
+    else if (env != NULL && env[0] != '\0')
+        dir = xstrdup(env);
+    else if (xdg != NULL && xdg[0] == '/')
+        dir = path_join(xdg, "testyard");
+    else if (home != NULL && home[0] == '/')
+        dir = path_join(home, ".local/state/testyard");
+    else
+        return err_set(err, ENOENT,
+                       "no data folder: set --data, "
+                       "TESTYARD_DATA or HOME"),
+               NULL;
+    if (create) {
+        cleanup_free char *parent = path_dirname(dir);
+
+        if (mkdir_p(parent, err) < 0)
+            return NULL;
+        if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+            return err_sys(err, errno, "%s", dir), NULL;
+    }
+    return path_absolute(dir);
+}
+
+int
+daemon__exec(sqlite3 *db, const char *sql, struct err *err)
+{
+    char *msg = NULL;
+
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) == SQLITE_OK)
+        return 0;
+    err_set(err, EIO, "database: %s", msg ? msg : sqlite3_errmsg(db));
+    sqlite3_free(msg);
+    return err_status(err, EXIT_SOFTWARE);
+}
+
+/* The recorded version of module (0 when none). */
+static int
+version_of(sqlite3 *db, const char *module, int *version, struct err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    *version = 0;
+    if (sqlite3_prepare_v2(db, "SELECT version FROM schema WHERE module = ?",
+                           -1, &st, NULL) != SQLITE_OK)
+        return err_set(err, EIO, "database: %s", sqlite3_errmsg(db));
+    sqlite3_bind_text(st, 1, module, -1, SQLITE_STATIC);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        *version = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return err_set(err, EIO, "database: %s", sqlite3_errmsg(db));
+    return 0;
+}
+
+static int
+step(sqlite3 *db, const char *module, const char *sql, int to, struct err *err)
+{
+    cleanup_free char *set = xasprintf(
+        "INSERT INTO schema(module, version) VALUES ('%s', %d) "
+        "ON CONFLICT(module) DO UPDATE SET version = excluded.version;",
+        module, to);
+
+    if (daemon__exec(db, "BEGIN IMMEDIATE;", err) < 0)
+        return -1;
+    if (daemon__exec(db, sql, err) < 0 || daemon__exec(db, set, err) < 0) {
+        daemon__exec(db, "ROLLBACK;", NULL);
+        return err_prefix(err, "%s schema version %d", module, to);
+    }
+    return daemon__exec(db, "COMMIT;", err);
+}
+
+int
+daemon__migrate_steps(sqlite3 *db, const char *module, const char *const *steps,
+                      int nsteps, struct err *err)
+{
+    int v;
+
+    if (version_of(db, module, &v, err) < 0)
+        return -1;
+    if (v > nsteps) {
+        err_set(err, EPROTO,
+                "the database's %s tables are version %d, newer than this "
+                "testyard knows (%d): a newer testyard wrote it",
+                module, v, nsteps);
+        return err_status(err, EXIT_SOFTWARE);
+    }
+    for (; v < nsteps; v++)
+        if (step(db, module, steps[v], v + 1, err) < 0)
+            return -1;
+    return 0;
+}
+
+static int
+configure(sqlite3 *db, struct err *err)
+{
+    if (daemon__exec(db, "PRAGMA journal_mode = WAL;", err) < 0 ||
+        daemon__exec(db, "PRAGMA foreign_keys = ON;", err) < 0)
+        return -1;
+    sqlite3_busy_timeout(db, 5000);
+    return daemon__exec(db,
+                        "CREATE TABLE IF NOT EXISTS schema("
+                        "module TEXT PRIMARY KEY, version INTEGER NOT NULL);",
+                        err);
+}
+
+int
+daemon_db_open(const char *data_dir, bool create, sqlite3 **db, struct err *err)
+{
+    cleanup_free char *path = path_join(data_dir, DAEMON_DB);
+    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX |
+                (create ? SQLITE_OPEN_CREATE : 0);
+
+    *db = NULL;
+    if (!create && !path_exists(path))
+        return err_set(err, ENOENT, "%s: no such database", path);
+    if (sqlite3_open_v2(path, db, flags, NULL) != SQLITE_OK) {
+        err_set(err, EIO, "%s: %s", path, sqlite3_errmsg(*db));
+        goto fail;
+    }
+    if (configure(*db, err) < 0)
+        goto fail;
+    for (size_t i = 0; i < ARRAY_LEN(migrations); i++)
+        if (migrations[i].migrate(*db, err) < 0)
+            goto fail;
+    return 0;
+fail:
+    err_prefix(err, "%s", path);
+    sqlite3_close(*db);
+    *db = NULL;
+    return err_status(err, err->status ? err->status : EXIT_SOFTWARE);
+}
