@@ -63,7 +63,7 @@ t_fit_in_order(void)
     CHECK_EQ_INT(act[0], PICK_START);
     CHECK_EQ_INT(act[1], PICK_START);
     CHECK_EQ_INT(act[2], PICK_WAIT);
-    CHECK_CONTAINS(why[2], "needs 100.0 MiB, 56.0 MiB free of the 256.0 MiB "
+    CHECK_CONTAINS(why[2], "needs 100.0 MiB, 56.0 MiB free of the 256 MiB "
                            "budget");
     /* a small one behind does not pass the one that waits */
     CHECK_EQ_INT(act[3], PICK_WAIT);
