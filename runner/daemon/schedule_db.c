@@ -126,6 +126,26 @@ col_text(sqlite3_stmt *st, int i)
     return s != NULL ? xstrdup((const char *)s) : NULL;
 }
 
+/* Step st to its end, reading each row with read into *out, a growing
+ * array of size-byte items (*n of them, kept on failure for the caller
+ * to free); finalizes st. */
+static int
+db_rows(sqlite3 *db, sqlite3_stmt *st, size_t size,
+        void (*read)(sqlite3_stmt *, void *), void **out, size_t *n,
+        const char *what, struct err *err)
+{
+    size_t cap = 0;
+    int rc;
+
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        xgrow(out, &cap, *n + 1, size);
+        memset((char *)*out + *n * size, 0, size);
+        read(st, (char *)*out + (*n)++ * size);
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : db_error(db, rc, what, err);
+}
+
 /* The schedules module's version in `schema` (0: none yet). */
 static int
 schema_version(sqlite3 *db, int *version, struct err *err)
@@ -277,8 +297,10 @@ schedule__add(sqlite3 *db, const struct schedule_row *r, int64_t *id,
     "priority, created, paused, last_fired"
 
 static void
-read_row(sqlite3_stmt *st, struct schedule_row *r)
+read_row(sqlite3_stmt *st, void *p)
 {
+    struct schedule_row *r = p;
+
     r->id = sqlite3_column_int64(st, 0);
     r->name = col_text(st, 1);
     r->composition = col_text(st, 2);
@@ -343,24 +365,18 @@ schedule__list(sqlite3 *db, struct schedule_row **rows, size_t *n,
 {
     sqlite3_stmt *st = db_prepare(
         db, "SELECT " ROW_COLUMNS " FROM schedules ORDER BY name", err);
-    size_t cap = 0;
-    int rc;
 
     *rows = NULL;
     *n = 0;
     if (st == NULL)
         return -1;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        xgrow(rows, &cap, *n + 1, sizeof(**rows));
-        read_row(st, &(*rows)[(*n)++]);
-    }
-    sqlite3_finalize(st);
-    if (rc == SQLITE_DONE)
+    if (db_rows(db, st, sizeof(**rows), read_row, (void **)rows, n, "listing",
+                err) == 0)
         return 0;
     schedule__rows_free(*rows, *n);
     *rows = NULL;
     *n = 0;
-    return db_error(db, rc, "listing", err);
+    return -1;
 }
 
 /* Run one UPDATE or DELETE on the schedule called name (bound as the last
@@ -415,6 +431,21 @@ schedule__resume(sqlite3 *db, const char *name, int64_t now_s, struct err *err)
 
 /* ---- firings ---- */
 
+/* What a firing did, from parameter i on: task_id, build_log,
+ * build_seconds, build_status, version. */
+static void
+bind_outcome(sqlite3_stmt *st, int i, const struct schedule_firing *f)
+{
+    sqlite3_bind_int64(st, i, f->task_id);
+    bind_text(st, i + 1, f->build_log);
+    if (f->build_seconds >= 0)
+        sqlite3_bind_double(st, i + 2, f->build_seconds);
+    else
+        sqlite3_bind_null(st, i + 2);
+    bind_text(st, i + 3, f->build_status);
+    bind_text(st, i + 4, f->version);
+}
+
 static int
 firing_insert(sqlite3 *db, struct schedule_firing *f, struct err *err)
 {
@@ -430,12 +461,7 @@ firing_insert(sqlite3 *db, struct schedule_firing *f, struct err *err)
     sqlite3_bind_int64(st, 1, f->schedule_id);
     sqlite3_bind_int64(st, 2, f->fire_s);
     sqlite3_bind_int64(st, 3, f->started_s);
-    sqlite3_bind_int64(st, 4, f->task_id);
-    bind_text(st, 5, f->build_log);
-    if (f->build_seconds >= 0)
-        sqlite3_bind_double(st, 6, f->build_seconds);
-    bind_text(st, 7, f->build_status);
-    bind_text(st, 8, f->version);
+    bind_outcome(st, 4, f);
     if (db_done(db, st, "recording a firing", err) < 0)
         return -1;
     f->id = sqlite3_last_insert_rowid(db);
@@ -479,14 +505,7 @@ schedule__firing_update(sqlite3 *db, const struct schedule_firing *f,
                     err);
     if (st == NULL)
         return db_end(db, -1, err);
-    sqlite3_bind_int64(st, 1, f->task_id);
-    bind_text(st, 2, f->build_log);
-    if (f->build_seconds >= 0)
-        sqlite3_bind_double(st, 3, f->build_seconds);
-    else
-        sqlite3_bind_null(st, 3);
-    bind_text(st, 4, f->build_status);
-    bind_text(st, 5, f->version);
+    bind_outcome(st, 1, f);
     sqlite3_bind_int64(st, 6, f->id);
     rc = db_done(db, st, "updating a firing", err);
     if (rc == 0 && sqlite3_changes(db) == 0)
@@ -495,8 +514,10 @@ schedule__firing_update(sqlite3 *db, const struct schedule_firing *f,
 }
 
 static void
-read_firing(sqlite3_stmt *st, struct schedule_firing *f)
+read_firing(sqlite3_stmt *st, void *p)
 {
+    struct schedule_firing *f = p;
+
     f->id = sqlite3_column_int64(st, 0);
     f->schedule_id = sqlite3_column_int64(st, 1);
     f->fire_s = sqlite3_column_int64(st, 2);
@@ -520,8 +541,6 @@ schedule__firings(sqlite3 *db, int64_t schedule_id, size_t limit,
         "build_seconds, build_status, version FROM schedule_firings WHERE "
         "schedule_id = ? ORDER BY fire_time DESC, id DESC LIMIT ?",
         err);
-    size_t cap = 0;
-    int rc;
 
     *out = NULL;
     *n = 0;
@@ -529,17 +548,13 @@ schedule__firings(sqlite3 *db, int64_t schedule_id, size_t limit,
         return -1;
     sqlite3_bind_int64(st, 1, schedule_id);
     sqlite3_bind_int64(st, 2, limit > INT64_MAX ? INT64_MAX : (int64_t)limit);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        xgrow(out, &cap, *n + 1, sizeof(**out));
-        read_firing(st, &(*out)[(*n)++]);
-    }
-    sqlite3_finalize(st);
-    if (rc == SQLITE_DONE)
+    if (db_rows(db, st, sizeof(**out), read_firing, (void **)out, n,
+                "reading firings", err) == 0)
         return 0;
     schedule__firings_free(*out, *n);
     *out = NULL;
     *n = 0;
-    return db_error(db, rc, "reading firings", err);
+    return -1;
 }
 
 void

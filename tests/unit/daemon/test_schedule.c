@@ -9,10 +9,9 @@
 #include "daemon/schedule_int.h"
 
 #include "base/util.h"
+#include "sched_fixture.h"
 #include "th.h"
 #include "th_files.h"
-
-#include "ty_time.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -20,34 +19,13 @@
 #include <string.h>
 #include <time.h>
 
-/* RFC 3339 → unix seconds; a bad literal fails the case. */
-static int64_t
-T(const char *s)
-{
-    int64_t ns = 0;
-
-    if (ty__parse_rfc3339(s, &ns) < 0)
-        th_fail(__FILE__, __LINE__, "bad time literal %s", s);
-    return ns / 1000000000;
-}
-
-static const char *
-fmt(int64_t s, char buf[32])
-{
-    if (s < 0 || s == INT64_MAX)
-        snprintf(buf, 32, "%lld", (long long)s);
-    else
-        ty__format_rfc3339(s * 1000000000, buf, 32);
-    return buf;
-}
-
 #define CHECK_TIME(got, want)                                                  \
     do {                                                                       \
         int64_t g_ = (got), w_ = (want);                                       \
         char gb_[32], wb_[32];                                                 \
         if (g_ != w_)                                                          \
             th_fail(__FILE__, __LINE__, "%s: %s, expected %s", #got,           \
-                    fmt(g_, gb_), fmt(w_, wb_));                               \
+                    fx_fmt(g_, gb_), fx_fmt(w_, wb_));                         \
     } while (0)
 
 static bool
@@ -251,7 +229,7 @@ t_next_utc(void)
         CHECK_EQ_INT(schedule__spec_init(&s, text, "UTC", 0, &err), 0);
         next = schedule__next(&s, T(cases[i].after));
         CHECK_MSG(next == T(cases[i].next), "%s after %s: %s, expected %s",
-                  cases[i].expr, cases[i].after, fmt(next, (char[32]){0}),
+                  cases[i].expr, cases[i].after, fx_fmt(next, (char[32]){0}),
                   cases[i].next);
         /* and back: the latest firing at that time is that time */
         CHECK_TIME(schedule__prev(&s, next), next);
@@ -489,8 +467,8 @@ dst_cases(const char *zone, const struct dst_case *cases, size_t n)
         CHECK_EQ_INT(schedule__spec_init(&s, text, zone, 0, &err), 0);
         next = schedule__next(&s, T(cases[i].after));
         CHECK_MSG(next == T(cases[i].next), "%s %s after %s: %s, expected %s",
-                  zone, cases[i].expr, cases[i].after, fmt(next, (char[32]){0}),
-                  cases[i].next);
+                  zone, cases[i].expr, cases[i].after,
+                  fx_fmt(next, (char[32]){0}), cases[i].next);
         CHECK_TIME(schedule__prev(&s, next), next);
         schedule__spec_release(&s);
         free(text);

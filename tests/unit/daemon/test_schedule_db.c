@@ -9,11 +9,10 @@
 #include "daemon/schedule_int.h"
 
 #include "base/util.h"
+#include "sched_fixture.h"
 #include "th.h"
 #include "th_files.h"
 #include "th_proc.h"
-
-#include "ty_time.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -21,17 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* RFC 3339 → unix seconds; a bad literal fails the case. */
-static int64_t
-T(const char *s)
-{
-    int64_t ns = 0;
-
-    if (ty__parse_rfc3339(s, &ns) < 0)
-        th_fail(__FILE__, __LINE__, "bad time literal %s", s);
-    return ns / 1000000000;
-}
 
 /* ---- the clock ---- */
 
