@@ -5,7 +5,8 @@
  * child writes its errno there), not by an exit status: the dynamic loader
  * exits 127 when a library is missing, and that is an answer to read, not
  * a program that could not be run. A deadline, when given, kills the
- * program and stops reading its output.
+ * program (its whole process group when it was given one of its own: a
+ * shell's children too) and stops reading its output.
  */
 #include "base/proc.h"
 
@@ -27,6 +28,10 @@ child(char *const argv[], const struct proc_opts *o, int outfd, int execfd)
 
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
+    if (o->group)
+        setpgid(0, 0);
+    if (o->cwd != NULL && chdir(o->cwd) < 0)
+        proc_exec_failed(execfd);
     if (devnull >= 0)
         dup2(devnull, 0);
     dup2(outfd, 1);
@@ -58,21 +63,42 @@ wait_readable(int fd, int64_t deadline)
     return n != 0;
 }
 
-/* Read fd to its end into out, keeping at most max bytes (0: all). When
- * the deadline passes first, kill pid and stop reading (what it started
- * may hold the pipe open); returns whether it did. */
-static bool
-drain(int fd, struct strbuf *out, size_t max, int64_t deadline, pid_t pid)
+/* Where the output goes and how the program is killed at the deadline. */
+struct sink {
+    struct strbuf *out;
+    const struct proc_opts *o;
+    size_t kept;
+    int write_err; /* errno of the first failed write to o->out_fd */
+};
+
+static void
+sink_add(struct sink *s, const char *buf, size_t n)
 {
-    size_t kept = 0;
+    size_t max = s->o->max_out;
+    size_t keep = max == 0 || max - s->kept >= n ? n : max - s->kept;
+
+    if (keep > 0 && s->o->out_fd > 0 && s->write_err == 0) {
+        if (fd_write_all(s->o->out_fd, buf, keep) < 0)
+            s->write_err = errno;
+    } else if (keep > 0 && s->o->out_fd <= 0 && s->out != NULL) {
+        strbuf_add(s->out, buf, keep);
+    }
+    s->kept += keep;
+}
+
+/* Read fd to its end into the sink. When the deadline passes first, kill
+ * pid (its group when it has one: what it started may hold the pipe
+ * open) and stop reading; returns whether it did. */
+static bool
+drain(int fd, struct sink *s, int64_t deadline, pid_t pid)
+{
     char buf[4096];
 
     for (;;) {
         ssize_t n;
-        size_t keep;
 
         if (!wait_readable(fd, deadline)) {
-            kill(pid, SIGKILL);
+            kill(s->o->group ? -pid : pid, SIGKILL);
             return true;
         }
         n = read(fd, buf, sizeof(buf));
@@ -80,10 +106,7 @@ drain(int fd, struct strbuf *out, size_t max, int64_t deadline, pid_t pid)
             continue;
         if (n <= 0)
             return false;
-        keep = max == 0 || max - kept >= (size_t)n ? (size_t)n : max - kept;
-        if (out != NULL && keep > 0)
-            strbuf_add(out, buf, keep);
-        kept += keep;
+        sink_add(s, buf, (size_t)n);
     }
 }
 
@@ -157,8 +180,9 @@ int
 proc_run_opts(char *const argv[], const struct proc_opts *o, struct strbuf *out,
               struct err *err)
 {
-    static const struct proc_opts none = {NULL, 0, 0};
-    int fds[2], ex[2], e, exec_err = 0;
+    static const struct proc_opts none = {0};
+    struct sink sink = {out, o ? o : &none, 0, 0};
+    int fds[2], ex[2], e, exec_err = 0, rc;
     int64_t deadline = 0;
     bool late = false;
     pid_t pid;
@@ -174,8 +198,10 @@ proc_run_opts(char *const argv[], const struct proc_opts *o, struct strbuf *out,
     e = errno;
     close(fds[1]);
     close(ex[1]);
+    if (pid > 0 && o->group)
+        setpgid(pid, pid); /* as the child does: whichever runs first */
     if (pid > 0)
-        late = drain(fds[0], out, o->max_out, deadline, pid);
+        late = drain(fds[0], &sink, deadline, pid);
     close(fds[0]);
     if (pid > 0)
         exec_err = proc_exec_result(ex[0]);
@@ -183,7 +209,12 @@ proc_run_opts(char *const argv[], const struct proc_opts *o, struct strbuf *out,
         close(ex[0]);
     if (pid < 0)
         return err_sys(err, e, "fork");
-    return reap(pid, argv[0], exec_err, late ? o->timeout_ms : 0, err);
+    rc = reap(pid, argv[0], exec_err, late ? o->timeout_ms : 0, err);
+    if (rc >= 0 && sink.write_err != 0) {
+        err_sys(err, sink.write_err, "%s: writing its output", argv[0]);
+        return err_status(err, err_io_status(sink.write_err));
+    }
+    return rc;
 }
 
 int

@@ -17,6 +17,14 @@ struct proc_opts {
                        * read and dropped); 0: all */
     int timeout_ms;   /* kill it (SIGKILL) when it has not closed its
                        * output by then: -1, ETIMEDOUT; 0: no deadline */
+    const char *cwd;  /* run it in this folder (a chdir that fails is an
+                       * exec that fails); NULL: ours */
+    bool group;       /* in a process group of its own, which the deadline
+                       * kills whole (what a shell started too) */
+    int out_fd;       /* > 0: its output is written to this descriptor (at
+                       * most max_out bytes) instead of `out`; a write that
+                       * fails is -1 with its errno after the program
+                       * ended, and status 73/74 */
 };
 
 /* Run argv[0] (searched in PATH) with argv. Its stdout and stderr are

@@ -3,8 +3,8 @@
  * stderr captured together, its exit status or 128+signal, an exec that
  * fails reported with the exec's own errno (EACCES for a file without the
  * x bit, ENOENT for none), a program that itself exits 127 still an
- * answer, the environment and output cap of proc_run_opts, and the
- * deadline.
+ * answer, the environment, output cap, folder, process group and output
+ * descriptor of proc_run_opts, and the deadline.
  */
 #include "base/proc.h"
 #include "th.h"
@@ -12,6 +12,7 @@
 #include "th_proc.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -207,6 +208,97 @@ t_opts_timeout(void)
 }
 
 static void
+t_opts_cwd(void)
+{
+    char *missing = xasprintf("%s/missing", th_tmpdir());
+    struct proc_opts o = {.cwd = th_tmpdir()};
+    struct strbuf out;
+    struct err err = {0};
+
+    strbuf_init(&out);
+    CHECK_EQ_INT(
+        proc_run_opts((char *[]){"sh", "-c", "pwd", NULL}, &o, &out, &err), 0);
+    CHECK(out.len > 0 && strncmp(out.buf, th_tmpdir(), out.len - 1) == 0);
+    strbuf_release(&out);
+    /* a folder it cannot enter: as an exec that failed */
+    o.cwd = missing;
+    CHECK_EQ_INT(
+        proc_run_opts((char *[]){"sh", "-c", "pwd", NULL}, &o, NULL, &err), -1);
+    CHECK_EQ_INT(err.code, ENOENT);
+    CHECK_CONTAINS(err.msg, "sh: could not be run");
+    free(missing);
+}
+
+static void
+t_opts_group(void)
+{
+    struct proc_opts o = {.timeout_ms = 200, .group = true};
+    char *pidfile = xasprintf("%s/bg", th_tmpdir());
+    char *script = xasprintf("sleep 30 & echo $! > %s; echo $$ $(cut -d' ' -f5 "
+                             "/proc/$$/stat); wait",
+                             pidfile);
+    struct strbuf out;
+    struct err err = {0};
+    int pid = 0, pgid = -1, tries = 0;
+    char *bg;
+
+    /* its own group, and the deadline kills what it started too (the
+     * sleep would hold the pipe open for 30 s otherwise) */
+    strbuf_init(&out);
+    CHECK_EQ_INT(
+        proc_run_opts((char *[]){"sh", "-c", script, NULL}, &o, &out, &err),
+        -1);
+    CHECK_EQ_INT(err.code, ETIMEDOUT);
+    CHECK_EQ_INT(sscanf(out.buf, "%d %d", &pid, &pgid), 2);
+    CHECK_EQ_INT(pid, pgid);
+    CHECK(pgid != getpgrp());
+    bg = th_read(pidfile, NULL);
+    CHECK(bg != NULL && atoi(bg) > 0);
+    while (bg != NULL && kill(atoi(bg), 0) == 0 && tries++ < 200)
+        usleep(10000);
+    CHECK(bg != NULL && kill(atoi(bg), 0) < 0);
+    free(bg);
+    strbuf_release(&out);
+    free(script);
+    free(pidfile);
+}
+
+static void
+t_opts_out_fd(void)
+{
+    char *path = xasprintf("%s/log", th_tmpdir());
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    struct proc_opts o = {.max_out = 6, .out_fd = fd};
+    struct strbuf out;
+    struct err err = {0};
+    char *text;
+
+    /* to the descriptor, capped; the buffer is not touched */
+    strbuf_init(&out);
+    CHECK(fd > 2);
+    CHECK_EQ_INT(proc_run_opts(
+                     (char *[]){"sh", "-c", "echo hello; echo world >&2", NULL},
+                     &o, &out, &err),
+                 0);
+    CHECK_EQ_INT(out.len, 0);
+    text = th_read(path, NULL);
+    CHECK_EQ_STR(text, "hello\n");
+    free(text);
+    close(fd);
+    /* a write that fails: the error after the program ended */
+    fd = open(path, O_RDONLY);
+    o.out_fd = fd;
+    CHECK_EQ_INT(
+        proc_run_opts((char *[]){"sh", "-c", "echo x", NULL}, &o, NULL, &err),
+        -1);
+    CHECK_EQ_INT(err.code, EBADF);
+    CHECK_CONTAINS(err.msg, "sh: writing its output");
+    close(fd);
+    strbuf_release(&out);
+    free(path);
+}
+
+static void
 t_exec_pipe(void)
 {
     int fds[2];
@@ -243,6 +335,9 @@ static const struct th_case cases[] = {
     {"opts_env", t_opts_env},
     {"opts_max_out", t_opts_max_out},
     {"opts_timeout", t_opts_timeout},
+    {"opts_cwd", t_opts_cwd},
+    {"opts_group", t_opts_group},
+    {"opts_out_fd", t_opts_out_fd},
     {"exec_pipe", t_exec_pipe},
     {NULL, NULL},
 };
