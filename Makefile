@@ -192,8 +192,11 @@ $(foreach t,$(UNIT_SRC),$(eval $(call unit_test,$(t))))
 
 $(TOOL_BIN): $(BUILD)/tests/%: $(BUILD)/tests/helpers/%.o
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(TOOL_LIBS) -pthread
-# cdp (the browser driver) speaks JSON to Chromium, with sdk/common's buffer
-$(BUILD)/tests/cdp: $(call obj,$(CDP_SRC)) $(BUILD)/sdk/common/ty_buf.o
+# cdp (the browser driver) speaks JSON to Chromium; it and the page server
+# its test starts use sdk/common's buffer and write loops
+$(BUILD)/tests/cdp: $(call obj,$(CDP_SRC)) $(BUILD)/sdk/common/ty_buf.o \
+	$(BUILD)/sdk/common/ty_io.o
+$(BUILD)/tests/pagesrv: $(BUILD)/sdk/common/ty_io.o
 $(BUILD)/tests/cdp: TOOL_LIBS := $(shell $(PKG_CONFIG) --libs libcjson \
 	2>/dev/null)
 

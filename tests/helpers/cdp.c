@@ -33,6 +33,7 @@
 
 #include "cdp.h"
 #include "ty_buf.h"
+#include "ty_io.h"
 
 struct step {
     const struct kind *kind;
@@ -76,13 +77,7 @@ evaluate(struct cdp *c, const char *expr, int64_t deadline, char *why)
         return NULL;
     ex = cJSON_GetObjectItemCaseSensitive(r, "exceptionDetails");
     if (ex) {
-        const cJSON *e = cJSON_GetObjectItemCaseSensitive(ex, "exception");
-        const char *d = cdp_str_at(e, "description");
-
-        cdp_fail(why, "%s",
-                 d                        ? d
-                 : cdp_str_at(ex, "text") ? cdp_str_at(ex, "text")
-                                          : "?");
+        cdp_fail(why, "%s", cdp_exception_text(ex));
         cJSON_Delete(r);
         return NULL;
     }
@@ -126,13 +121,20 @@ with_arg(const char *body, const char *arg)
     return b.oom ? (ty__buf_release(&b), NULL) : b.buf;
 }
 
-/* Run a function of the step's argument that returns true, or a string
- * saying what was wrong. */
+/* Run body on e, the element the CSS selector s finds: it returns true,
+ * or a string saying what was wrong. */
 static int
-page_fn(struct cdp *c, const char *body, const char *arg, int64_t deadline,
-        char *why)
+on_element(struct cdp *c, const char *body, const char *css, int64_t deadline,
+           char *why)
 {
-    char *js = with_arg(body, arg);
+    char full[1024];
+    char *js;
+
+    snprintf(full, sizeof(full),
+             "const e = document.querySelector(s);"
+             " if (!e) return 'no element matches ' + s; %s",
+             body);
+    js = with_arg(full, css);
     cJSON *v = js ? evaluate(c, js, deadline, why) : NULL;
     const cJSON *val = cJSON_GetObjectItemCaseSensitive(v, "value");
     int rc = v && is_true(v) ? 0 : -1;
@@ -291,24 +293,18 @@ step_wait(struct cdp *c, const struct step *s, int64_t deadline, char *why)
 static int
 step_click(struct cdp *c, const struct step *s, int64_t deadline, char *why)
 {
-    return page_fn(c,
-                   "const e = document.querySelector(s);"
-                   " if (!e) return 'no element matches ' + s;"
-                   " e.click(); return true;",
-                   s->a, deadline, why);
+    return on_element(c, "e.click(); return true;", s->a, deadline, why);
 }
 
 static int
 step_submit(struct cdp *c, const struct step *s, int64_t deadline, char *why)
 {
-    return page_fn(c,
-                   "const e = document.querySelector(s);"
-                   " if (!e) return 'no element matches ' + s;"
-                   " if (e instanceof HTMLFormElement) e.requestSubmit();"
-                   " else if (e.form) e.form.requestSubmit(e);"
-                   " else return s + ' is neither a form nor in one';"
-                   " return true;",
-                   s->a, deadline, why);
+    return on_element(c,
+                      "if (e instanceof HTMLFormElement) e.requestSubmit();"
+                      " else if (e.form) e.form.requestSubmit(e);"
+                      " else return s + ' is neither a form nor in one';"
+                      " return true;",
+                      s->a, deadline, why);
 }
 
 static int
@@ -350,28 +346,6 @@ unbase64(const char *in, struct ty__buf *out)
     return out->oom ? -1 : 0;
 }
 
-/* Written whole or not at all: a temporary file renamed. */
-static int
-write_file(const char *path, const struct ty__buf *b, char *why)
-{
-    char tmp[4096];
-    FILE *f;
-    bool ok;
-
-    snprintf(tmp, sizeof(tmp), "%s.tmp%d", path, (int)getpid());
-    f = fopen(tmp, "wb");
-    if (!f)
-        return cdp_fail(why, "%s: %s", tmp, strerror(errno)), -1;
-    ok = fwrite(b->buf, 1, b->len, f) == b->len;
-    ok = fclose(f) == 0 && ok;
-    if (!ok || rename(tmp, path) < 0) {
-        cdp_fail(why, "%s: %s", path, strerror(errno));
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
-}
-
 static int
 step_screenshot(struct cdp *c, const struct step *s, int64_t deadline,
                 char *why)
@@ -386,8 +360,8 @@ step_screenshot(struct cdp *c, const struct step *s, int64_t deadline,
     data = cdp_str_at(r, "data");
     if (r && (!data || unbase64(data, &png) < 0 || png.len == 0))
         cdp_fail(why, "Chromium sent no PNG");
-    else if (r)
-        rc = write_file(s->a, &png, why);
+    else if (r && (rc = ty__write_atomic(s->a, png.buf, png.len, 0644)) < 0)
+        cdp_fail(why, "%s: %s", s->a, strerror(-rc));
     ty__buf_release(&png);
     cJSON_Delete(r);
     return rc;

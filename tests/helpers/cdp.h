@@ -54,6 +54,9 @@ void cdp_fail(char *why, const char *fmt, ...)
 void cdp_nap(int64_t ms);
 /* o's string member key, or NULL (borrowed). */
 const char *cdp_str_at(const cJSON *o, const char *key);
+/* What an exceptionDetails says: the exception's description, else its
+ * text, else "?" (borrowed). */
+const char *cdp_exception_text(const cJSON *details);
 
 /* Handle what Chromium sends until deadline or until the answer to id
  * (returned, the caller's); NULL with why filled otherwise. id 0: return

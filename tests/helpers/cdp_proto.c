@@ -223,17 +223,23 @@ on_response(struct cdp *c, const cJSON *p)
         c->status = st->valueint;
 }
 
+const char *
+cdp_exception_text(const cJSON *details)
+{
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(details, "exception");
+    const char *text = cdp_str_at(e, "description");
+
+    if (!text)
+        text = cdp_str_at(details, "text");
+    return text ? text : "?";
+}
+
 static void
 on_exception(const cJSON *p)
 {
-    const cJSON *d = cJSON_GetObjectItemCaseSensitive(p, "exceptionDetails");
-    const cJSON *e = cJSON_GetObjectItemCaseSensitive(d, "exception");
-    const char *text = cdp_str_at(e, "description");
-
     fprintf(stderr, "cdp: page error: %s\n",
-            text                    ? text
-            : cdp_str_at(d, "text") ? cdp_str_at(d, "text")
-                                    : "?");
+            cdp_exception_text(
+                cJSON_GetObjectItemCaseSensitive(p, "exceptionDetails")));
 }
 
 static void

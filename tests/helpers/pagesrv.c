@@ -27,26 +27,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "ty_io.h"
+
 #define MAX_REQ 65536
 
 static const char *root;
 static FILE *reqlog;
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void
-put(int fd, const char *s, size_t len)
-{
-    while (len > 0) {
-        ssize_t w = write(fd, s, len);
-
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return;
-        s += w;
-        len -= (size_t)w;
-    }
-}
 
 static void
 reply(int fd, int code, const char *type, const char *body, size_t len)
@@ -57,8 +44,8 @@ reply(int fd, int code, const char *type, const char *body, size_t len)
                      "Content-Length: %zu\r\nConnection: close\r\n\r\n",
                      code, code == 200 ? "OK" : "Not Found", type, len);
 
-    put(fd, head, (size_t)n);
-    put(fd, body, len);
+    if (ty__write_all(fd, head, (size_t)n) == 0)
+        ty__write_all(fd, body, len);
 }
 
 /* The whole request (head and Content-Length bytes of body) into buf:
@@ -148,6 +135,7 @@ main(int argc, char **argv)
 {
     struct sockaddr_in sa = {.sin_family = AF_INET};
     socklen_t salen = sizeof(sa);
+    pthread_attr_t detached;
     int lfd;
 
     if (argc != 3) {
@@ -167,15 +155,14 @@ main(int argc, char **argv)
     }
     printf("port %d\n", ntohs(sa.sin_port));
     fflush(stdout);
+    pthread_attr_init(&detached);
+    pthread_attr_setdetachstate(&detached, PTHREAD_CREATE_DETACHED);
     for (;;) {
         int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
         pthread_t t;
 
-        if (c < 0)
-            continue;
-        if (pthread_create(&t, NULL, serve, (void *)(intptr_t)c) != 0)
+        if (c >= 0 &&
+            pthread_create(&t, &detached, serve, (void *)(intptr_t)c) != 0)
             close(c);
-        else
-            pthread_detach(t);
     }
 }
