@@ -353,12 +353,14 @@ exec_chromium(int rd, int wr, const char *profile, const char *log)
         _exit(127);
     snprintf(ud, sizeof(ud), "--user-data-dir=%s", profile);
     snprintf(ws, sizeof(ws), "--window-size=%s", cdp_window_size);
+    /* as tests/browser/run's chrome(), and shared memory in /tmp: a
+     * container's /dev/shm is often 64 MiB, too small for a renderer */
     execl(bin, bin, "--headless", "--no-sandbox", "--disable-gpu",
-          "--disable-quic", "--no-first-run", "--disable-background-networking",
-          "--disable-component-update", "--disable-sync",
-          "--disable-extensions", "--disable-default-apps", "--mute-audio",
-          "--hide-scrollbars", "--remote-debugging-pipe", ud, ws, "about:blank",
-          (char *)NULL);
+          "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
+          "--disable-background-networking", "--disable-component-update",
+          "--disable-sync", "--disable-extensions", "--disable-default-apps",
+          "--mute-audio", "--hide-scrollbars", "--remote-debugging-pipe", ud,
+          ws, "about:blank", (char *)NULL);
     dprintf(2, "cdp: %s: %s\n", bin, strerror(errno));
     _exit(127);
 }
