@@ -2,8 +2,9 @@
 # tests/browser/cdp.sh — the browser driver (tests/helpers/cdp.c) against
 # headless Chromium: pages from a folder, as file:// and through a tiny
 # server on 127.0.0.1 (tests/helpers/pagesrv.c) that records what it is
-# sent. Checks: open + expect text, eval printing JSON, wait for what a
-# timer writes, click changing the DOM, a confirm() accepted and
+# sent. Checks: open + expect text, eval printing JSON, open through a
+# redirect that sets a cookie (the dashboard's login link), wait for
+# what a timer writes, click changing the DOM, a confirm() accepted and
 # dismissed, a form POST reaching the server with the header and the
 # cookie set, dom and screenshot, a script file, a failing expect (exit
 # 1, the rest not run), a page that never loads (bounded), usage and
@@ -109,6 +110,14 @@ rc=$(cdp http "open $URL/index.html" 'wait document.getElementById("later").text
 ran http 0 "http:// open, wait for a timer's text" "$rc"
 check_eq "the timer's text" "$(out http)" '"ready"'
 check "open says the HTTP status" err http "open $URL/index.html (HTTP 200"
+
+# the dashboard's login link: a redirect that sets an HttpOnly cookie
+rc=$(cdp login "open $URL/login" 'eval location.pathname' \
+    'expect document.getElementById("h").textContent === "Hello"')
+ran login 0 "open through a redirect" "$rc"
+check_eq "it ends on the page redirected to" "$(out login)" '"/index.html"'
+check "the page was asked for with the cookie" \
+    grep -q -i '^Cookie: session=fromlogin' "$RUNS/requests"
 
 # click changes the DOM; confirm() accepted, then dismissed
 rc=$(cdp click "open $URL/index.html" 'click #add' 'click #add' \

@@ -3,6 +3,8 @@
  * (tests/browser/cdp.sh): it serves the files of one folder, answers a
  * POST with a page that shows its body, records every request it gets
  * and never answers /hang, which is how a page that never loads is made.
+ * /login is the shape of the dashboard's login link: a cookie set and a
+ * redirect to /index.html.
  *
  *     pagesrv DIR LOG
  *
@@ -35,14 +37,21 @@ static const char *root;
 static FILE *reqlog;
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* One answer: code, a body of type, and extra header lines (each ended
+ * by \r\n, or ""). */
 static void
-reply(int fd, int code, const char *type, const char *body, size_t len)
+reply(int fd, int code, const char *type, const char *extra, const char *body,
+      size_t len)
 {
-    char head[256];
+    char head[512];
     int n = snprintf(head, sizeof(head),
-                     "HTTP/1.0 %d %s\r\nContent-Type: %s\r\n"
+                     "HTTP/1.0 %d %s\r\nContent-Type: %s\r\n%s"
                      "Content-Length: %zu\r\nConnection: close\r\n\r\n",
-                     code, code == 200 ? "OK" : "Not Found", type, len);
+                     code,
+                     code == 200   ? "OK"
+                     : code == 303 ? "See Other"
+                                   : "Not Found",
+                     type, extra, len);
 
     if (ty__write_all(fd, head, (size_t)n) == 0)
         ty__write_all(fd, body, len);
@@ -87,14 +96,14 @@ serve_file(int fd, const char *path)
     if (strstr(path, "..") ||
         snprintf(file, sizeof(file), "%s%s", root, path) >= (int)sizeof(file) ||
         (f = open(file, O_RDONLY | O_CLOEXEC)) < 0) {
-        reply(fd, 404, "text/plain", "not found\n", 10);
+        reply(fd, 404, "text/plain", "", "not found\n", 10);
         return;
     }
     n = read(f, data, sizeof(data));
     close(f);
     reply(fd, 200,
-          dot && strcmp(dot, ".html") == 0 ? "text/html" : "text/plain", data,
-          n > 0 ? (size_t)n : 0);
+          dot && strcmp(dot, ".html") == 0 ? "text/html" : "text/plain", "",
+          data, n > 0 ? (size_t)n : 0);
 }
 
 static void *
@@ -111,7 +120,12 @@ serve(void *arg)
         fflush(reqlog);
         pthread_mutex_unlock(&log_lock);
         path[strcspn(path, "?")] = '\0';
-        if (strcmp(path, "/hang") == 0) {
+        if (strcmp(path, "/login") == 0) {
+            reply(fd, 303, "text/plain",
+                  "Location: /index.html\r\n"
+                  "Set-Cookie: session=fromlogin; Path=/; HttpOnly\r\n",
+                  "", 0);
+        } else if (strcmp(path, "/hang") == 0) {
             struct pollfd p = {fd, POLLIN, 0};
 
             poll(&p, 1, -1); /* until the browser gives up */
@@ -121,7 +135,7 @@ serve(void *arg)
                              "<pre id=\"body\">%s</pre>",
                              body);
 
-            reply(fd, 200, "text/html", page, (size_t)n);
+            reply(fd, 200, "text/html", "", page, (size_t)n);
         } else {
             serve_file(fd, path);
         }
