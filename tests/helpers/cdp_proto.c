@@ -336,7 +336,8 @@ chromium_bin(void)
 /* In the child: the pipe ends onto fds 3 and 4, the signals as they
  * were, then Chromium. */
 static void
-exec_chromium(int rd, int wr, const char *profile, const char *log)
+exec_chromium(int rd, int wr, const char *tmp, const char *profile,
+              const char *log)
 {
     const char *bin = chromium_bin();
     char ud[512], ws[64];
@@ -345,6 +346,8 @@ exec_chromium(int rd, int wr, const char *profile, const char *log)
 
     setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+    /* its own temporary files (shared memory) go with the profile */
+    setenv("TMPDIR", tmp, 1);
     signal(SIGPIPE, SIG_DFL);
     sigprocmask(SIG_UNBLOCK, &cdp_run_mask, NULL);
     /* 0-2 first: /dev/null and the log may have opened as 3 or 4 */
@@ -403,7 +406,7 @@ cdp_start(struct cdp *c, char *why)
     if (c->pid < 0)
         return c->pid = 0, cdp_fail(why, "fork: %s", strerror(errno)), -1;
     if (c->pid == 0)
-        exec_chromium(to[0], from[1], profile, log);
+        exec_chromium(to[0], from[1], c->tmp, profile, log);
     setpgid(c->pid, c->pid);
     close(to[0]);
     close(from[1]);
