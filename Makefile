@@ -90,8 +90,12 @@ PRELOAD_SRC := $(wildcard sdk/heap/preload*.c)
 UNIT_SRC := $(wildcard tests/unit/test_*.c tests/unit/*/test_*.c)
 SDKTEST_SRC := $(wildcard tests/sdk/test_*.c)
 # programs of their own that tests start (not linked into the tests)
-TOOL_SRC := tests/helpers/sockproxy.c
-TESTHELP_SRC := $(filter-out $(TOOL_SRC),$(wildcard tests/helpers/*.c))
+TOOL_SRC := tests/helpers/sockproxy.c tests/helpers/cdp.c \
+	tests/helpers/pagesrv.c
+# the browser driver's other files (linked into build/tests/cdp only)
+CDP_SRC := tests/helpers/cdp_proto.c
+TESTHELP_SRC := $(filter-out $(TOOL_SRC) $(CDP_SRC), \
+	$(wildcard tests/helpers/*.c))
 # helpers that use the runner's modules: linked into the unit tests only
 UNITHELP_SRC := $(filter-out $(UNIT_SRC),$(wildcard tests/unit/*.c \
 	tests/unit/*/*.c))
@@ -187,7 +191,14 @@ endef
 $(foreach t,$(UNIT_SRC),$(eval $(call unit_test,$(t))))
 
 $(TOOL_BIN): $(BUILD)/tests/%: $(BUILD)/tests/helpers/%.o
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ -pthread
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(TOOL_LIBS) -pthread
+# cdp (the browser driver) speaks JSON to Chromium; it and the page server
+# its test starts use sdk/common's buffer and write loops
+$(BUILD)/tests/cdp: $(call obj,$(CDP_SRC)) $(BUILD)/sdk/common/ty_buf.o \
+	$(BUILD)/sdk/common/ty_io.o
+$(BUILD)/tests/pagesrv: $(BUILD)/sdk/common/ty_io.o
+$(BUILD)/tests/cdp: TOOL_LIBS := $(shell $(PKG_CONFIG) --libs libcjson \
+	2>/dev/null)
 
 $(BUILD)/tests/sdk_test_%: $(BUILD)/tests/sdk/test_%.o $(TESTHELP_OBJ) \
 		$(SDKHELP_OBJ) $(BUILD)/librunner.a $(SDK_A)
