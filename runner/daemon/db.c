@@ -5,6 +5,8 @@
  * testyard wrote is refused instead of misread.
  */
 #include "daemon/daemon_int.h"
+#include "daemon/schedule_int.h"
+#include "history/history.h"
 
 #include "base/util.h"
 
@@ -14,14 +16,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/*
- * Every module's migration, in order. History (history_migrate) and
- * schedules (schedule__migrate) add their entry here.
- */
+/* Every module's migration, in order. */
 static const struct daemon_migration migrations[] = {
     {"daemon", daemon__migrate},
-    /* {"history", history_migrate}, */
-    /* {"schedule", schedule__migrate}, */
+    {"history", history_migrate},
+    {"schedule", schedule__migrate},
 };
 
 char *
