@@ -10,6 +10,7 @@
 
 #include "base/util.h"
 #include "sched_fixture.h"
+#include "../th_db.h"
 #include "th.h"
 #include "th_files.h"
 #include "th_proc.h"
@@ -66,20 +67,6 @@ open_db(const char *path)
     return db;
 }
 
-static int64_t
-count(sqlite3 *db, const char *sql)
-{
-    sqlite3_stmt *st;
-    int64_t n = -1;
-
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-        return -2;
-    if (sqlite3_step(st) == SQLITE_ROW)
-        n = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return n;
-}
-
 static void
 t_db_migrate(void)
 {
@@ -89,17 +76,17 @@ t_db_migrate(void)
 
     CHECK_EQ_INT(schedule__migrate(db, &err), 0);
     CHECK_EQ_INT(schedule__migrate(db, &err), 0); /* again: nothing to do */
-    CHECK_EQ_INT(count(db, "SELECT version FROM schema WHERE module = "
+    CHECK_EQ_INT(th_db_count(db, "SELECT version FROM schema WHERE module = "
                            "'schedules'"),
                  1);
-    CHECK_EQ_INT(count(db, "SELECT count(*) FROM sqlite_master WHERE name IN "
+    CHECK_EQ_INT(th_db_count(db, "SELECT count(*) FROM sqlite_master WHERE name IN "
                            "('schedules', 'schedule_firings')"),
                  2);
     /* another module's row in the shared table is left alone */
     sqlite3_exec(db, "INSERT INTO schema VALUES ('history', 3)", NULL, NULL,
                  NULL);
     CHECK_EQ_INT(schedule__migrate(db, &err), 0);
-    CHECK_EQ_INT(count(db, "SELECT version FROM schema WHERE module = "
+    CHECK_EQ_INT(th_db_count(db, "SELECT version FROM schema WHERE module = "
                            "'history'"),
                  3);
     /* from a newer testyard: refused */
@@ -268,7 +255,7 @@ t_db_refuses(void)
         CHECK_EQ_INT(schedule__add(db, &r, NULL, &err), -1);
         CHECK_CONTAINS(err.msg, cases[i].msg);
     }
-    CHECK_EQ_INT(count(db, "SELECT count(*) FROM schedules"), 0);
+    CHECK_EQ_INT(th_db_count(db, "SELECT count(*) FROM schedules"), 0);
     sqlite3_close(db);
     free(path);
 }
@@ -339,10 +326,10 @@ t_db_firings(void)
     f.id = 9999;
     CHECK_EQ_INT(schedule__firing_update(db, &f, &err), -1);
     CHECK_EQ_INT(err.code, ENOENT);
-    CHECK_EQ_INT(count(db, "SELECT count(*) FROM schedule_firings"), 3);
+    CHECK_EQ_INT(th_db_count(db, "SELECT count(*) FROM schedule_firings"), 3);
     /* rm takes its firings along */
     CHECK_EQ_INT(schedule__remove(db, "nightly", &err), 0);
-    CHECK_EQ_INT(count(db, "SELECT count(*) FROM schedule_firings"), 0);
+    CHECK_EQ_INT(th_db_count(db, "SELECT count(*) FROM schedule_firings"), 0);
     sqlite3_close(db);
     free(path);
 }

@@ -10,6 +10,7 @@
  * CSV).
  */
 #include "history/history_int.h"
+#include "../th_db.h"
 #include "th.h"
 #include "th_files.h"
 #include "base/util.h"
@@ -29,20 +30,6 @@ open_db(void)
     CHECK_EQ_INT(sqlite3_open(path, &db), SQLITE_OK);
     free(path);
     return db;
-}
-
-static int64_t
-count(sqlite3 *db, const char *sql)
-{
-    sqlite3_stmt *st;
-    int64_t n = -1;
-
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    if (sqlite3_step(st) == SQLITE_ROW)
-        n = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return n;
 }
 
 static sqlite3 *
@@ -90,12 +77,12 @@ t_migrate(void)
     struct err err = {0};
 
     CHECK_EQ_INT(history_migrate(db, &err), 0);
-    CHECK_EQ_INT(count(db, "SELECT version FROM schema WHERE module = "
+    CHECK_EQ_INT(th_db_count(db, "SELECT version FROM schema WHERE module = "
                            "'history'"),
                  HISTORY_SCHEMA_VERSION);
-    CHECK_EQ_INT(count(db, "SELECT count(*) FROM history_runs"), 0);
+    CHECK_EQ_INT(th_db_count(db, "SELECT count(*) FROM history_runs"), 0);
     CHECK_EQ_INT(history_migrate(db, &err), 0);
-    CHECK_EQ_INT(count(db, "SELECT count(*) FROM schema"), 1);
+    CHECK_EQ_INT(th_db_count(db, "SELECT count(*) FROM schema"), 1);
     sqlite3_close(db);
 }
 
@@ -112,7 +99,7 @@ t_too_new(void)
     CHECK_EQ_INT(history_migrate(db, &err), -1);
     CHECK_EQ_INT(err.status, EXIT_DATAERR);
     CHECK_CONTAINS(err.msg, "version 99, newer than this testyard knows");
-    CHECK_EQ_INT(count(db, "SELECT version FROM schema"), 99);
+    CHECK_EQ_INT(th_db_count(db, "SELECT version FROM schema"), 99);
     sqlite3_close(db);
 }
 
@@ -135,15 +122,15 @@ t_record(void)
     err_clear(&err);
     m.name = "renamed";
     CHECK_EQ_INT(history_record(db, &m, a, &err), 1);
-    CHECK_EQ_INT(count(db, "SELECT peak_bytes FROM history_groups g JOIN "
+    CHECK_EQ_INT(th_db_count(db, "SELECT peak_bytes FROM history_groups g JOIN "
                            "history_runs r ON g.run = r.id WHERE r.name = "
                            "'nightly' AND r.number = 2"),
                  101 << 20);
-    CHECK_EQ_INT(count(db, "SELECT count(*) FROM history_groups WHERE "
+    CHECK_EQ_INT(th_db_count(db, "SELECT count(*) FROM history_groups WHERE "
                            "final_bytes IS NULL AND oom = 1 AND oom_kills = 1"
                            " AND verdict = 'flat' AND instances = 2"),
                  4);
-    CHECK_EQ_INT(count(db, "SELECT count(*) FROM history_runs WHERE started "
+    CHECK_EQ_INT(th_db_count(db, "SELECT count(*) FROM history_runs WHERE started "
                            "= '2026-12-01T08:00:00.000Z' AND build_s = 2.5 "
                            "AND version = 'abc123' AND task_id IS NULL"),
                  4);
@@ -207,8 +194,8 @@ t_bad_files(void)
         free(path);
         free(dir);
     }
-    CHECK_EQ_INT(count(db, "SELECT count(*) FROM history_runs"), 0);
-    CHECK_EQ_INT(count(db, "SELECT count(*) FROM history_groups"), 0);
+    CHECK_EQ_INT(th_db_count(db, "SELECT count(*) FROM history_runs"), 0);
+    CHECK_EQ_INT(th_db_count(db, "SELECT count(*) FROM history_groups"), 0);
     sqlite3_close(db);
 }
 
@@ -224,7 +211,7 @@ t_build_failed(void)
                              .outcome = "build-failed"};
 
     CHECK_EQ_INT(history_record(db, &m, NULL, &err), 1);
-    CHECK_EQ_INT(count(db, "SELECT count(*) FROM history_runs WHERE outcome "
+    CHECK_EQ_INT(th_db_count(db, "SELECT count(*) FROM history_runs WHERE outcome "
                            "= 'build-failed' AND task_id = 7 AND run_dir IS "
                            "NULL AND started IS NOT NULL"),
                  1);
