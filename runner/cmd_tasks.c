@@ -269,8 +269,11 @@ print_status(const cJSON *t)
     }
     if (m >= 0)
         ty__format_bytes((uint64_t)m, mem, sizeof(mem));
-    printf("%-10s %s memory, %lldm CPU\n", "needs:", mem,
-           (long long)num(need, "millicpu", 0));
+    if (num(need, "millicpu", 0) > 0)
+        printf("%-10s %s memory, %g CPU\n", "needs:", mem,
+               num(need, "millicpu", 0) / 1000);
+    else
+        printf("%-10s %s memory, no CPU quota\n", "needs:", mem);
     print_line("run:", str(t, "run_dir"));
     print_groups(t);
 }
