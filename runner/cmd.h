@@ -44,6 +44,7 @@ int cmd_tasks(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_logs(int argc, char **argv);
 int cmd_cancel(int argc, char **argv);
+int cmd_schedule(int argc, char **argv);
 /* `report TASK` (cmd_tasks.c): the report of task id's run, through the
  * daemon of data (--data, or NULL); written when missing; its path
  * printed, or opened with xdg-open. */
