@@ -80,6 +80,7 @@ daemon__schedule_add(struct daemon *d, const cJSON *req, cJSON **out,
     struct composition *c;
     cleanup_free char *name = NULL;
     int64_t now_s, id;
+    bool bad_spec;
     int rc;
 
     if (read_add(req, &r, http, err) < 0)
@@ -97,11 +98,14 @@ daemon__schedule_add(struct daemon *d, const cJSON *req, cJSON **out,
     pthread_mutex_lock(&d->mu);
     rc = schedule__add(d->db, &r, &id, err);
     pthread_mutex_unlock(&d->mu);
-    if (rc < 0) {
-        *http = err->code == EEXIST ? 409 : err->code == EINVAL ? 400 : 500;
-        return err_status(err, err->code == EEXIST   ? EXIT_DATAERR
-                               : err->code == EINVAL ? EXIT_USAGE
-                                                     : EXIT_SOFTWARE);
+    if (rc < 0 && err->code == EEXIST) {
+        *http = 409;
+        return err_status(err, EXIT_DATAERR);
+    }
+    if (rc < 0) { /* a bad spec, name or an unknown zone: the options' */
+        bad_spec = err->code == EINVAL || err->code == ENOENT;
+        *http = bad_spec ? 400 : 500;
+        return err_status(err, bad_spec ? EXIT_USAGE : EXIT_SOFTWARE);
     }
     next_changed(d);
     *http = 201;
