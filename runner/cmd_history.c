@@ -196,8 +196,10 @@ open_db(const char *opt, bool create, struct err *err)
     if (daemon_db_open(dir, create, &db, err) == 0)
         return db;
     if (err->code == ENOENT && !create) {
-        err_set(err, ENOENT, "%s/testyard.db: no history yet (no such "
-                             "database)", dir);
+        err_set(err, ENOENT,
+                "%s/testyard.db: no history yet (no such "
+                "database)",
+                dir);
         err_status(err, EXIT_NOINPUT);
     }
     return NULL;

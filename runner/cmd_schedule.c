@@ -17,8 +17,7 @@
 #include <string.h>
 
 struct sched_args {
-    const char *data, *every, *cron, *tz, *name, *build, *version_from,
-        *plans;
+    const char *data, *every, *cron, *tz, *name, *build, *version_from, *plans;
     long priority;
     int64_t build_timeout_s;
     bool json;
@@ -65,8 +64,10 @@ duration_s(const char *opt, const char *arg, int64_t *out, struct err *err)
     char why[128];
 
     if (ty__parse_duration(arg, &ns, why, sizeof(why)) < 0 || ns < 0)
-        return cmd_usage_err(err, CMD_EVALUE, "%s: expected a duration, got "
-                             "\"%s\"", opt, arg);
+        return cmd_usage_err(err, CMD_EVALUE,
+                             "%s: expected a duration, got "
+                             "\"%s\"",
+                             opt, arg);
     *out = ns / 1000000000;
     return 0;
 }
@@ -78,16 +79,35 @@ sched_opt(int c, char *arg, void *ctx, struct err *err)
     char *end;
 
     switch (c) {
-    case 'd': a->data = arg; break;
-    case 'e': a->every = arg; break;
-    case 'c': a->cron = arg; break;
-    case 'z': a->tz = arg; break;
-    case 'n': a->name = arg; break;
-    case 'b': a->build = arg; break;
-    case 'v': a->version_from = arg; break;
-    case 'p': a->plans = arg; break;
-    case 'j': a->json = true; break;
-    case 'T': return duration_s("--build-timeout", arg, &a->build_timeout_s, err);
+    case 'd':
+        a->data = arg;
+        break;
+    case 'e':
+        a->every = arg;
+        break;
+    case 'c':
+        a->cron = arg;
+        break;
+    case 'z':
+        a->tz = arg;
+        break;
+    case 'n':
+        a->name = arg;
+        break;
+    case 'b':
+        a->build = arg;
+        break;
+    case 'v':
+        a->version_from = arg;
+        break;
+    case 'p':
+        a->plans = arg;
+        break;
+    case 'j':
+        a->json = true;
+        break;
+    case 'T':
+        return duration_s("--build-timeout", arg, &a->build_timeout_s, err);
     default: /* 'P' */
         a->priority = strtol(arg, &end, 10);
         if (end == arg || *end != '\0' || a->priority > INT_MAX ||
@@ -119,8 +139,7 @@ parse_args(int argc, char **argv, const struct cmd_usage *u,
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    struct cmd_spec spec = {u, ":h", longopts, sched_opt,
-                            u->operands ? 1 : 0};
+    struct cmd_spec spec = {u, ":h", longopts, sched_opt, u->operands ? 1 : 0};
 
     a->build_timeout_s = -1;
     return cmd_parse(&spec, argc, argv, a, err);
@@ -169,8 +188,9 @@ add(const struct sched_args *a, const char *comp)
     int rc;
 
     if ((a->every == NULL) == (a->cron == NULL)) {
-        cmd_usage_err(&err, CMD_EVALUE, "expected one of --every D or "
-                                        "--cron 'M H DOM MON DOW'");
+        cmd_usage_err(&err, CMD_EVALUE,
+                      "expected one of --every D or "
+                      "--cron 'M H DOM MON DOW'");
         return cmd_args_end(&u_add, -1, &err);
     }
     spec = a->every ? xasprintf("every %s", a->every)
@@ -213,9 +233,8 @@ print_row(const cJSON *s)
     char task[96] = "-";
 
     if (cJSON_IsNumber(id))
-        snprintf(task, sizeof(task), "%lld %s%s%s",
-                 (long long)id->valuedouble, str(last, "state", "?"),
-                 str(last, "outcome", NULL) ? " " : "",
+        snprintf(task, sizeof(task), "%lld %s%s%s", (long long)id->valuedouble,
+                 str(last, "state", "?"), str(last, "outcome", NULL) ? " " : "",
                  str(last, "outcome", ""));
     printf("%-20s %-22s %-14s %-6s %-24s %-24s %s\n", str(s, "name", "?"),
            str(s, "spec", "?"), str(s, "tz", "UTC"),
@@ -266,9 +285,9 @@ change(const struct sched_args *a, const char *verb, const char *name)
         return rc;
     cJSON_Delete(out);
     printf("schedule %s: %s\n", name,
-           rm                             ? "removed"
+           rm                           ? "removed"
            : strcmp(verb, "pause") == 0 ? "paused"
-                                          : "resumed");
+                                        : "resumed");
     return fflush(stdout) == EOF ? EXIT_IOERR : 0;
 }
 

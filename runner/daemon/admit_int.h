@@ -56,8 +56,8 @@ int admit__parse_memory_budget(const char *s, uint64_t mem_available,
 int admit__parse_cpu_budget(const char *s, int64_t online_cpus, int64_t *out,
                             struct err *err);
 /* Both budgets as the daemon's --memory-budget and --cpu-budget give them
- * (NULL is ""; errors name the option), reading MemAvailable only when memory needs it and the
- * online CPUs from sysconf. */
+ * (NULL is ""; errors name the option), reading MemAvailable only when
+ * memory needs it and the online CPUs from sysconf. */
 int admit__budget(const char *memory, const char *cpu, struct admit_budget *b,
                   struct err *err);
 

@@ -75,8 +75,8 @@ struct daemon_task {
     long pid;
     unsigned long long pid_start; /* /proc start time, for pid reuse */
     struct admit_need need;
-    char *groups; /* JSON array from result.json, or NULL */
-    bool cancel;  /* a cancel was asked while it ran */
+    char *groups;         /* JSON array from result.json, or NULL */
+    bool cancel;          /* a cancel was asked while it ran */
     char *schedule;       /* the schedule that fired it, or NULL */
     char *version;        /* the version recorded then, or NULL */
     double build_seconds; /* the build's time; < 0: no build */
@@ -165,8 +165,7 @@ int daemon__submit(struct daemon *d, const cJSON *req, struct daemon_task *t,
  * daemon's --plans); a bad one is http 400, status 65. */
 struct composition;
 struct composition *daemon__load(struct daemon *d, const char *path,
-                                 const char *plans, int *http,
-                                 struct err *err);
+                                 const char *plans, int *http, struct err *err);
 /* Submit the composition at path as t (t's name, priority, schedule,
  * version and build_seconds set by the caller; its name NULL: the
  * composition's): checked, snapshot into *tmp (a fresh

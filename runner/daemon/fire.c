@@ -46,8 +46,9 @@ run_build(struct firing *w)
         return;
     log = path_join(w->tmp, BUILD_LOG);
     w->built = true;
-    if (schedule__build(w->s->build, dir, log, w->s->build_timeout_s * INT64_C(1000000000),
-                        &w->b, &err) < 0) {
+    if (schedule__build(w->s->build, dir, log,
+                        w->s->build_timeout_s * INT64_C(1000000000), &w->b,
+                        &err) < 0) {
         w->b.ok = false;
         snprintf(w->b.reason, sizeof(w->b.reason), "%.200s", err.msg);
     }
@@ -154,16 +155,15 @@ record(struct daemon *d, struct firing *w, int64_t task_id)
     w->f.task_id = task_id;
     w->f.version = w->version[0] ? w->version : NULL;
     if (w->built) {
-        log = xasprintf("%s/tasks/%lld/" BUILD_LOG, d->data,
-                        (long long)task_id);
+        log =
+            xasprintf("%s/tasks/%lld/" BUILD_LOG, d->data, (long long)task_id);
         w->f.build_log = log;
         w->f.build_seconds = w->b.seconds;
         w->f.build_status = w->b.ok ? "ok" : "build-failed";
     }
     pthread_mutex_lock(&d->mu);
     if (schedule__firing_update(d->db, &w->f, &err) < 0)
-        log_warnx("schedule %s: recording its firing: %s", w->s->name,
-                  err.msg);
+        log_warnx("schedule %s: recording its firing: %s", w->s->name, err.msg);
     pthread_mutex_unlock(&d->mu);
     w->f.build_log = NULL;
     w->f.version = NULL;
@@ -205,8 +205,7 @@ fire(struct daemon *d, const struct schedule_row *s, int64_t fire_s,
 
 /* Whether s fires now (*fire_s), and its next firing after now (*next). */
 static bool
-due(const struct schedule_row *s, int64_t now_s, int64_t *fire_s,
-    int64_t *next)
+due(const struct schedule_row *s, int64_t now_s, int64_t *fire_s, int64_t *next)
 {
     struct schedule_spec spec;
     struct err err = {0};
@@ -216,8 +215,7 @@ due(const struct schedule_row *s, int64_t now_s, int64_t *fire_s,
         log_warnx("schedule %s: %s", s->name, err.msg);
         return false;
     }
-    owed = s->paused ? 0
-                     : schedule__due(&spec, s->last_fired_s, now_s, fire_s);
+    owed = s->paused ? 0 : schedule__due(&spec, s->last_fired_s, now_s, fire_s);
     if (!s->paused) {
         int64_t n = schedule__next(&spec, now_s);
 

@@ -282,7 +282,8 @@ schedules(const struct ctx *c, const char *method, const char *rest)
     name[len] = '\0';
     if (slash == NULL && strcmp(method, "DELETE") == 0)
         what = "remove";
-    else if (slash && strcmp(slash, "/pause") == 0 && strcmp(method, "POST") == 0)
+    else if (slash && strcmp(slash, "/pause") == 0 &&
+             strcmp(method, "POST") == 0)
         what = "pause";
     else if (slash && strcmp(slash, "/resume") == 0 &&
              strcmp(method, "POST") == 0)

@@ -73,8 +73,8 @@ next_changed(struct daemon *d)
 }
 
 int
-daemon__schedule_add(struct daemon *d, const cJSON *req, cJSON **out,
-                     int *http, struct err *err)
+daemon__schedule_add(struct daemon *d, const cJSON *req, cJSON **out, int *http,
+                     struct err *err)
 {
     struct schedule_row r = {0};
     struct composition *c;
@@ -135,7 +135,8 @@ add_last(struct daemon *d, cJSON *o, int64_t schedule_id)
     cJSON *last;
 
     if (schedule__firings(d->db, schedule_id, 1, &f, &n, &err) < 0 || n == 0 ||
-        f[0].task_id == 0 || daemon__task_get(d->db, f[0].task_id, &t, &err) < 0) {
+        f[0].task_id == 0 ||
+        daemon__task_get(d->db, f[0].task_id, &t, &err) < 0) {
         cJSON_AddNullToObject(o, "last_task");
         schedule__firings_free(f, n);
         return;
@@ -222,8 +223,8 @@ daemon__schedule_change(struct daemon *d, const char *name, const char *what,
         rc = schedule__resume(d->db, name, now_s, err);
     pthread_mutex_unlock(&d->mu);
     if (rc < 0)
-        return err_status(err, err->code == ENOENT ? EXIT_NOINPUT
-                                                   : EXIT_SOFTWARE);
+        return err_status(err,
+                          err->code == ENOENT ? EXIT_NOINPUT : EXIT_SOFTWARE);
     next_changed(d);
     return 0;
 }

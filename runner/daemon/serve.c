@@ -84,8 +84,8 @@ lock_data(const struct daemon *d, struct err *err)
 static int
 budget(struct daemon *d, struct err *err)
 {
-    if (admit__budget(d->o->memory_budget, d->o->cpu_budget, &d->budget,
-                      err) < 0)
+    if (admit__budget(d->o->memory_budget, d->o->cpu_budget, &d->budget, err) <
+        0)
         return err_status(err, EXIT_USAGE);
     return 0;
 }

@@ -131,7 +131,7 @@ fail:
 
 struct composition *
 daemon__load(struct daemon *d, const char *path, const char *plans, int *http,
-     struct err *err)
+             struct err *err)
 {
     struct composition_opts copts = {0};
     struct composition *c;
@@ -165,7 +165,7 @@ describe(struct daemon_task *t, const struct composition *c, const char *path)
 
 int
 daemon__enqueue(struct daemon *d, struct daemon_task *t, const char *tmp,
-        struct err *err)
+                struct err *err)
 {
     cleanup_free char *dst = NULL;
 

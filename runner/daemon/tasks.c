@@ -85,7 +85,7 @@ daemon__task_release(struct daemon_task *t)
 #define COLUMNS                                                                \
     "id, name, comp_name, path, file, origin, priority, state, outcome, "      \
     "exit_status, reason, submitted_ns, started_ns, ended_ns, pid, "           \
-    "pid_start, need_memory, need_millicpu, need_unlimited, groups, cancel, " \
+    "pid_start, need_memory, need_millicpu, need_unlimited, groups, cancel, "  \
     "schedule, version, build_seconds"
 
 static char *

@@ -36,6 +36,15 @@ count_is() {
     [ "$(count "$1")" = "$2" ]
 }
 
+# settled SCHEDULE N [SCHEDULE N]... — each made N tasks, all ended.
+settled() {
+    while [ $# -gt 0 ]; do
+        count_is "$1" "$2" || return 1
+        shift 2
+    done
+    all_ended
+}
+
 all_ended() {
     [ "$(ty tasks --json | jq '[.[] | select(.state == "queued" or
         .state == "running")] | length')" = 0 ]
@@ -74,6 +83,7 @@ EOF
 }
 printf '#!/bin/sh\necho unbuilt\n' >"$C/prog.sh"
 chmod +x "$C/prog.sh"
+# shellcheck disable=SC2016 # expanded by the build's own shell
 BUILD='n=$(cat n 2>/dev/null || echo 0); n=$((n + 1)); echo "$n" >n;
 printf "#!/bin/sh\necho built-%s\n" "$n" >prog.sh; chmod +x prog.sh;
 echo "build $n done"'
@@ -139,7 +149,7 @@ check_eq "not before the hour: no task" "$(ty tasks --json | jq length)" 0
 
 setclock 01:00:05
 check "past the hour: a task each (hello, bf, ver)" \
-    wait_for 60 eval '[ "$(ty tasks --json | jq length)" = 3 ] && all_ended'
+    wait_for 60 settled hello 1 bf 1 ver 1
 check_eq "hello's task succeeded" "$(last hello .outcome)" success
 check "its run ran the newest build" grep -q '^built-1$' \
     "$DATA/runs/task-$(last hello .id)/s/0/run.out"
@@ -150,7 +160,7 @@ check "logs prints the build log first" \
     sh -c "head -1 '$RUNS/hello.log' | grep -q '^\\\$ n='"
 check "then the run's" grep -q '^result: success' "$RUNS/hello.log"
 
-check_eq "bf: done" "$(last bf .state)" done
+check_eq "bf: done" "$(last bf .state)" "done"
 check_eq "bf: outcome build-failed" "$(last bf .outcome)" build-failed
 check_eq "bf: its reason is the status and the log's last line" \
     "$(last bf .reason)" "build exited with status 3: error: boom"
@@ -172,7 +182,7 @@ check "the daemon stops" stop_daemon
 setclock 06:00:05
 check "it starts again" start_daemon
 check "one task for hello's five missed firings" \
-    wait_for 60 eval 'count_is hello 2 && all_ended'
+    wait_for 60 settled hello 2
 sleep 2
 check_eq "only one" "$(count hello)" 2
 check "it ran the newest build" grep -q '^built-2$' \
@@ -184,7 +194,7 @@ setclock 06:29:58
 sleep 2
 check_eq "cron: not before 06:30" "$(count cr)" 0
 setclock 06:30:05
-check "cron: at 06:30" wait_for 60 eval 'count_is cr 1 && all_ended'
+check "cron: at 06:30" wait_for 60 settled cr 1
 check_eq "cron: succeeded" "$(last cr .outcome)" success
 
 # --- pause, resume
@@ -193,15 +203,14 @@ check_eq "list says paused" \
     "$(ty schedule list --json | jq -r '.[] | select(.name == "hello") |
         .paused')" true
 setclock 07:00:05
-check "at 07:00 the others fire" wait_for 60 eval 'count_is bf 3 &&
-    count_is ver 3 && all_ended'
+check "at 07:00 the others fire" wait_for 60 settled bf 3 ver 3
 check_eq "paused: hello did not" "$(count hello)" 2
 check "resume" quiet ty schedule resume hello
 sleep 2
 check_eq "resume does not fire what was owed" "$(count hello)" 2
 setclock 08:00:05
 check "it fires at the next due time" \
-    wait_for 60 eval 'count_is hello 3 && all_ended'
+    wait_for 60 settled hello 3
 
 # --- rm
 check "rm" quiet ty schedule rm cr
