@@ -93,6 +93,11 @@ int cmd_usage_err(struct err *err, int code, const char *fmt, ...)
  * convention above says. */
 int cmd_args_end(const struct cmd_usage *u, int rc, const struct err *err);
 
+/* opt's argument as a whole number within int's range into *out, else
+ * a CMD_EVALUE usage error "--priority: expected a whole number, got
+ * "x"". */
+int cmd_int_arg(const char *opt, const char *arg, long *out, struct err *err);
+
 /* [-p|--plans DIR] [--runner NAME] [-h|--help] and exactly one operand,
  * left at argv[optind]; *plans is set to DIR and *runner to NAME (borrowed
  * from argv); runner NULL: no --runner option. The contract of

@@ -76,7 +76,6 @@ static int
 sched_opt(int c, char *arg, void *ctx, struct err *err)
 {
     struct sched_args *a = ctx;
-    char *end;
 
     switch (c) {
     case 'd':
@@ -109,13 +108,7 @@ sched_opt(int c, char *arg, void *ctx, struct err *err)
     case 'T':
         return duration_s("--build-timeout", arg, &a->build_timeout_s, err);
     default: /* 'P' */
-        a->priority = strtol(arg, &end, 10);
-        if (end == arg || *end != '\0' || a->priority > INT_MAX ||
-            a->priority < INT_MIN)
-            return cmd_usage_err(err, CMD_EVALUE,
-                                 "--priority: expected a whole number, got "
-                                 "\"%s\"",
-                                 arg);
+        return cmd_int_arg("--priority", arg, &a->priority, err);
     }
     return 0;
 }

@@ -97,16 +97,7 @@ export TESTYARD_CLOCK=$CLOCK
 check "the daemon starts" start_daemon
 
 # --- refused, nothing stored
-cat >"$C/bad.yaml" <<'EOF'
-metadata: {name: bad}
-global:
-  runner: local:exec
-groups:
-  - id: s
-    instances: {count: 1}
-    resources: {memroy: 64Mi}
-    run: {command: [sleep, "1"]}
-EOF
+bad_composition "$C/bad.yaml" >/dev/null
 ty schedule add --every 1h "$C/bad.yaml" >"$RUNS/bad.out" 2>&1
 check_eq "a bad composition: exit 65" "$?" 65
 check "its message is file:line:col" grep -q "$C/bad.yaml:7:[0-9]*: " \
