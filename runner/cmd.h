@@ -44,6 +44,7 @@ int cmd_tasks(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_logs(int argc, char **argv);
 int cmd_cancel(int argc, char **argv);
+int cmd_schedule(int argc, char **argv);
 /* `report TASK` (cmd_tasks.c): the report of task id's run, through the
  * daemon of data (--data, or NULL); written when missing; its path
  * printed, or opened with xdg-open. */
@@ -91,6 +92,11 @@ int cmd_usage_err(struct err *err, int code, const char *fmt, ...)
  * after a usage error, EXIT_USAGE with the error printed on stderr as the
  * convention above says. */
 int cmd_args_end(const struct cmd_usage *u, int rc, const struct err *err);
+
+/* opt's argument as a whole number within int's range into *out, else
+ * a CMD_EVALUE usage error "--priority: expected a whole number, got
+ * "x"". */
+int cmd_int_arg(const char *opt, const char *arg, long *out, struct err *err);
 
 /* [-p|--plans DIR] [--runner NAME] [-h|--help] and exactly one operand,
  * left at argv[optind]; *plans is set to DIR and *runner to NAME (borrowed

@@ -10,6 +10,7 @@
 
 #include "backend/backend.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,4 +147,19 @@ cmd_args_plans(int argc, char **argv, const struct cmd_usage *u,
     struct plans_ctx pc = {plans, runner};
 
     return cmd_parse(&spec, argc, argv, &pc, err);
+}
+
+int
+cmd_int_arg(const char *opt, const char *arg, long *out, struct err *err)
+{
+    char *end;
+
+    errno = 0;
+    *out = strtol(arg, &end, 10);
+    if (errno != 0 || end == arg || *end != '\0' || *out > INT_MAX ||
+        *out < INT_MIN)
+        return cmd_usage_err(err, CMD_EVALUE,
+                             "%s: expected a whole number, got \"%s\"", opt,
+                             arg);
+    return 0;
 }

@@ -8,6 +8,7 @@
  * recorded and how the change points are found.
  */
 #include "cmd.h"
+#include "daemon/daemon.h"
 #include "history/history.h"
 #include "ty_time.h"
 #include "ty_units.h"
@@ -182,71 +183,26 @@ parse_args(int argc, char **argv, bool import, struct history_args *a,
 
 /* ---- the data folder and the database ------------------------------ */
 
-/* --data, else $TESTYARD_DATA, else $XDG_STATE_HOME/testyard (default
- * ~/.local/state/testyard); caller frees. */
-static char *
-data_dir(const char *opt)
-{
-    const char *env = getenv("TESTYARD_DATA");
-    const char *state = getenv("XDG_STATE_HOME");
-    const char *home = getenv("HOME");
-
-    if (opt != NULL)
-        return xstrdup(opt);
-    if (env != NULL && *env != '\0')
-        return xstrdup(env);
-    if (state != NULL && *state != '\0')
-        return xasprintf("%s/testyard", state);
-    return xasprintf("%s/.local/state/testyard", home ? home : ".");
-}
-
-/* A database that is not one (or is damaged) is bad data (65); one that
- * cannot be opened or written, an output that cannot be made (73). */
-static int
-db_fail(sqlite3 *db, const char *path, struct err *err)
-{
-    int rc = db ? sqlite3_errcode(db) : SQLITE_NOMEM;
-
-    err_set(err, EIO, "%s: %s", path, db ? sqlite3_errmsg(db) : "no memory");
-    return err_status(err, rc == SQLITE_NOTADB || rc == SQLITE_CORRUPT
-                               ? EXIT_DATAERR
-                               : EXIT_CANTCREAT);
-}
-
-/* DATA/testyard.db opened (made, with DATA, when create), in WAL mode,
- * the history tables migrated. */
+/* DATA (as the daemon finds it: daemon_data_dir) and its database,
+ * opened and migrated as the daemon opens it; made when create. */
 static sqlite3 *
-open_db(const char *dir, bool create, struct err *err)
+open_db(const char *opt, bool create, struct err *err)
 {
-    cleanup_free char *path = path_join(dir, "testyard.db");
+    cleanup_free char *dir = daemon_data_dir(opt, create, err);
     sqlite3 *db = NULL;
-    int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
-    bool made = create && !path_exists(dir);
 
-    if (!create && !path_exists(path)) {
-        err_set(err, ENOENT, "%s: no history yet (no such database)", path);
+    if (dir == NULL)
+        return NULL;
+    if (daemon_db_open(dir, create, &db, err) == 0)
+        return db;
+    if (err->code == ENOENT && !create) {
+        err_set(err, ENOENT,
+                "%s/testyard.db: no history yet (no such "
+                "database)",
+                dir);
         err_status(err, EXIT_NOINPUT);
-        return NULL;
     }
-    if (made && (mkdir_p(dir, err) < 0 || chmod(dir, 0700) < 0)) {
-        if (err->code == 0)
-            err_sys(err, errno, "%s", dir);
-        err_status(err, EXIT_CANTCREAT);
-        return NULL;
-    }
-    if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK ||
-        sqlite3_busy_timeout(db, 5000) != SQLITE_OK ||
-        sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON",
-                     NULL, NULL, NULL) != SQLITE_OK) {
-        db_fail(db, path, err);
-        sqlite3_close(db);
-        return NULL;
-    }
-    if (history_migrate(db, err) < 0) {
-        sqlite3_close(db);
-        return NULL;
-    }
-    return db;
+    return NULL;
 }
 
 /* ---- the commands --------------------------------------------------- */
@@ -283,8 +239,7 @@ static int
 show(const struct history_args *a)
 {
     struct err err = {0};
-    cleanup_free char *dir = data_dir(a->data);
-    sqlite3 *db = open_db(dir, false, &err);
+    sqlite3 *db = open_db(a->data, false, &err);
     struct history_cp_opts o;
     struct history *h;
 
@@ -307,8 +262,7 @@ static int
 import(const struct history_args *a, int n, char **dirs)
 {
     struct err err = {0};
-    cleanup_free char *dir = data_dir(a->data);
-    sqlite3 *db = open_db(dir, true, &err);
+    sqlite3 *db = open_db(a->data, true, &err);
     struct history_meta m = {
         .name = a->name, .version = a->version, .build_seconds = -1};
     int status = 0;

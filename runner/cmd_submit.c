@@ -51,7 +51,6 @@ static int
 submit_opt(int c, char *arg, void *ctx, struct err *err)
 {
     struct submit_args *a = ctx;
-    char *end;
 
     if (c == 'd') {
         a->data = arg;
@@ -60,14 +59,7 @@ submit_opt(int c, char *arg, void *ctx, struct err *err)
     } else if (c == 'p') {
         a->plans = arg;
     } else { /* 'P' */
-        errno = 0;
-        a->priority = strtol(arg, &end, 10);
-        if (errno != 0 || end == arg || *end != '\0' || a->priority > INT_MAX ||
-            a->priority < INT_MIN)
-            return cmd_usage_err(err, CMD_EVALUE,
-                                 "--priority: expected a whole number, got "
-                                 "\"%s\"",
-                                 arg);
+        return cmd_int_arg("--priority", arg, &a->priority, err);
     }
     return 0;
 }

@@ -52,7 +52,8 @@ usage_logs(FILE *out)
 {
     fprintf(out, "usage: testyard logs [-f] [--data DIR] TASK\n\n"
                  "The output of the task's run (its progress lines and\n"
-                 "summary). -f, --follow: keep printing until the task "
+                 "summary), after its build's log for a schedule's task.\n"
+                 "-f, --follow: keep printing until the task "
                  "ends.\n\n"
                  "exit status: 0, 66 no such task, 69 no daemon runs.\n");
 }
@@ -259,6 +260,13 @@ print_status(const cJSON *t)
         printf(" (exit %d)", (int)num(t, "exit_status", 0));
     putchar('\n');
     print_line("reason:", str(t, "reason"));
+    print_line("schedule:", str(t, "schedule"));
+    print_line("version:", str(t, "version"));
+    if (num(t, "build_seconds", -1) >= 0) {
+        ty__format_duration((int64_t)(num(t, "build_seconds", 0) * 1e9), dur,
+                            sizeof(dur));
+        print_line("build:", dur);
+    }
     print_line("submitted:", str(t, "submitted"));
     print_line("started:", str(t, "started"));
     print_line("ended:", str(t, "ended"));

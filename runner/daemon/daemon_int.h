@@ -75,8 +75,11 @@ struct daemon_task {
     long pid;
     unsigned long long pid_start; /* /proc start time, for pid reuse */
     struct admit_need need;
-    char *groups; /* JSON array from result.json, or NULL */
-    bool cancel;  /* a cancel was asked while it ran */
+    char *groups;         /* JSON array from result.json, or NULL */
+    bool cancel;          /* a cancel was asked while it ran */
+    char *schedule;       /* the schedule that fired it, or NULL */
+    char *version;        /* the version recorded then, or NULL */
+    double build_seconds; /* the build's time; < 0: no build */
 };
 
 void daemon__task_release(struct daemon_task *t);
@@ -143,6 +146,8 @@ struct daemon {
     struct daemon_run *runs;
     size_t nruns, capruns;
     char url[64];
+    int64_t next_fire_s; /* when a schedule fires next (schedule clock);
+                          * 0: look now (a schedule changed) */
 };
 
 /* http.c: start and stop the API (libmicrohttpd's thread). */
@@ -156,6 +161,25 @@ void daemon__http_stop(struct MHD_Daemon **mhd);
  * status). */
 int daemon__submit(struct daemon *d, const cJSON *req, struct daemon_task *t,
                    int *http, struct err *err);
+/* The composition at path loaded as a run would (plans, else the
+ * daemon's --plans); a bad one is http 400, status 65. */
+struct composition;
+struct composition *daemon__load(struct daemon *d, const char *path,
+                                 const char *plans, int *http, struct err *err);
+/* Submit the composition at path as t (t's name, priority, schedule,
+ * version and build_seconds set by the caller; its name NULL: the
+ * composition's): checked, snapshot into *tmp (a fresh
+ * DATA/tasks/.new-XXXXXX when NULL; on a failure it may be left, the
+ * caller removes it), queued. */
+int daemon__submit_path(struct daemon *d, const char *path, const char *plans,
+                        struct daemon_task *t, char **tmp, int *http,
+                        struct err *err);
+/* A fresh DATA/tasks/.new-XXXXXX (the start prunes those left). */
+char *daemon__snapshot_dir(struct daemon *d, struct err *err);
+/* Insert t and move the snapshot at tmp to tasks/ID in one transaction;
+ * under d->mu. */
+int daemon__enqueue(struct daemon *d, struct daemon_task *t, const char *tmp,
+                    struct err *err);
 /* Cancel: queued at once, running by SIGINT; under d->mu. */
 int daemon__cancel(struct daemon *d, int64_t id, struct daemon_task *t,
                    struct err *err);
@@ -182,6 +206,22 @@ int daemon__spawn(struct daemon *d, const struct daemon_task *t,
 /* `testyard clean --run task-ID` with its output appended to the task's
  * log (bounded). */
 void daemon__clean_run(struct daemon *d, int64_t id);
+/* The last line of the file at path (of its last 1 KiB) not starting
+ * with skip (NULL: any), "" when none. */
+void daemon__last_line(const char *path, const char *skip, char *out,
+                       size_t size);
+/* schedules.c: the schedules' API. Add from a request (201, *out
+ * {name, id} | error: 400 bad composition (65) or spec (64), 409 a name
+ * taken (65)); all as an array; remove, "pause" or "resume" one by name
+ * (ENOENT, status 66). */
+int daemon__schedule_add(struct daemon *d, const cJSON *req, cJSON **out,
+                         int *http, struct err *err);
+int daemon__schedules_json(struct daemon *d, cJSON **out, struct err *err);
+int daemon__schedule_change(struct daemon *d, const char *name,
+                            const char *what, struct err *err);
+/* fire.c: fire the schedules that are due (build, version, task); the
+ * earliest next firing (unix seconds) in *next_s, INT64_MAX when none. */
+void daemon__fire(struct daemon *d, int64_t *next_s);
 /* Whether pid is still the process started at start. */
 bool daemon__pid_alive(long pid, unsigned long long start);
 /* DATA/runs/task-ID/result.json into t (outcome, groups). */

@@ -159,6 +159,14 @@ daemon_db_open(const char *data_dir, bool create, sqlite3 **db, struct err *err)
             goto fail;
     return 0;
 fail:
+    if (*db != NULL && (sqlite3_errcode(*db) == SQLITE_NOTADB ||
+                        sqlite3_errcode(*db) == SQLITE_CORRUPT)) {
+        /* not a database, or a damaged one: bad data */
+        err_set(err, EIO, "%s: %s", path, sqlite3_errmsg(*db));
+        sqlite3_close(*db);
+        *db = NULL;
+        return err_status(err, EXIT_DATAERR);
+    }
     err_prefix(err, "%s", path);
     sqlite3_close(*db);
     *db = NULL;

@@ -107,17 +107,28 @@ list(const struct ctx *c)
     return send_json(c->conn, 200, arr);
 }
 
+static cJSON *
+parse_body(const struct ctx *c)
+{
+    cJSON *req = c->rq->too_big ? NULL : cJSON_Parse(c->rq->body.buf);
+
+    if (req != NULL && !cJSON_IsObject(req)) {
+        cJSON_Delete(req);
+        return NULL;
+    }
+    return req;
+}
+
 static enum MHD_Result
 submit(const struct ctx *c)
 {
-    cJSON *req = c->rq->too_big ? NULL : cJSON_Parse(c->rq->body.buf);
+    cJSON *req = parse_body(c);
     struct daemon_task t = {0};
     struct err err = {0};
     int http = 500;
     enum MHD_Result rc;
 
-    if (req == NULL || !cJSON_IsObject(req)) {
-        cJSON_Delete(req);
+    if (req == NULL) {
         return send_error(c->conn, 400, "expected a JSON object", EXIT_USAGE);
     }
     if (daemon__submit(c->d, req, &t, &http, &err) < 0)
@@ -166,7 +177,24 @@ cancel(const struct ctx *c)
     return send_json(c->conn, 200, o);
 }
 
-/* Bytes of the log from ?offset=N, at most LOG_CHUNK; done when the task
+/* The size of DATA/tasks/ID/name and an open descriptor (-1, size 0 when
+ * it is not there). */
+static int
+open_part(const struct ctx *c, const char *name, off_t *size)
+{
+    cleanup_free char *path =
+        xasprintf("%s/tasks/%lld/%s", c->d->data, (long long)c->id, name);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    struct stat st;
+
+    *size = 0;
+    if (fd >= 0 && fstat(fd, &st) == 0)
+        *size = st.st_size;
+    return fd;
+}
+
+/* Bytes of the log from ?offset=N, at most LOG_CHUNK: a scheduled task's
+ * build.log first, then its run's log, as one stream; done when the task
  * has ended and nothing is left after them. */
 static enum MHD_Result
 log_part(const struct ctx *c)
@@ -176,13 +204,11 @@ log_part(const struct ctx *c)
     long long from = off ? strtoll(off, NULL, 10) : 0;
     struct daemon_task t = {0};
     struct err err = {0};
-    cleanup_free char *path =
-        xasprintf("%s/tasks/%lld/log", c->d->data, (long long)c->id);
     char *buf = xmalloc(LOG_CHUNK);
     ssize_t n = 0;
     bool ended;
-    struct stat st;
-    int fd, rc;
+    off_t bsize, lsize;
+    int bfd, fd, rc;
 
     pthread_mutex_lock(&c->d->mu);
     rc = daemon__task_get(c->d->db, c->id, &t, &err);
@@ -193,17 +219,83 @@ log_part(const struct ctx *c)
         free(buf);
         return send_err(c->conn, 500, &err);
     }
-    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd >= 0 && from >= 0 && fstat(fd, &st) == 0 && from < st.st_size)
-        n = pread(fd, buf, LOG_CHUNK, (off_t)from);
+    bfd = open_part(c, "build.log", &bsize);
+    fd = open_part(c, "log", &lsize);
+    if (from < 0)
+        from = 0;
+    if (bfd >= 0 && from < bsize)
+        n = pread(bfd, buf, LOG_CHUNK, (off_t)from);
+    else if (fd >= 0 && from - bsize < lsize)
+        n = pread(fd, buf, LOG_CHUNK, (off_t)(from - bsize));
     if (n < 0)
         n = 0;
-    if (fd >= 0) {
-        ended = ended && from + n >= st.st_size;
-        close(fd);
-    }
+    ended = ended && from + n >= bsize + lsize;
+    for (int *p = (int[]){bfd, fd, -2}; *p != -2; p++)
+        if (*p >= 0)
+            close(*p);
     return send_buf(c->conn, 200, buf, (size_t)n, "text/plain; charset=utf-8",
                     ended);
+}
+
+static enum MHD_Result
+schedule_add(const struct ctx *c)
+{
+    cJSON *req = parse_body(c), *out = NULL;
+    struct err err = {0};
+    int http = 500;
+
+    if (req == NULL)
+        return send_error(c->conn, 400, "expected a JSON object", EXIT_USAGE);
+    if (daemon__schedule_add(c->d, req, &out, &http, &err) < 0) {
+        cJSON_Delete(req);
+        return send_err(c->conn, (unsigned)http, &err);
+    }
+    cJSON_Delete(req);
+    return send_json(c->conn, 201, out);
+}
+
+/* /api/schedules[/NAME[/pause|/resume]] */
+static enum MHD_Result
+schedules(const struct ctx *c, const char *method, const char *rest)
+{
+    char name[128];
+    const char *slash, *what;
+    cJSON *out = NULL;
+    struct err err = {0};
+    size_t len;
+
+    if (rest[0] == '\0' && strcmp(method, "GET") == 0) {
+        if (daemon__schedules_json(c->d, &out, &err) < 0)
+            return send_err(c->conn, 500, &err);
+        return send_json(c->conn, 200, out);
+    }
+    if (rest[0] == '\0' && strcmp(method, "POST") == 0)
+        return schedule_add(c);
+    if (rest[0] != '/' || rest[1] == '\0')
+        return send_error(c->conn, 404, "no such route", EXIT_USAGE);
+    rest++;
+    slash = strchr(rest, '/');
+    len = slash ? (size_t)(slash - rest) : strlen(rest);
+    if (len >= sizeof(name))
+        return send_error(c->conn, 404, "no such schedule", EXIT_NOINPUT);
+    memcpy(name, rest, len);
+    name[len] = '\0';
+    if (slash == NULL && strcmp(method, "DELETE") == 0)
+        what = "remove";
+    else if (slash && strcmp(slash, "/pause") == 0 &&
+             strcmp(method, "POST") == 0)
+        what = "pause";
+    else if (slash && strcmp(slash, "/resume") == 0 &&
+             strcmp(method, "POST") == 0)
+        what = "resume";
+    else
+        return send_error(c->conn, 404, "no such route", EXIT_USAGE);
+    if (daemon__schedule_change(c->d, name, what, &err) < 0)
+        return send_err(c->conn, err.code == ENOENT ? 404 : 500, &err);
+    out = cJSON_CreateObject();
+    cJSON_AddStringToObject(out, "name", name);
+    cJSON_AddStringToObject(out, "done", what);
+    return send_json(c->conn, 200, out);
 }
 
 struct route {
@@ -263,6 +355,8 @@ answer(struct daemon *d, struct MHD_Connection *conn, const char *url,
         return send_error(conn, 401,
                           "missing or wrong bearer token (see DATA/token)",
                           EXIT_USAGE);
+    if (strncmp(url, "/api/schedules", 14) == 0)
+        return schedules(&c, method, url + 14);
     if ((r = route_of(method, url, &c.id)) == NULL)
         return send_error(conn, 404, "no such route", EXIT_USAGE);
     return r->fn(&c);

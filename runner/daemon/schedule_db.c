@@ -47,6 +47,11 @@ static const char schema_v1[] = "CREATE TABLE schedules ("
                                 "CREATE INDEX schedule_firings_by_schedule"
                                 " ON schedule_firings(schedule_id, fire_time);";
 
+/* 2: how long a build may take (seconds; 0: no limit). */
+static const char schema_v2[] = "ALTER TABLE schedules ADD COLUMN"
+                                " build_timeout INTEGER NOT NULL"
+                                " DEFAULT 3600;";
+
 /* An SQLite failure as an err: a full disk is ENOSPC (exit 74), a locked
  * database EBUSY, the rest EIO. */
 static int
@@ -182,13 +187,14 @@ migrate_steps(sqlite3 *db, struct err *err)
                        version, SCHEDULE_SCHEMA_VERSION);
     if (version == SCHEDULE_SCHEMA_VERSION)
         return 0;
-    return db_exec(db, schema_v1, err) < 0 ||
-                   db_exec(db,
-                           "INSERT INTO schema (module, version) VALUES "
-                           "('schedules', 1)",
-                           err) < 0
-               ? -1
-               : 0;
+    if ((version < 1 && db_exec(db, schema_v1, err) < 0) ||
+        (version < 2 && db_exec(db, schema_v2, err) < 0))
+        return -1;
+    return db_exec(db,
+                   "INSERT INTO schema (module, version) VALUES "
+                   "('schedules', 2) ON CONFLICT(module) DO UPDATE SET "
+                   "version = excluded.version",
+                   err);
 }
 
 int
@@ -253,8 +259,8 @@ add_row(sqlite3 *db, const struct schedule_row *r, struct err *err)
     sqlite3_stmt *st = db_prepare(
         db,
         "INSERT INTO schedules (name, composition, plans, spec, tz, build, "
-        "version_from, priority, created, paused) VALUES "
-        "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "version_from, priority, created, paused, build_timeout) VALUES "
+        "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         err);
     int rc, ext;
 
@@ -270,6 +276,7 @@ add_row(sqlite3 *db, const struct schedule_row *r, struct err *err)
     sqlite3_bind_int(st, 8, r->priority);
     sqlite3_bind_int64(st, 9, r->created_s);
     sqlite3_bind_int(st, 10, r->paused);
+    sqlite3_bind_int64(st, 11, r->build_timeout_s);
     rc = sqlite3_step(st);
     ext = sqlite3_extended_errcode(db);
     sqlite3_finalize(st);
@@ -294,7 +301,7 @@ schedule__add(sqlite3 *db, const struct schedule_row *r, int64_t *id,
 
 #define ROW_COLUMNS                                                            \
     "id, name, composition, plans, spec, tz, build, version_from, "            \
-    "priority, created, paused, last_fired"
+    "priority, created, paused, last_fired, build_timeout"
 
 static void
 read_row(sqlite3_stmt *st, void *p)
@@ -315,6 +322,7 @@ read_row(sqlite3_stmt *st, void *p)
     r->last_fired_s = sqlite3_column_type(st, 11) == SQLITE_NULL
                           ? -1
                           : sqlite3_column_int64(st, 11);
+    r->build_timeout_s = sqlite3_column_int64(st, 12);
 }
 
 void

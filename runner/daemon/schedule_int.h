@@ -122,7 +122,7 @@ int64_t schedule__clock_now(struct err *err);
 
 /* ---- the database (schedule_db.c) ---- */
 
-#define SCHEDULE_SCHEMA_VERSION 1
+#define SCHEDULE_SCHEMA_VERSION 2
 
 /* Create or upgrade the tables (and the shared `schema` table) in one
  * transaction; refuses (EPROTO) a database whose schedules schema is newer
@@ -141,6 +141,7 @@ struct schedule_row {
     char *build;        /* shell command or NULL */
     char *version_from; /* folder or NULL */
     int priority;
+    int64_t build_timeout_s; /* the build's deadline; 0: none */
     int64_t created_s;
     bool paused;
     int64_t last_fired_s; /* the firing time last acted on (or the time

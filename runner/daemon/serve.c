@@ -6,6 +6,7 @@
  * what runs and keeps the queue.
  */
 #include "daemon/daemon_int.h"
+#include "daemon/schedule_int.h"
 
 #include "base/fsat.h"
 #include "base/log.h"
@@ -175,6 +176,22 @@ daemon__stop_all(struct daemon *d, int sfd, int64_t deadline_ns)
     daemon__reap(d);
 }
 
+/* The schedules, when one may be due; a change through the API (next
+ * set to 0 meanwhile) is kept for the next turn. */
+static void
+fire_due(struct daemon *d)
+{
+    struct err err = {0};
+    int64_t now_s = schedule__clock_now(&err), next;
+    int64_t seen = __atomic_load_n(&d->next_fire_s, __ATOMIC_SEQ_CST);
+
+    if (now_s >= 0 && now_s < seen)
+        return;
+    daemon__fire(d, &next);
+    __atomic_compare_exchange_n(&d->next_fire_s, &seen, next, false,
+                                __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+}
+
 static void
 loop(struct daemon *d, int sfd)
 {
@@ -182,6 +199,7 @@ loop(struct daemon *d, int sfd)
 
     log_info("daemon listening on %s (data %s)", d->url, d->data);
     while (!stop) {
+        fire_due(d);
         daemon__schedule(d);
         stop = turn(d, sfd);
     }

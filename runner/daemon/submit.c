@@ -66,6 +66,7 @@ read_request(const cJSON *req, struct daemon_task *t, const char **path,
     *plans = cJSON_IsString(p) ? p->valuestring : NULL;
     t->priority = cJSON_IsNumber(pr) ? pr->valueint : 0;
     t->name = cJSON_IsString(n) ? xstrdup(n->valuestring) : NULL;
+    t->build_seconds = -1;
     return 0;
 }
 
@@ -86,7 +87,21 @@ copy_composition(const char *path, int dirfd, const char *file, struct err *err)
     return 0;
 }
 
-/* The snapshot in a fresh DATA/tasks/.new-XXXXXX (its path in tmp). */
+char *
+daemon__snapshot_dir(struct daemon *d, struct err *err)
+{
+    char *tmp = xasprintf("%s/tasks/.new-XXXXXX", d->data);
+
+    if (mkdtemp(tmp) != NULL)
+        return tmp;
+    err_sys(err, errno, "%s", tmp);
+    err_prefix(err, "the task's snapshot");
+    err_status(err, err_io_status(err->code));
+    free(tmp);
+    return NULL;
+}
+
+/* The snapshot in *tmp, a fresh DATA/tasks/.new-XXXXXX made when NULL. */
 static int
 snapshot(struct daemon *d, const struct composition *c,
          const struct daemon_task *t, char **tmp, struct err *err)
@@ -94,11 +109,8 @@ snapshot(struct daemon *d, const struct composition *c,
     cleanup_close int fd = -1;
     cleanup_free char *rel = NULL;
 
-    *tmp = xasprintf("%s/tasks/.new-XXXXXX", d->data);
-    if (mkdtemp(*tmp) == NULL) {
-        err_sys(err, errno, "%s", *tmp);
-        goto fail;
-    }
+    if (*tmp == NULL && (*tmp = daemon__snapshot_dir(d, err)) == NULL)
+        return -1;
     if ((fd = fsat_root(*tmp, err)) < 0 ||
         copy_composition(c->path, fd, t->file, err) < 0)
         goto fail;
@@ -117,9 +129,9 @@ fail:
     return -1;
 }
 
-static struct composition *
-load(struct daemon *d, const char *path, const char *plans, int *http,
-     struct err *err)
+struct composition *
+daemon__load(struct daemon *d, const char *path, const char *plans, int *http,
+             struct err *err)
 {
     struct composition_opts copts = {0};
     struct composition *c;
@@ -151,11 +163,9 @@ describe(struct daemon_task *t, const struct composition *c, const char *path)
     admit__need(c, &t->need);
 }
 
-/* Insert t and move the snapshot at tmp to tasks/ID in one transaction;
- * under d->mu. */
-static int
-enqueue(struct daemon *d, struct daemon_task *t, const char *tmp,
-        struct err *err)
+int
+daemon__enqueue(struct daemon *d, struct daemon_task *t, const char *tmp,
+                struct err *err)
 {
     cleanup_free char *dst = NULL;
 
@@ -181,18 +191,16 @@ fail:
 }
 
 int
-daemon__submit(struct daemon *d, const cJSON *req, struct daemon_task *t,
-               int *http, struct err *err)
+daemon__submit_path(struct daemon *d, const char *path, const char *plans,
+                    struct daemon_task *t, char **tmp, int *http,
+                    struct err *err)
 {
-    const char *path = NULL, *plans = NULL;
     struct composition *c = NULL;
-    cleanup_free char *tmp = NULL;
     char why[256];
     int rc = -1;
 
     *http = 500;
-    if (read_request(req, t, &path, &plans, http, err) < 0 ||
-        (c = load(d, path, plans, http, err)) == NULL)
+    if ((c = daemon__load(d, path, plans, http, err)) == NULL)
         return -1;
     describe(t, c, path);
     if (admit__too_large(&t->need, &d->budget, why, sizeof(why))) {
@@ -200,12 +208,10 @@ daemon__submit(struct daemon *d, const cJSON *req, struct daemon_task *t,
         err_set(err, EFBIG, "%s: larger than the daemon's whole budget: %s",
                 path, why);
         err_status(err, EXIT_DATAERR);
-    } else if (snapshot(d, c, t, &tmp, err) == 0) {
+    } else if (snapshot(d, c, t, tmp, err) == 0) {
         pthread_mutex_lock(&d->mu);
-        rc = enqueue(d, t, tmp, err);
+        rc = daemon__enqueue(d, t, *tmp, err);
         pthread_mutex_unlock(&d->mu);
-        if (rc < 0)
-            rm_rf(tmp, NULL);
         *http = rc == 0 ? 201 : 500;
     } else {
         *http = err->status == EXIT_IOERR ? 507 : 500;
@@ -213,6 +219,23 @@ daemon__submit(struct daemon *d, const cJSON *req, struct daemon_task *t,
     composition_destroy(&c);
     if (rc == 0)
         daemon__wake(d);
+    return rc;
+}
+
+int
+daemon__submit(struct daemon *d, const cJSON *req, struct daemon_task *t,
+               int *http, struct err *err)
+{
+    const char *path = NULL, *plans = NULL;
+    cleanup_free char *tmp = NULL;
+    int rc;
+
+    *http = 500;
+    if (read_request(req, t, &path, &plans, http, err) < 0)
+        return -1;
+    rc = daemon__submit_path(d, path, plans, t, &tmp, http, err);
+    if (rc < 0 && tmp != NULL)
+        rm_rf(tmp, NULL);
     return rc;
 }
 

@@ -27,6 +27,11 @@ static const char *const steps[] = {
     " need_unlimited INTEGER NOT NULL, groups TEXT, cancel INTEGER NOT NULL"
     " DEFAULT 0);"
     "CREATE INDEX tasks_state ON tasks(state);",
+    /* 2: a task a schedule fired: its name, the version and the build's
+     * time */
+    "ALTER TABLE tasks ADD COLUMN schedule TEXT;"
+    "ALTER TABLE tasks ADD COLUMN version TEXT;"
+    "ALTER TABLE tasks ADD COLUMN build_seconds REAL NOT NULL DEFAULT -1;",
 };
 
 int
@@ -72,13 +77,16 @@ daemon__task_release(struct daemon_task *t)
     free(t->outcome);
     free(t->reason);
     free(t->groups);
+    free(t->schedule);
+    free(t->version);
     memset(t, 0, sizeof(*t));
 }
 
 #define COLUMNS                                                                \
     "id, name, comp_name, path, file, origin, priority, state, outcome, "      \
     "exit_status, reason, submitted_ns, started_ns, ended_ns, pid, "           \
-    "pid_start, need_memory, need_millicpu, need_unlimited, groups, cancel"
+    "pid_start, need_memory, need_millicpu, need_unlimited, groups, cancel, "  \
+    "schedule, version, build_seconds"
 
 static char *
 text(sqlite3_stmt *st, int col)
@@ -112,6 +120,9 @@ from_row(sqlite3_stmt *st, struct daemon_task *t)
     t->need.unlimited_memory = sqlite3_column_int(st, 18) != 0;
     t->groups = text(st, 19);
     t->cancel = sqlite3_column_int(st, 20) != 0;
+    t->schedule = text(st, 21);
+    t->version = text(st, 22);
+    t->build_seconds = sqlite3_column_double(st, 23);
 }
 
 static int
@@ -209,6 +220,9 @@ bind_insert(sqlite3_stmt *st, const struct daemon_task *t)
     sqlite3_bind_int64(st, 18, (sqlite3_int64)t->need.memory_bytes);
     sqlite3_bind_int64(st, 19, t->need.millicpu);
     sqlite3_bind_int(st, 20, t->need.unlimited_memory);
+    bind_text(st, 21, t->schedule);
+    bind_text(st, 22, t->version);
+    sqlite3_bind_double(st, 23, t->build_seconds);
 }
 
 static void
@@ -242,8 +256,9 @@ daemon__task_insert(sqlite3 *db, struct daemon_task *t, struct err *err)
         "INSERT INTO tasks(state, outcome, exit_status, reason, started_ns,"
         " ended_ns, pid, pid_start, groups, cancel, name, comp_name, path,"
         " file, origin, priority, submitted_ns, need_memory, need_millicpu,"
-        " need_unlimited) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10,"
-        " ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)";
+        " need_unlimited, schedule, version, build_seconds) VALUES (?1, ?2,"
+        " ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,"
+        " ?18, ?19, ?20, ?21, ?22, ?23)";
 
     if (write_row(db, sql, bind_insert, t, err) < 0)
         return -1;
@@ -320,6 +335,12 @@ daemon__task_json(const struct daemon_task *t, const char *data_dir)
         cJSON_AddNumberToObject(o, "duration_s", duration_s(t));
     else
         cJSON_AddNullToObject(o, "duration_s");
+    ty__json_string(o, "schedule", t->schedule);
+    ty__json_string(o, "version", t->version);
+    if (t->build_seconds >= 0)
+        cJSON_AddNumberToObject(o, "build_seconds", t->build_seconds);
+    else
+        cJSON_AddNullToObject(o, "build_seconds");
     add_run(o, t, data_dir);
     add_need(o, &t->need);
     cJSON_AddItemToObject(o, "groups", groups ? groups : cJSON_CreateArray());

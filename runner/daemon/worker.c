@@ -7,6 +7,8 @@
  */
 #include "daemon/daemon_int.h"
 
+#include "history/history.h"
+
 #include "base/log.h"
 #include "base/run_lock.h"
 #include "base/util.h"
@@ -26,14 +28,50 @@
 
 static const char truncated_line[] = "[log truncated]\n";
 
+/* The outcome history records for t when its run folder has no
+ * result.json: build-failed, canceled, interrupted, error. */
+static const char *
+outcome_without_run(const struct daemon_task *t)
+{
+    if (t->outcome != NULL && strcmp(t->outcome, "build-failed") == 0)
+        return t->outcome;
+    if (t->state == TASK_CANCELED || t->state == TASK_INTERRUPTED)
+        return daemon__state_name(t->state);
+    return t->outcome ? t->outcome : "error";
+}
+
+/* The run of t into the history (a task that never started, refused or
+ * canceled while queued, has none); a failure is the daemon's log's. */
+static void
+record_history(struct daemon *d, const struct daemon_task *t)
+{
+    cleanup_free char *run =
+        xasprintf("%s/runs/task-%lld", d->data, (long long)t->id);
+    cleanup_free char *result = path_join(run, "result.json");
+    bool has_run = path_exists(result);
+    struct history_meta m = {
+        .name = t->schedule ? t->schedule : t->comp_name,
+        .schedule = t->schedule,
+        .task_id = t->id,
+        .version = t->version,
+        .build_seconds = t->build_seconds,
+        .outcome = has_run ? NULL : outcome_without_run(t),
+    };
+    struct err err = {0};
+    bool built = t->outcome && strcmp(t->outcome, "build-failed") == 0;
+
+    if (!has_run && !built && t->started_ns == 0)
+        return;
+    if (history_record(d->db, &m, has_run ? run : NULL, &err) < 0)
+        log_warnx("task %lld: the history: %s", (long long)t->id, err.msg);
+}
+
 void
 daemon__task_ended(struct daemon *d, const struct daemon_task *t)
 {
-    /* History: history_record(d->db, ...) for the run of t goes here,
-     * once the history module is in (its run folder: runs/task-ID). */
-    (void)d;
     log_info("task %lld %s%s%s", (long long)t->id, daemon__state_name(t->state),
              t->outcome ? ": " : "", t->outcome ? t->outcome : "");
+    record_history(d, t);
 }
 
 /* Write t (its end, when ended) and tell the hook; under d->mu. */
@@ -185,13 +223,9 @@ daemon__pump(struct daemon *d, size_t i)
     }
 }
 
-/* The last line of the task's log, for a run that ended without a
- * result. */
-static void
-last_line(struct daemon *d, int64_t id, char *out, size_t size)
+void
+daemon__last_line(const char *path, const char *skip, char *out, size_t size)
 {
-    cleanup_free char *path =
-        xasprintf("%s/tasks/%lld/log", d->data, (long long)id);
     char buf[1024];
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     off_t end = fd < 0 ? -1 : lseek(fd, 0, SEEK_END);
@@ -206,9 +240,16 @@ last_line(struct daemon *d, int64_t id, char *out, size_t size)
     if (n <= 0)
         return;
     buf[n] = '\0';
-    while (n > 0 && buf[n - 1] == '\n')
-        buf[--n] = '\0';
-    nl = strrchr(buf, '\n');
+    for (;;) {
+        while (n > 0 && buf[n - 1] == '\n')
+            buf[--n] = '\0';
+        nl = strrchr(buf, '\n');
+        if (n == 0 || nl == NULL || skip == NULL ||
+            strncmp(nl + 1, skip, strlen(skip)) != 0)
+            break;
+        *nl = '\0';
+        n = nl - buf;
+    }
     snprintf(out, size, "%s", nl ? nl + 1 : buf);
 }
 
@@ -235,7 +276,10 @@ conclude(struct daemon *d, struct daemon_task *t, const struct daemon_run *r)
     } else if (r->stopping) {
         set_str(&t->reason, "canceled: the daemon was stopped");
     } else if (t->outcome == NULL && t->exit_status != 0) {
-        last_line(d, t->id, why, sizeof(why));
+        cleanup_free char *log =
+            xasprintf("%s/tasks/%lld/log", d->data, (long long)t->id);
+
+        daemon__last_line(log, NULL, why, sizeof(why));
         set_str(&t->reason, why);
         set_str(&t->outcome, "error");
     }

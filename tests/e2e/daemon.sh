@@ -52,16 +52,7 @@ check_eq "--listen 0.0.0.0: refused (exit 64)" "$?" 64
 check "it says loopback only" grep -q "127.0.0.1 only" "$RUNS/any.out"
 
 # --- refused at submit, nothing queued
-cat >"$C/bad.yaml" <<'EOF'
-metadata: {name: bad}
-global:
-  runner: local:exec
-groups:
-  - id: s
-    instances: {count: 1}
-    resources: {memroy: 64Mi}
-    run: {command: [sleep, "1"]}
-EOF
+bad_composition "$C/bad.yaml" >/dev/null
 ty submit "$C/bad.yaml" >"$RUNS/bad.out" 2>&1
 check_eq "a bad composition: exit 65" "$?" 65
 check "its message is file:line:col" grep -q "$C/bad.yaml:7:[0-9]*: " \

@@ -70,3 +70,19 @@ groups:
     run: {command: [sleep, "$2"]}
 EOF
 }
+
+# bad_composition FILE — a composition with a misspelt key (memroy) on
+# line 7; prints FILE.
+bad_composition() {
+    cat >"$1" <<'EOF'
+metadata: {name: bad}
+global:
+  runner: local:exec
+groups:
+  - id: s
+    instances: {count: 1}
+    resources: {memroy: 64Mi}
+    run: {command: [sleep, "1"]}
+EOF
+    echo "$1"
+}

@@ -42,10 +42,10 @@ t_create_and_reopen(void)
     CHECK_EQ_INT(daemon_db_open(th_tmpdir(), false, &db, &e), -1);
     CHECK_CONTAINS(e.msg, "no such database");
     CHECK_EQ_INT(daemon_db_open(th_tmpdir(), true, &db, &e), 0);
-    CHECK_EQ_INT(version(db, "daemon"), 1);
+    CHECK_EQ_INT(version(db, "daemon"), 2);
     sqlite3_close(db);
     CHECK_EQ_INT(daemon_db_open(th_tmpdir(), false, &db, &e), 0);
-    CHECK_EQ_INT(version(db, "daemon"), 1);
+    CHECK_EQ_INT(version(db, "daemon"), 2);
     sqlite3_close(db);
 }
 
@@ -64,7 +64,7 @@ t_newer_refused(void)
     sqlite3_close(db);
     CHECK_EQ_INT(daemon_db_open(th_tmpdir(), true, &db, &e), -1);
     CHECK(db == NULL);
-    CHECK_CONTAINS(e.msg, "version 9, newer than this testyard knows (1)");
+    CHECK_CONTAINS(e.msg, "version 9, newer than this testyard knows (2)");
     CHECK_EQ_INT(e.status, EXIT_SOFTWARE);
 }
 
@@ -108,6 +108,9 @@ t_task_round_trip(void)
     t.submitted_ns = 5;
     t.need.memory_bytes = (uint64_t)3 << 30;
     t.need.unlimited_memory = true;
+    t.schedule = xstrdup("nightly");
+    t.version = xstrdup("abc123");
+    t.build_seconds = 1.5;
     CHECK_EQ_INT(daemon__task_insert(db, &t, &e), 0);
     CHECK_EQ_INT(t.id, 1);
     t.state = TASK_DONE;
@@ -119,6 +122,9 @@ t_task_round_trip(void)
     CHECK_EQ_INT(got.priority, -3);
     CHECK_EQ_INT(got.need.memory_bytes, (uint64_t)3 << 30);
     CHECK(got.need.unlimited_memory);
+    CHECK_EQ_STR(got.schedule, "nightly");
+    CHECK_EQ_STR(got.version, "abc123");
+    CHECK(got.build_seconds == 1.5);
     daemon__task_release(&got);
     CHECK_EQ_INT(daemon__task_get(db, 2, &got, &e), -1);
     CHECK_EQ_INT(e.status, EXIT_NOINPUT);

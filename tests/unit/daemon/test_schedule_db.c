@@ -77,27 +77,41 @@ t_db_migrate(void)
     CHECK_EQ_INT(schedule__migrate(db, &err), 0);
     CHECK_EQ_INT(schedule__migrate(db, &err), 0); /* again: nothing to do */
     CHECK_EQ_INT(th_db_count(db, "SELECT version FROM schema WHERE module = "
-                           "'schedules'"),
-                 1);
-    CHECK_EQ_INT(th_db_count(db, "SELECT count(*) FROM sqlite_master WHERE name IN "
-                           "('schedules', 'schedule_firings')"),
+                                 "'schedules'"),
+                 SCHEDULE_SCHEMA_VERSION);
+    CHECK_EQ_INT(th_db_count(db,
+                             "SELECT count(*) FROM sqlite_master WHERE name IN "
+                             "('schedules', 'schedule_firings')"),
                  2);
     /* another module's row in the shared table is left alone */
     sqlite3_exec(db, "INSERT INTO schema VALUES ('history', 3)", NULL, NULL,
                  NULL);
     CHECK_EQ_INT(schedule__migrate(db, &err), 0);
     CHECK_EQ_INT(th_db_count(db, "SELECT version FROM schema WHERE module = "
-                           "'history'"),
+                                 "'history'"),
                  3);
     /* from a newer testyard: refused */
     sqlite3_exec(db,
-                 "UPDATE schema SET version = 2 WHERE module = "
+                 "UPDATE schema SET version = 3 WHERE module = "
                  "'schedules'",
                  NULL, NULL, NULL);
     CHECK_EQ_INT(schedule__migrate(db, &err), -1);
     CHECK_EQ_INT(err.code, EPROTO);
-    CHECK_CONTAINS(err.msg, "schema version 2, this testyard knows up to 1");
+    CHECK_CONTAINS(err.msg, "schema version 3, this testyard knows up to 2");
     CHECK_EQ_INT(sqlite3_get_autocommit(db), 1); /* no open transaction */
+    /* version 1 (no build_timeout) is brought to 2 */
+    err_clear(&err);
+    sqlite3_exec(db,
+                 "ALTER TABLE schedules DROP COLUMN build_timeout;"
+                 "UPDATE schema SET version = 1 WHERE module = 'schedules'",
+                 NULL, NULL, NULL);
+    CHECK_EQ_INT(schedule__migrate(db, &err), 0);
+    CHECK_EQ_INT(th_db_count(db, "SELECT version FROM schema WHERE module = "
+                                 "'schedules'"),
+                 2);
+    CHECK_EQ_INT(th_db_count(db, "SELECT count(*) FROM pragma_table_info("
+                                 "'schedules') WHERE name = 'build_timeout'"),
+                 1);
     sqlite3_close(db);
     free(path);
 }

@@ -78,7 +78,7 @@ t_migrate(void)
 
     CHECK_EQ_INT(history_migrate(db, &err), 0);
     CHECK_EQ_INT(th_db_count(db, "SELECT version FROM schema WHERE module = "
-                           "'history'"),
+                                 "'history'"),
                  HISTORY_SCHEMA_VERSION);
     CHECK_EQ_INT(th_db_count(db, "SELECT count(*) FROM history_runs"), 0);
     CHECK_EQ_INT(history_migrate(db, &err), 0);
@@ -122,17 +122,20 @@ t_record(void)
     err_clear(&err);
     m.name = "renamed";
     CHECK_EQ_INT(history_record(db, &m, a, &err), 1);
-    CHECK_EQ_INT(th_db_count(db, "SELECT peak_bytes FROM history_groups g JOIN "
-                           "history_runs r ON g.run = r.id WHERE r.name = "
-                           "'nightly' AND r.number = 2"),
+    CHECK_EQ_INT(th_db_count(db,
+                             "SELECT peak_bytes FROM history_groups g JOIN "
+                             "history_runs r ON g.run = r.id WHERE r.name = "
+                             "'nightly' AND r.number = 2"),
                  101 << 20);
-    CHECK_EQ_INT(th_db_count(db, "SELECT count(*) FROM history_groups WHERE "
-                           "final_bytes IS NULL AND oom = 1 AND oom_kills = 1"
-                           " AND verdict = 'flat' AND instances = 2"),
+    CHECK_EQ_INT(th_db_count(db,
+                             "SELECT count(*) FROM history_groups WHERE "
+                             "final_bytes IS NULL AND oom = 1 AND oom_kills = 1"
+                             " AND verdict = 'flat' AND instances = 2"),
                  4);
-    CHECK_EQ_INT(th_db_count(db, "SELECT count(*) FROM history_runs WHERE started "
-                           "= '2026-12-01T08:00:00.000Z' AND build_s = 2.5 "
-                           "AND version = 'abc123' AND task_id IS NULL"),
+    CHECK_EQ_INT(th_db_count(db,
+                             "SELECT count(*) FROM history_runs WHERE started "
+                             "= '2026-12-01T08:00:00.000Z' AND build_s = 2.5 "
+                             "AND version = 'abc123' AND task_id IS NULL"),
                  4);
     free(a);
     free(b);
@@ -211,9 +214,10 @@ t_build_failed(void)
                              .outcome = "build-failed"};
 
     CHECK_EQ_INT(history_record(db, &m, NULL, &err), 1);
-    CHECK_EQ_INT(th_db_count(db, "SELECT count(*) FROM history_runs WHERE outcome "
-                           "= 'build-failed' AND task_id = 7 AND run_dir IS "
-                           "NULL AND started IS NOT NULL"),
+    CHECK_EQ_INT(th_db_count(db,
+                             "SELECT count(*) FROM history_runs WHERE outcome "
+                             "= 'build-failed' AND task_id = 7 AND run_dir IS "
+                             "NULL AND started IS NOT NULL"),
                  1);
     m.outcome = NULL;
     CHECK_EQ_INT(history_record(db, &m, NULL, &err), -1);
