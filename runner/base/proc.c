@@ -43,24 +43,36 @@ child(char *const argv[], const struct proc_opts *o, int outfd, int execfd)
     proc_exec_failed(execfd);
 }
 
-/* Wait until fd is readable or the deadline (monotonic ns, 0: none)
- * passes; false when it passed. */
-static bool
-wait_readable(int fd, int64_t deadline)
+#define STOP_POLL_MS 100
+
+enum wait { READABLE, LATE, STOPPED };
+
+/* Wait until fd is readable, the deadline (monotonic ns, 0: none) passes
+ * or *stop (NULL: never) becomes true. */
+static enum wait
+wait_readable(int fd, int64_t deadline, const atomic_bool *stop)
 {
     struct pollfd p = {fd, POLLIN, 0};
     int64_t left;
-    int n;
+    int n, ms;
 
-    if (deadline == 0)
-        return true;
+    if (deadline == 0 && stop == NULL)
+        return READABLE;
     do {
-        left = deadline - now_mono_ns();
-        if (left <= 0)
-            return false;
-        n = poll(&p, 1, (int)(left / 1000000 + 1));
-    } while (n < 0 && errno == EINTR);
-    return n != 0;
+        if (stop != NULL && atomic_load(stop))
+            return STOPPED;
+        ms = -1;
+        if (deadline != 0) {
+            left = deadline - now_mono_ns();
+            if (left <= 0)
+                return LATE;
+            ms = (int)(left / 1000000 + 1);
+        }
+        if (stop != NULL && (ms < 0 || ms > STOP_POLL_MS))
+            ms = STOP_POLL_MS;
+        n = poll(&p, 1, ms);
+    } while ((n < 0 && errno == EINTR) || n == 0);
+    return READABLE;
 }
 
 /* Where the output goes and how the program is killed at the deadline. */
@@ -86,26 +98,28 @@ sink_add(struct sink *s, const char *buf, size_t n)
     s->kept += keep;
 }
 
-/* Read fd to its end into the sink. When the deadline passes first, kill
- * pid (its group when it has one: what it started may hold the pipe
- * open) and stop reading; returns whether it did. */
-static bool
+/* Read fd to its end into the sink. When the deadline passes or a stop
+ * comes first, kill pid (its group when it has one: what it started may
+ * hold the pipe open) and stop reading; returns which (READABLE: it
+ * closed its output). */
+static enum wait
 drain(int fd, struct sink *s, int64_t deadline, pid_t pid)
 {
     char buf[4096];
 
     for (;;) {
+        enum wait w = wait_readable(fd, deadline, s->o->stop);
         ssize_t n;
 
-        if (!wait_readable(fd, deadline)) {
+        if (w != READABLE) {
             kill(s->o->group ? -pid : pid, SIGKILL);
-            return true;
+            return w;
         }
         n = read(fd, buf, sizeof(buf));
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
-            return false;
+            return READABLE;
         sink_add(s, buf, (size_t)n);
     }
 }
@@ -142,10 +156,11 @@ proc_exec_result(int rfd)
 }
 
 /* Wait for pid; its exit status (or 128+signal), or -1 (exec_err: the
- * errno its exec failed with, 0 when it ran; timeout_ms: it was killed
- * after that long, 0 when not). */
+ * errno its exec failed with, 0 when it ran; how: LATE, killed after
+ * timeout_ms; STOPPED, killed for a stop). */
 static int
-reap(pid_t pid, const char *name, int exec_err, int timeout_ms, struct err *err)
+reap(pid_t pid, const char *name, int exec_err, enum wait how, int timeout_ms,
+     struct err *err)
 {
     int status;
 
@@ -155,9 +170,11 @@ reap(pid_t pid, const char *name, int exec_err, int timeout_ms, struct err *err)
     }
     if (exec_err != 0)
         return err_sys(err, exec_err, "%s: could not be run", name);
-    if (timeout_ms > 0)
+    if (how == LATE)
         return err_set(err, ETIMEDOUT, "%s: killed after %d ms", name,
                        timeout_ms);
+    if (how == STOPPED)
+        return err_set(err, ECANCELED, "%s: killed: asked to stop", name);
     if (WIFEXITED(status))
         return WEXITSTATUS(status);
     return 128 + WTERMSIG(status);
@@ -184,7 +201,7 @@ proc_run_opts(char *const argv[], const struct proc_opts *o, struct strbuf *out,
     struct sink sink = {out, o ? o : &none, 0, 0};
     int fds[2], ex[2], e, exec_err = 0, rc;
     int64_t deadline = 0;
-    bool late = false;
+    enum wait how = READABLE;
     pid_t pid;
 
     o = o ? o : &none;
@@ -201,7 +218,7 @@ proc_run_opts(char *const argv[], const struct proc_opts *o, struct strbuf *out,
     if (pid > 0 && o->group)
         setpgid(pid, pid); /* as the child does: whichever runs first */
     if (pid > 0)
-        late = drain(fds[0], &sink, deadline, pid);
+        how = drain(fds[0], &sink, deadline, pid);
     close(fds[0]);
     if (pid > 0)
         exec_err = proc_exec_result(ex[0]);
@@ -209,7 +226,7 @@ proc_run_opts(char *const argv[], const struct proc_opts *o, struct strbuf *out,
         close(ex[0]);
     if (pid < 0)
         return err_sys(err, e, "fork");
-    rc = reap(pid, argv[0], exec_err, late ? o->timeout_ms : 0, err);
+    rc = reap(pid, argv[0], exec_err, how, o->timeout_ms, err);
     if (rc >= 0 && sink.write_err != 0) {
         err_sys(err, sink.write_err, "%s: writing its output", argv[0]);
         return err_status(err, err_io_status(sink.write_err));

@@ -9,6 +9,8 @@
 #include "base/strbuf.h"
 #include "base/util.h"
 
+#include <stdatomic.h>
+
 /* What proc_run_opts changes; all zero is proc_run. Borrowed. */
 struct proc_opts {
     char *const *env; /* run argv[0] as a path (no PATH search) with this
@@ -25,6 +27,9 @@ struct proc_opts {
                        * most max_out bytes) instead of `out`; a write that
                        * fails is -1 with its errno after the program
                        * ended, and status 73/74 */
+    const atomic_bool *stop; /* when it becomes true (looked at every
+                              * 100 ms), it is killed as at the deadline:
+                              * -1, ECANCELED; NULL: never */
 };
 
 /* Run argv[0] (searched in PATH) with argv. Its stdout and stderr are

@@ -16,6 +16,7 @@
 
 #include <cjson/cJSON.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sqlite3.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -148,6 +149,12 @@ struct daemon {
     char url[64];
     int64_t next_fire_s; /* when a schedule fires next (schedule clock);
                           * 0: look now (a schedule changed) */
+    /* fire.c: the thread that fires the due schedules (builds take
+     * long: the main loop goes on meanwhile) */
+    pthread_t firer;
+    bool firing;           /* it runs, not yet joined (main thread only) */
+    atomic_bool fire_done; /* it has finished */
+    atomic_bool fire_stop; /* the daemon stops: kill its build */
 };
 
 /* http.c: start and stop the API (libmicrohttpd's thread). */
@@ -219,9 +226,13 @@ int daemon__schedule_add(struct daemon *d, const cJSON *req, cJSON **out,
 int daemon__schedules_json(struct daemon *d, cJSON **out, struct err *err);
 int daemon__schedule_change(struct daemon *d, const char *name,
                             const char *what, struct err *err);
-/* fire.c: fire the schedules that are due (build, version, task); the
- * earliest next firing (unix seconds) in *next_s, INT64_MAX when none. */
+/* fire.c: fire the schedules that are due (build, version, task) in a
+ * thread of their own; the earliest next firing (unix seconds) in
+ * *next_s, INT64_MAX when none, 0 while firings still run (look again
+ * next turn). daemon__fire_stop: kill a build that runs and wait for the
+ * thread (at the daemon's stop). */
 void daemon__fire(struct daemon *d, int64_t *next_s);
+void daemon__fire_stop(struct daemon *d);
 /* Whether pid is still the process started at start. */
 bool daemon__pid_alive(long pid, unsigned long long start);
 /* DATA/runs/task-ID/result.json into t (outcome, groups). */

@@ -9,8 +9,10 @@
  * moment: the task runs against the newest build. A failed build is a
  * task of its own, done with outcome build-failed, that never runs.
  *
- * The build runs on the main thread: while it does, running tasks' output
- * waits in their pipes and a stop waits for its end (or its timeout).
+ * Firings run in a thread of their own, one batch at a time, so a long
+ * build never holds up the main loop (running tasks' output, cancels,
+ * the queue); the daemon's stop kills a build that runs (its process
+ * group) and its firing becomes a canceled task.
  */
 #include "daemon/daemon_int.h"
 #include "daemon/schedule_int.h"
@@ -33,6 +35,7 @@ struct firing {
     bool built;
     char version[128];
     char *tmp; /* the snapshot folder, with the build's log */
+    const atomic_bool *stop;
 };
 
 static void
@@ -47,8 +50,8 @@ run_build(struct firing *w)
     log = path_join(w->tmp, BUILD_LOG);
     w->built = true;
     if (schedule__build(w->s->build, dir, log,
-                        w->s->build_timeout_s * INT64_C(1000000000), &w->b,
-                        &err) < 0) {
+                        w->s->build_timeout_s * INT64_C(1000000000), w->stop,
+                        &w->b, &err) < 0) {
         w->b.ok = false;
         snprintf(w->b.reason, sizeof(w->b.reason), "%.200s", err.msg);
     }
@@ -174,7 +177,7 @@ static void
 fire(struct daemon *d, const struct schedule_row *s, int64_t fire_s,
      int64_t now_s)
 {
-    struct firing w = {.s = s};
+    struct firing w = {.s = s, .stop = &d->fire_stop};
     struct err err = {0};
     int64_t id;
     int rc;
@@ -196,7 +199,12 @@ fire(struct daemon *d, const struct schedule_row *s, int64_t fire_s,
         log_warnx("schedule %s: %s", s->name, err.msg);
     run_build(&w);
     read_version(&w);
-    id = w.built && !w.b.ok ? build_failed(d, &w) : submit(d, &w);
+    if (w.built && w.b.stopped)
+        id = failed_task(d, &w, "canceled", w.b.reason);
+    else if (w.built && !w.b.ok)
+        id = build_failed(d, &w);
+    else
+        id = submit(d, &w);
     if (w.tmp != NULL && path_exists(w.tmp))
         rm_rf(w.tmp, NULL);
     free(w.tmp);
@@ -226,26 +234,99 @@ due(const struct schedule_row *s, int64_t now_s, int64_t *fire_s, int64_t *next)
     return owed == 1;
 }
 
+/* A batch of firings, the thread's own. */
+struct batch {
+    struct daemon *d;
+    struct schedule_row *rows;
+    size_t n;
+    int64_t *fire_s; /* per row: when it fires, -1 when it does not */
+    int64_t now_s;
+};
+
+static void *
+fire_batch(void *p)
+{
+    struct batch *b = p;
+
+    for (size_t i = 0; i < b->n; i++)
+        if (b->fire_s[i] >= 0 && !atomic_load(&b->d->fire_stop))
+            fire(b->d, &b->rows[i], b->fire_s[i], b->now_s);
+    atomic_store(&b->d->fire_done, true);
+    daemon__wake(b->d);
+    schedule__rows_free(b->rows, b->n);
+    free(b->fire_s);
+    free(b);
+    return NULL;
+}
+
+/* Join the thread of the last batch once it is done; whether none runs. */
+static bool
+joined(struct daemon *d)
+{
+    if (d->firing && atomic_load(&d->fire_done)) {
+        pthread_join(d->firer, NULL);
+        d->firing = false;
+    }
+    return !d->firing;
+}
+
 void
 daemon__fire(struct daemon *d, int64_t *next_s)
 {
-    struct schedule_row *rows = NULL;
+    struct batch *b;
     struct err err = {0};
-    size_t n = 0;
-    int64_t now_s = schedule__clock_now(&err), fire_s;
+    size_t due_n = 0;
+    int64_t now_s;
 
+    *next_s = 0;
+    if (!joined(d))
+        return; /* the last batch still runs: again next turn */
     *next_s = INT64_MAX;
-    if (now_s < 0) {
+    if ((now_s = schedule__clock_now(&err)) < 0) {
         log_warnx("schedules: the clock: %s", err.msg);
         *next_s = 0; /* again next turn */
         return;
     }
+    b = xcalloc(1, sizeof(*b));
+    b->d = d;
+    b->now_s = now_s;
     pthread_mutex_lock(&d->mu);
-    if (schedule__list(d->db, &rows, &n, &err) < 0)
+    if (schedule__list(d->db, &b->rows, &b->n, &err) < 0)
         log_warnx("schedules: %s", err.msg);
     pthread_mutex_unlock(&d->mu);
-    for (size_t i = 0; i < n; i++)
-        if (due(&rows[i], now_s, &fire_s, next_s))
-            fire(d, &rows[i], fire_s, now_s);
-    schedule__rows_free(rows, n);
+    b->fire_s = xcalloc(b->n ? b->n : 1, sizeof(*b->fire_s));
+    for (size_t i = 0; i < b->n; i++) {
+        b->fire_s[i] = -1;
+        if (due(&b->rows[i], now_s, &b->fire_s[i], next_s))
+            due_n++;
+        else
+            b->fire_s[i] = -1;
+    }
+    if (due_n == 0) {
+        schedule__rows_free(b->rows, b->n);
+        free(b->fire_s);
+        free(b);
+        return;
+    }
+    atomic_store(&d->fire_done, false);
+    if (pthread_create(&d->firer, NULL, fire_batch, b) != 0) {
+        log_warn("schedules: a thread for their firings");
+        schedule__rows_free(b->rows, b->n);
+        free(b->fire_s);
+        free(b);
+        *next_s = 0;
+        return;
+    }
+    d->firing = true;
+    *next_s = 0; /* look again once they are done */
+}
+
+void
+daemon__fire_stop(struct daemon *d)
+{
+    if (!d->firing)
+        return;
+    atomic_store(&d->fire_stop, true);
+    pthread_join(d->firer, NULL);
+    d->firing = false;
 }

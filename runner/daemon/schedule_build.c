@@ -74,13 +74,14 @@ timeout_ms(int64_t timeout_ns)
 /* Run it and fill out; -1 only for what is not the build's fault. */
 static int
 run_build(const char *cmd, const char *cwd, int fd, int64_t timeout_ns,
-          struct schedule_build *out, struct err *err)
+          const atomic_bool *stop, struct schedule_build *out, struct err *err)
 {
     struct proc_opts o = {.max_out = SCHEDULE_BUILD_LOG_MAX,
                           .timeout_ms = timeout_ms(timeout_ns),
                           .cwd = cwd,
                           .group = true,
-                          .out_fd = fd};
+                          .out_fd = fd,
+                          .stop = stop};
     char *argv[] = {"/bin/sh", "-c", (char *)cmd, NULL};
     struct err e = {0};
     int64_t t0 = now_mono_ns();
@@ -94,6 +95,12 @@ run_build(const char *cmd, const char *cwd, int fd, int64_t timeout_ns,
         out->timed_out = true;
         snprintf(out->reason, sizeof(out->reason), "build timed out after %s",
                  took);
+        return 0;
+    }
+    if (rc < 0 && e.code == ECANCELED) {
+        out->stopped = true;
+        snprintf(out->reason, sizeof(out->reason),
+                 "build killed: the daemon is stopping");
         return 0;
     }
     if (rc < 0) {
@@ -129,7 +136,8 @@ log_close_lines(int fd, size_t header, struct schedule_build *out)
 
 int
 schedule__build(const char *cmd, const char *cwd, const char *log_path,
-                int64_t timeout_ns, struct schedule_build *out, struct err *err)
+                int64_t timeout_ns, const atomic_bool *stop,
+                struct schedule_build *out, struct err *err)
 {
     cleanup_close int fd = -1;
     struct strbuf head;
@@ -154,7 +162,7 @@ schedule__build(const char *cmd, const char *cwd, const char *log_path,
                  "build folder %s: no such folder", cwd);
         e = log_line(fd, "[testyard: %s]\n", out->reason);
     } else if (e == 0) {
-        if (run_build(cmd, cwd, fd, timeout_ns, out, err) < 0)
+        if (run_build(cmd, cwd, fd, timeout_ns, stop, out, err) < 0)
             return -1;
         e = log_close_lines(fd, header, out);
     }

@@ -28,6 +28,7 @@
 #include "base/err.h"
 
 #include <sqlite3.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -208,6 +209,7 @@ void schedule__firings_free(struct schedule_firing *f, size_t n);
 struct schedule_build {
     bool ok;          /* exit status 0 */
     bool timed_out;   /* killed (its process group) at the deadline */
+    bool stopped;     /* killed (its process group) for a stop */
     int exit_status;  /* 0..255, 128+signal; -1 when it did not run */
     double seconds;   /* wall time it took */
     bool log_cut;     /* the output reached SCHEDULE_BUILD_LOG_MAX */
@@ -222,10 +224,11 @@ const char *schedule__build_outcome(const struct schedule_build *b);
  * output; timeout_ns > 0 kills its whole process group then. Returns 0
  * when out says how it went (a failed build too), -1 only when the log
  * cannot be written or no process started (err: a full disk is ENOSPC
- * with status 74). */
+ * with status 74). stop (NULL: none) kills it when it becomes true, as
+ * the timeout does: out->stopped. */
 int schedule__build(const char *cmd, const char *cwd, const char *log_path,
-                    int64_t timeout_ns, struct schedule_build *out,
-                    struct err *err);
+                    int64_t timeout_ns, const atomic_bool *stop,
+                    struct schedule_build *out, struct err *err);
 /* `git -C dir rev-parse HEAD`, with "-dirty" added when `git status
  * --porcelain` prints anything, into out (at least 72 bytes). -1 (and
  * git's first line of error) when dir is no git work tree. */

@@ -203,6 +203,7 @@ loop(struct daemon *d, int sfd)
         daemon__schedule(d);
         stop = turn(d, sfd);
     }
+    daemon__fire_stop(d);
     log_info("daemon stopping: canceling %zu running task%s", d->nruns,
              d->nruns == 1 ? "" : "s");
     daemon__stop_all(d, sfd, now_mono_ns() + STOP_WAIT_NS);

@@ -212,4 +212,26 @@ ty schedule list >"$RUNS/list.out"
 check "list shows the last task and its outcome" \
     grep -q '^hello .* [0-9]* done success$' "$RUNS/list.out"
 
+# --- a long build holds up nothing else, and the daemon's stop kills it
+build_runs() {
+    pgrep -f 'slow-build-mar[k]' >/dev/null
+}
+build_gone() {
+    ! build_runs
+}
+check "a schedule with a long build" quiet ty schedule add --every 1h \
+    --name slow --build 'sleep 120; : slow-build-mark' "$(comp slowc)"
+setclock 09:00:05
+check "its build runs" wait_for 30 build_runs
+Q=$(ty submit "$(sleeper q 1 64Mi)" 2>/dev/null)
+check "meanwhile a submitted task runs to its end" \
+    wait_for 60 state_is "${Q:-0}" "done"
+check_eq "... with success" "$(field "${Q:-0}" .outcome)" success
+check "the daemon stops during the build" stop_daemon
+check "no build is left" wait_for 10 build_gone
+check "it starts again" start_daemon
+check_eq "the firing's task is canceled" "$(last slow .outcome)" canceled
+check "... saying why" grep -q "the daemon is stopping" \
+    <<<"$(last slow .reason)"
+
 finish

@@ -16,6 +16,7 @@
 #include "th_proc.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -359,7 +360,8 @@ t_build_ok(void)
     char *text;
 
     CHECK_EQ_INT(schedule__build("echo built in $(pwd); echo warn >&2",
-                                 th_tmpdir(), log, 10000000000LL, &b, &err),
+                                 th_tmpdir(), log, 10000000000LL, NULL, &b,
+                                 &err),
                  0);
     CHECK(b.ok && !b.timed_out && !b.log_cut);
     CHECK_EQ_INT(b.exit_status, 0);
@@ -386,7 +388,7 @@ t_build_failed(void)
     char *text;
 
     CHECK_EQ_INT(schedule__build("echo compiling; exit 3", th_tmpdir(), log, 0,
-                                 &b, &err),
+                                 NULL, &b, &err),
                  0);
     CHECK(!b.ok && !b.timed_out);
     CHECK_EQ_INT(b.exit_status, 3);
@@ -397,7 +399,7 @@ t_build_failed(void)
     CHECK_CONTAINS(text, "[testyard: build exited with status 3 after ");
     free(text);
     /* its folder is gone: a failed build too, said in the log */
-    CHECK_EQ_INT(schedule__build("true", missing, log, 0, &b, &err), 0);
+    CHECK_EQ_INT(schedule__build("true", missing, log, 0, NULL, &b, &err), 0);
     CHECK(!b.ok);
     CHECK_EQ_INT(b.exit_status, -1);
     CHECK_CONTAINS(b.reason, "no-such-src: no such folder");
@@ -408,7 +410,8 @@ t_build_failed(void)
     /* a log that cannot be written is the daemon's error */
     free(log);
     log = path_join(missing, "build.log");
-    CHECK_EQ_INT(schedule__build("true", th_tmpdir(), log, 0, &b, &err), -1);
+    CHECK_EQ_INT(schedule__build("true", th_tmpdir(), log, 0, NULL, &b, &err),
+                 -1);
     CHECK_EQ_INT(err.code, ENOENT);
     CHECK_CONTAINS(err.msg, "build log ");
     free(log);
@@ -426,8 +429,8 @@ t_build_timeout(void)
     struct err err = {0};
     char *text, *pid;
 
-    CHECK_EQ_INT(schedule__build(cmd, th_tmpdir(), log, 300000000LL, &b, &err),
-                 0);
+    CHECK_EQ_INT(
+        schedule__build(cmd, th_tmpdir(), log, 300000000LL, NULL, &b, &err), 0);
     CHECK(b.timed_out && !b.ok);
     CHECK_EQ_STR(b.reason, "build timed out after 300 ms");
     CHECK_EQ_STR(schedule__build_outcome(&b), "build-failed");
@@ -455,6 +458,58 @@ t_build_timeout(void)
     free(log);
 }
 
+static void *
+stop_soon(void *flag)
+{
+    usleep(300000);
+    atomic_store((atomic_bool *)flag, true);
+    return NULL;
+}
+
+/* A stop kills the build's whole group at once, long before its timeout. */
+static void
+t_build_stop(void)
+{
+    char *log = path_join(th_tmpdir(), "build.log");
+    char *pidfile = path_join(th_tmpdir(), "bg.pid");
+    char *cmd =
+        xasprintf("sleep 60 & echo $! > %s; echo waiting; wait", pidfile);
+    atomic_bool stop = false;
+    struct schedule_build b;
+    struct err err = {0};
+    pthread_t th;
+    char *text, *pid;
+
+    CHECK_EQ_INT(pthread_create(&th, NULL, stop_soon, &stop), 0);
+    CHECK_EQ_INT(
+        schedule__build(cmd, th_tmpdir(), log, 600000000000LL, &stop, &b, &err),
+        0);
+    pthread_join(th, NULL);
+    CHECK(b.stopped && !b.timed_out && !b.ok);
+    CHECK_EQ_STR(b.reason, "build killed: the daemon is stopping");
+    CHECK_EQ_STR(schedule__build_outcome(&b), "build-failed");
+    CHECK_MSG(b.seconds < 30, "the build took %.1f s", b.seconds);
+    text = th_read(log, NULL);
+    CHECK_CONTAINS(text, "waiting\n");
+    CHECK_CONTAINS(text, "[testyard: build killed: the daemon is stopping");
+    free(text);
+    pid = th_read(pidfile, NULL);
+    CHECK(pid != NULL);
+    if (pid != NULL) {
+        pid_t p = (pid_t)atoi(pid);
+        int tries = 0;
+
+        while (p > 0 && kill(p, 0) == 0 && tries++ < 200)
+            usleep(10000);
+        CHECK_MSG(p > 0 && kill(p, 0) < 0, "background sleep %d still runs",
+                  (int)p);
+    }
+    free(pid);
+    free(cmd);
+    free(pidfile);
+    free(log);
+}
+
 static void
 t_build_log_cap(void)
 {
@@ -465,7 +520,7 @@ t_build_log_cap(void)
     char *text;
 
     CHECK_EQ_INT(schedule__build("head -c 9000000 /dev/zero | tr '\\0' x",
-                                 th_tmpdir(), log, 0, &b, &err),
+                                 th_tmpdir(), log, 0, NULL, &b, &err),
                  0);
     CHECK(b.ok && b.log_cut);
     text = th_read(log, &len);
@@ -539,6 +594,7 @@ static const struct th_case cases[] = {
     {"build_ok", t_build_ok},
     {"build_failed", t_build_failed},
     {"build_timeout", t_build_timeout},
+    {"build_stop", t_build_stop},
     {"build_log_cap", t_build_log_cap},
     {"version", t_version},
     {"version_not_git", t_version_not_git},
