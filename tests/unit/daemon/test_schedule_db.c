@@ -418,6 +418,26 @@ t_build_failed(void)
     free(missing);
 }
 
+/* The process whose pid the build wrote to pidfile is gone (it is reaped
+ * by init once its group was killed, so poll a bounded while). */
+static void
+check_gone(const char *pidfile)
+{
+    char *pid = th_read(pidfile, NULL);
+
+    CHECK(pid != NULL);
+    if (pid != NULL) {
+        pid_t p = (pid_t)atoi(pid);
+        int tries = 0;
+
+        while (p > 0 && kill(p, 0) == 0 && tries++ < 200)
+            usleep(10000);
+        CHECK_MSG(p > 0 && kill(p, 0) < 0, "background sleep %d still runs",
+                  (int)p);
+    }
+    free(pid);
+}
+
 static void
 t_build_timeout(void)
 {
@@ -427,7 +447,7 @@ t_build_timeout(void)
         xasprintf("sleep 60 & echo $! > %s; echo waiting; wait", pidfile);
     struct schedule_build b;
     struct err err = {0};
-    char *text, *pid;
+    char *text;
 
     CHECK_EQ_INT(
         schedule__build(cmd, th_tmpdir(), log, 300000000LL, NULL, &b, &err), 0);
@@ -441,18 +461,7 @@ t_build_timeout(void)
     free(text);
     /* the shell's child went with it: the whole group was killed (it is
      * reaped by init, so poll a bounded while for it to be gone) */
-    pid = th_read(pidfile, NULL);
-    CHECK(pid != NULL);
-    if (pid != NULL) {
-        pid_t p = (pid_t)atoi(pid);
-        int tries = 0;
-
-        while (p > 0 && kill(p, 0) == 0 && tries++ < 200)
-            usleep(10000);
-        CHECK_MSG(p > 0 && kill(p, 0) < 0, "background sleep %d still runs",
-                  (int)p);
-    }
-    free(pid);
+    check_gone(pidfile);
     free(cmd);
     free(pidfile);
     free(log);
@@ -478,7 +487,7 @@ t_build_stop(void)
     struct schedule_build b;
     struct err err = {0};
     pthread_t th;
-    char *text, *pid;
+    char *text;
 
     CHECK_EQ_INT(pthread_create(&th, NULL, stop_soon, &stop), 0);
     CHECK_EQ_INT(
@@ -493,18 +502,7 @@ t_build_stop(void)
     CHECK_CONTAINS(text, "waiting\n");
     CHECK_CONTAINS(text, "[testyard: build killed: the daemon is stopping");
     free(text);
-    pid = th_read(pidfile, NULL);
-    CHECK(pid != NULL);
-    if (pid != NULL) {
-        pid_t p = (pid_t)atoi(pid);
-        int tries = 0;
-
-        while (p > 0 && kill(p, 0) == 0 && tries++ < 200)
-            usleep(10000);
-        CHECK_MSG(p > 0 && kill(p, 0) < 0, "background sleep %d still runs",
-                  (int)p);
-    }
-    free(pid);
+    check_gone(pidfile);
     free(cmd);
     free(pidfile);
     free(log);
