@@ -38,11 +38,6 @@ struct daemon_migration {
     int (*migrate)(sqlite3 *db, struct err *err);
 };
 
-/* Run a module's steps past its recorded version, one transaction each;
- * a recorded version above nsteps is refused (a newer testyard's). */
-int daemon__migrate_steps(sqlite3 *db, const char *module,
-                          const char *const *steps, int nsteps,
-                          struct err *err);
 /* The daemon's own tables (tasks). */
 int daemon__migrate(sqlite3 *db, struct err *err);
 /* SQL with no result rows; -1 with sqlite's message. */

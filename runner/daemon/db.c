@@ -66,65 +66,6 @@ daemon__exec(sqlite3 *db, const char *sql, struct err *err)
     return err_status(err, EXIT_SOFTWARE);
 }
 
-/* The recorded version of module (0 when none). */
-static int
-version_of(sqlite3 *db, const char *module, int *version, struct err *err)
-{
-    sqlite3_stmt *st = NULL;
-    int rc;
-
-    *version = 0;
-    if (sqlite3_prepare_v2(db, "SELECT version FROM schema WHERE module = ?",
-                           -1, &st, NULL) != SQLITE_OK)
-        return err_set(err, EIO, "database: %s", sqlite3_errmsg(db));
-    sqlite3_bind_text(st, 1, module, -1, SQLITE_STATIC);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW)
-        *version = sqlite3_column_int(st, 0);
-    sqlite3_finalize(st);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        return err_set(err, EIO, "database: %s", sqlite3_errmsg(db));
-    return 0;
-}
-
-static int
-step(sqlite3 *db, const char *module, const char *sql, int to, struct err *err)
-{
-    cleanup_free char *set = xasprintf(
-        "INSERT INTO schema(module, version) VALUES ('%s', %d) "
-        "ON CONFLICT(module) DO UPDATE SET version = excluded.version;",
-        module, to);
-
-    if (daemon__exec(db, "BEGIN IMMEDIATE;", err) < 0)
-        return -1;
-    if (daemon__exec(db, sql, err) < 0 || daemon__exec(db, set, err) < 0) {
-        daemon__exec(db, "ROLLBACK;", NULL);
-        return err_prefix(err, "%s schema version %d", module, to);
-    }
-    return daemon__exec(db, "COMMIT;", err);
-}
-
-int
-daemon__migrate_steps(sqlite3 *db, const char *module, const char *const *steps,
-                      int nsteps, struct err *err)
-{
-    int v;
-
-    if (version_of(db, module, &v, err) < 0)
-        return -1;
-    if (v > nsteps) {
-        err_set(err, EPROTO,
-                "the database's %s tables are version %d, newer than this "
-                "testyard knows (%d): a newer testyard wrote it",
-                module, v, nsteps);
-        return err_status(err, EXIT_SOFTWARE);
-    }
-    for (; v < nsteps; v++)
-        if (step(db, module, steps[v], v + 1, err) < 0)
-            return -1;
-    return 0;
-}
-
 static int
 configure(sqlite3 *db, struct err *err)
 {

@@ -12,6 +12,7 @@
  */
 #include "daemon/schedule_int.h"
 
+#include "base/sql.h"
 #include "base/util.h"
 
 #include <errno.h>
@@ -114,23 +115,6 @@ db_done(sqlite3 *db, sqlite3_stmt *st, const char *what, struct err *err)
     return rc == SQLITE_DONE ? 0 : db_error(db, rc, what, err);
 }
 
-static void
-bind_text(sqlite3_stmt *st, int i, const char *s)
-{
-    if (s != NULL)
-        sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
-    else
-        sqlite3_bind_null(st, i);
-}
-
-static char *
-col_text(sqlite3_stmt *st, int i)
-{
-    const unsigned char *s = sqlite3_column_text(st, i);
-
-    return s != NULL ? xstrdup((const char *)s) : NULL;
-}
-
 /* Step st to its end, reading each row with read into *out, a growing
  * array of size-byte items (*n of them, kept on failure for the caller
  * to free); finalizes st. */
@@ -151,58 +135,12 @@ db_rows(sqlite3 *db, sqlite3_stmt *st, size_t size,
     return rc == SQLITE_DONE ? 0 : db_error(db, rc, what, err);
 }
 
-/* The schedules module's version in `schema` (0: none yet). */
-static int
-schema_version(sqlite3 *db, int *version, struct err *err)
-{
-    sqlite3_stmt *st = db_prepare(
-        db, "SELECT version FROM schema WHERE module = 'schedules'", err);
-    int rc;
-
-    if (st == NULL)
-        return -1;
-    rc = sqlite3_step(st);
-    *version = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
-    sqlite3_finalize(st);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        return db_error(db, rc, "reading the schema version", err);
-    return 0;
-}
-
-static int
-migrate_steps(sqlite3 *db, struct err *err)
-{
-    int version;
-
-    if (db_exec(db,
-                "CREATE TABLE IF NOT EXISTS schema (module TEXT PRIMARY "
-                "KEY, version INTEGER NOT NULL)",
-                err) < 0 ||
-        schema_version(db, &version, err) < 0)
-        return -1;
-    if (version > SCHEDULE_SCHEMA_VERSION)
-        return err_set(err, EPROTO,
-                       "schedules: the database has schema version %d, this "
-                       "testyard knows up to %d: use a newer testyard",
-                       version, SCHEDULE_SCHEMA_VERSION);
-    if (version == SCHEDULE_SCHEMA_VERSION)
-        return 0;
-    if ((version < 1 && db_exec(db, schema_v1, err) < 0) ||
-        (version < 2 && db_exec(db, schema_v2, err) < 0))
-        return -1;
-    return db_exec(db,
-                   "INSERT INTO schema (module, version) VALUES "
-                   "('schedules', 2) ON CONFLICT(module) DO UPDATE SET "
-                   "version = excluded.version",
-                   err);
-}
-
 int
 schedule__migrate(sqlite3 *db, struct err *err)
 {
-    if (db_begin(db, err) < 0)
-        return -1;
-    return db_end(db, migrate_steps(db, err), err);
+    static const char *const steps[] = {schema_v1, schema_v2};
+
+    return sql_migrate(db, "schedules", steps, (int)ARRAY_LEN(steps), err);
 }
 
 /* ---- schedules ---- */
@@ -266,13 +204,13 @@ add_row(sqlite3 *db, const struct schedule_row *r, struct err *err)
 
     if (st == NULL)
         return -1;
-    bind_text(st, 1, r->name);
-    bind_text(st, 2, r->composition);
-    bind_text(st, 3, r->plans);
-    bind_text(st, 4, r->spec);
-    bind_text(st, 5, r->tz != NULL && r->tz[0] != '\0' ? r->tz : "UTC");
-    bind_text(st, 6, r->build);
-    bind_text(st, 7, r->version_from);
+    sql_bind_text(st, 1, r->name);
+    sql_bind_text(st, 2, r->composition);
+    sql_bind_text(st, 3, r->plans);
+    sql_bind_text(st, 4, r->spec);
+    sql_bind_text(st, 5, r->tz != NULL && r->tz[0] != '\0' ? r->tz : "UTC");
+    sql_bind_text(st, 6, r->build);
+    sql_bind_text(st, 7, r->version_from);
     sqlite3_bind_int(st, 8, r->priority);
     sqlite3_bind_int64(st, 9, r->created_s);
     sqlite3_bind_int(st, 10, r->paused);
@@ -309,13 +247,13 @@ read_row(sqlite3_stmt *st, void *p)
     struct schedule_row *r = p;
 
     r->id = sqlite3_column_int64(st, 0);
-    r->name = col_text(st, 1);
-    r->composition = col_text(st, 2);
-    r->plans = col_text(st, 3);
-    r->spec = col_text(st, 4);
-    r->tz = col_text(st, 5);
-    r->build = col_text(st, 6);
-    r->version_from = col_text(st, 7);
+    r->name = sql_col_text(st, 1);
+    r->composition = sql_col_text(st, 2);
+    r->plans = sql_col_text(st, 3);
+    r->spec = sql_col_text(st, 4);
+    r->tz = sql_col_text(st, 5);
+    r->build = sql_col_text(st, 6);
+    r->version_from = sql_col_text(st, 7);
     r->priority = sqlite3_column_int(st, 8);
     r->created_s = sqlite3_column_int64(st, 9);
     r->paused = sqlite3_column_int(st, 10) != 0;
@@ -357,7 +295,7 @@ schedule__get(sqlite3 *db, const char *name, struct schedule_row *out,
     memset(out, 0, sizeof(*out));
     if (st == NULL)
         return -1;
-    bind_text(st, 1, name);
+    sql_bind_text(st, 1, name);
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW)
         read_row(st, out);
@@ -404,7 +342,7 @@ change_one(sqlite3 *db, const char *sql, const char *name, bool has_value,
         return db_end(db, -1, err);
     if (has_value)
         sqlite3_bind_int64(st, 1, value);
-    bind_text(st, has_value ? 2 : 1, name);
+    sql_bind_text(st, has_value ? 2 : 1, name);
     rc = db_done(db, st, "changing", err);
     if (rc == 0 && sqlite3_changes(db) == 0)
         rc = err_set(err, ENOENT, "no schedule named \"%s\"", name);
@@ -445,13 +383,13 @@ static void
 bind_outcome(sqlite3_stmt *st, int i, const struct schedule_firing *f)
 {
     sqlite3_bind_int64(st, i, f->task_id);
-    bind_text(st, i + 1, f->build_log);
+    sql_bind_text(st, i + 1, f->build_log);
     if (f->build_seconds >= 0)
         sqlite3_bind_double(st, i + 2, f->build_seconds);
     else
         sqlite3_bind_null(st, i + 2);
-    bind_text(st, i + 3, f->build_status);
-    bind_text(st, i + 4, f->version);
+    sql_bind_text(st, i + 3, f->build_status);
+    sql_bind_text(st, i + 4, f->version);
 }
 
 static int
@@ -531,12 +469,12 @@ read_firing(sqlite3_stmt *st, void *p)
     f->fire_s = sqlite3_column_int64(st, 2);
     f->started_s = sqlite3_column_int64(st, 3);
     f->task_id = sqlite3_column_int64(st, 4);
-    f->build_log = col_text(st, 5);
+    f->build_log = sql_col_text(st, 5);
     f->build_seconds = sqlite3_column_type(st, 6) == SQLITE_NULL
                            ? -1
                            : sqlite3_column_double(st, 6);
-    f->build_status = col_text(st, 7);
-    f->version = col_text(st, 8);
+    f->build_status = sql_col_text(st, 7);
+    f->version = sql_col_text(st, 8);
 }
 
 int

@@ -4,6 +4,7 @@
  */
 #include "daemon/daemon_int.h"
 
+#include "base/sql.h"
 #include "base/util.h"
 #include "ty_json.h"
 
@@ -37,8 +38,7 @@ static const char *const steps[] = {
 int
 daemon__migrate(sqlite3 *db, struct err *err)
 {
-    return daemon__migrate_steps(db, "daemon", steps, (int)ARRAY_LEN(steps),
-                                 err);
+    return sql_migrate(db, "daemon", steps, (int)ARRAY_LEN(steps), err);
 }
 
 static const char *const state_names[] = {
@@ -180,28 +180,19 @@ daemon__task_get(sqlite3 *db, int64_t id, struct daemon_task *t,
     return 0;
 }
 
-static void
-bind_text(sqlite3_stmt *st, int col, const char *s)
-{
-    if (s == NULL)
-        sqlite3_bind_null(st, col);
-    else
-        sqlite3_bind_text(st, col, s, -1, SQLITE_TRANSIENT);
-}
-
 /* The mutable columns, from ?1 in the order of COLUMNS from state. */
 static void
 bind_mutable(sqlite3_stmt *st, const struct daemon_task *t)
 {
-    bind_text(st, 1, daemon__state_name(t->state));
-    bind_text(st, 2, t->outcome);
+    sql_bind_text(st, 1, daemon__state_name(t->state));
+    sql_bind_text(st, 2, t->outcome);
     sqlite3_bind_int(st, 3, t->exit_status);
-    bind_text(st, 4, t->reason);
+    sql_bind_text(st, 4, t->reason);
     sqlite3_bind_int64(st, 5, t->started_ns);
     sqlite3_bind_int64(st, 6, t->ended_ns);
     sqlite3_bind_int64(st, 7, t->pid);
     sqlite3_bind_int64(st, 8, (sqlite3_int64)t->pid_start);
-    bind_text(st, 9, t->groups);
+    sql_bind_text(st, 9, t->groups);
     sqlite3_bind_int(st, 10, t->cancel);
 }
 
@@ -210,18 +201,18 @@ static void
 bind_insert(sqlite3_stmt *st, const struct daemon_task *t)
 {
     bind_mutable(st, t);
-    bind_text(st, 11, t->name);
-    bind_text(st, 12, t->comp_name);
-    bind_text(st, 13, t->path);
-    bind_text(st, 14, t->file);
-    bind_text(st, 15, t->origin);
+    sql_bind_text(st, 11, t->name);
+    sql_bind_text(st, 12, t->comp_name);
+    sql_bind_text(st, 13, t->path);
+    sql_bind_text(st, 14, t->file);
+    sql_bind_text(st, 15, t->origin);
     sqlite3_bind_int64(st, 16, t->priority);
     sqlite3_bind_int64(st, 17, t->submitted_ns);
     sqlite3_bind_int64(st, 18, (sqlite3_int64)t->need.memory_bytes);
     sqlite3_bind_int64(st, 19, t->need.millicpu);
     sqlite3_bind_int(st, 20, t->need.unlimited_memory);
-    bind_text(st, 21, t->schedule);
-    bind_text(st, 22, t->version);
+    sql_bind_text(st, 21, t->schedule);
+    sql_bind_text(st, 22, t->version);
     sqlite3_bind_double(st, 23, t->build_seconds);
 }
 

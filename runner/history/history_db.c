@@ -95,23 +95,6 @@ history__prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st,
     return 0;
 }
 
-char *
-history__text(sqlite3_stmt *st, int i)
-{
-    const unsigned char *s = sqlite3_column_text(st, i);
-
-    return s ? xstrdup((const char *)s) : NULL;
-}
-
-void
-history__bind_text(sqlite3_stmt *st, int i, const char *s)
-{
-    if (s == NULL)
-        sqlite3_bind_null(st, i);
-    else
-        sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
-}
-
 void
 history__bind_double(sqlite3_stmt *st, int i, double v)
 {
@@ -130,82 +113,10 @@ history__bind_i64(sqlite3_stmt *st, int i, int64_t v, bool known)
         sqlite3_bind_null(st, i);
 }
 
-/* The history tables' version (0: none yet) into *v. */
-static int
-read_version(sqlite3 *db, int64_t *v, struct err *err)
-{
-    sqlite3_stmt *st;
-    int rc;
-
-    if (history__prepare(db,
-                         "SELECT version FROM schema WHERE module = 'history'",
-                         &st, err) < 0)
-        return -1;
-    rc = sqlite3_step(st);
-    *v = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-    sqlite3_finalize(st);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        return history__sqlerr(db, err, "history database: schema");
-    return 0;
-}
-
-static int
-too_new(sqlite3 *db, int64_t v, struct err *err)
-{
-    const char *file = sqlite3_db_filename(db, "main");
-
-    err_set(err, EPROTO,
-            "%s: the history tables are at version %lld, newer than this "
-            "testyard knows (%d): a newer testyard wrote them; use that one",
-            file && *file ? file : "history database", (long long)v,
-            HISTORY_SCHEMA_VERSION);
-    return err_status(err, EXIT_DATAERR);
-}
-
-/* One step, if one is due: 1 after a step, 0 when up to date. */
-static int
-migrate_step(sqlite3 *db, struct err *err)
-{
-    int64_t v;
-    char set[160];
-
-    if (history__exec(db, "BEGIN IMMEDIATE", err) < 0)
-        return -1;
-    if (read_version(db, &v, err) < 0)
-        goto fail;
-    if (v > HISTORY_SCHEMA_VERSION) {
-        too_new(db, v, err);
-        goto fail;
-    }
-    if (v == HISTORY_SCHEMA_VERSION) {
-        if (history__exec(db, "COMMIT", err) < 0)
-            goto fail;
-        return 0;
-    }
-    snprintf(set, sizeof(set),
-             "INSERT OR REPLACE INTO schema(module, version) "
-             "VALUES('history', %lld)",
-             (long long)v + 1);
-    if (history__exec(db, steps[v], err) < 0 ||
-        history__exec(db, set, err) < 0 || history__exec(db, "COMMIT", err) < 0)
-        goto fail;
-    return 1;
-fail:
-    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-    return -1;
-}
-
 int
 history_migrate(sqlite3 *db, struct err *err)
 {
-    int rc;
-
-    if (history__exec(db,
-                      "CREATE TABLE IF NOT EXISTS schema(module TEXT PRIMARY "
-                      "KEY, version INTEGER NOT NULL)",
-                      err) < 0)
+    if (sql_migrate(db, "history", steps, (int)ARRAY_LEN(steps), err) < 0)
         return err_prefix(err, "migrating the history tables");
-    while ((rc = migrate_step(db, err)) > 0)
-        ;
-    return rc < 0 ? err_prefix(err, "migrating the history tables") : 0;
+    return 0;
 }

@@ -10,6 +10,8 @@
 
 #include "history/history.h"
 
+#include "base/sql.h"
+
 /* ---- SQLite (history_db.c) ---- */
 
 /* err filled from db's last error, "what: MESSAGE"; status 74 for a
@@ -19,10 +21,8 @@ int history__sqlerr(sqlite3 *db, struct err *err, const char *what);
 int history__exec(sqlite3 *db, const char *sql, struct err *err);
 int history__prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st,
                      struct err *err);
-/* Column i as a new string, NULL for NULL (caller frees). */
-char *history__text(sqlite3_stmt *st, int i);
-/* Bind s, or NULL when s is NULL; a double, or NULL when v is NAN. */
-void history__bind_text(sqlite3_stmt *st, int i, const char *s);
+/* Bind a double, or NULL when v is NAN (text: sql_bind_text of
+ * base/sql.h). */
 void history__bind_double(sqlite3_stmt *st, int i, double v);
 void history__bind_i64(sqlite3_stmt *st, int i, int64_t v, bool known);
 

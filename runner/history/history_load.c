@@ -45,26 +45,26 @@ static void
 read_run(sqlite3_stmt *st, struct history_run *r)
 {
     r->number = sqlite3_column_int64(st, 1);
-    r->schedule = history__text(st, 2);
+    r->schedule = sql_col_text(st, 2);
     r->task_id = col_i64(st, 3, 0);
-    r->version = history__text(st, 4);
-    r->run_id = history__text(st, 5);
-    r->run_dir = history__text(st, 6);
-    r->started = history__text(st, 7);
-    r->ended = history__text(st, 8);
+    r->version = sql_col_text(st, 4);
+    r->run_id = sql_col_text(st, 5);
+    r->run_dir = sql_col_text(st, 6);
+    r->started = sql_col_text(st, 7);
+    r->ended = sql_col_text(st, 8);
     r->duration_s = col_double(st, 9);
     r->build_s = col_double(st, 10);
-    r->outcome = history__text(st, 11);
+    r->outcome = sql_col_text(st, 11);
 }
 
 static void
 read_group(sqlite3_stmt *st, struct history_group *g)
 {
-    g->id = history__text(st, 0);
+    g->id = sql_col_text(st, 0);
     g->instances = col_i64(st, 1, -1);
     for (int f = 0; f < HISTORY_NFIGURES; f++)
         g->fig[f] = col_double(st, 2 + f);
-    g->verdict = history__text(st, 5);
+    g->verdict = sql_col_text(st, 5);
     g->oom_kills = col_i64(st, 6, -1);
     for (int k = 0; k < HISTORY_NOUTCOMES; k++)
         g->outcomes[k] = col_i64(st, 7 + k, 0);

@@ -388,20 +388,20 @@ insert_run(sqlite3 *db, const struct history_meta *m, const struct rec *r,
                          "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                          &st, err) < 0)
         return -1;
-    history__bind_text(st, 1, name);
+    sql_bind_text(st, 1, name);
     sqlite3_bind_int64(st, 2, number);
-    history__bind_text(st, 3, m->schedule);
+    sql_bind_text(st, 3, m->schedule);
     history__bind_i64(st, 4, m->task_id, m->task_id != 0);
-    history__bind_text(st, 5, m->version);
-    history__bind_text(st, 6, r->run_id);
-    history__bind_text(st, 7, r->result ? r->dir : NULL);
-    history__bind_text(st, 8, r->started[0] ? r->started : now);
-    history__bind_text(st, 9, r->ended[0] ? r->ended : NULL);
+    sql_bind_text(st, 5, m->version);
+    sql_bind_text(st, 6, r->run_id);
+    sql_bind_text(st, 7, r->result ? r->dir : NULL);
+    sql_bind_text(st, 8, r->started[0] ? r->started : now);
+    sql_bind_text(st, 9, r->ended[0] ? r->ended : NULL);
     history__bind_double(st, 10, r->duration);
     history__bind_double(st, 11,
                          m->build_seconds >= 0 ? m->build_seconds : NAN);
-    history__bind_text(st, 12, m->outcome ? m->outcome : r->outcome);
-    history__bind_text(st, 13, now);
+    sql_bind_text(st, 12, m->outcome ? m->outcome : r->outcome);
+    sql_bind_text(st, 13, now);
     return step_done(db, st, "history database: recording the run", err);
 }
 
@@ -420,12 +420,12 @@ insert_group(sqlite3 *db, int64_t run, const struct rec_group *g,
             &st, err) < 0)
         return -1;
     sqlite3_bind_int64(st, 1, run);
-    history__bind_text(st, 2, g->id);
+    sql_bind_text(st, 2, g->id);
     history__bind_i64(st, 3, g->instances, g->instances >= 0);
     history__bind_i64(st, 4, (int64_t)g->peak, !isnan(g->peak));
     history__bind_i64(st, 5, (int64_t)g->final, !isnan(g->final));
     history__bind_double(st, 6, g->growth);
-    history__bind_text(st, 7, g->verdict);
+    sql_bind_text(st, 7, g->verdict);
     history__bind_i64(st, 8, g->ooms, g->ooms >= 0);
     for (int k = 0; k < HISTORY_NOUTCOMES; k++)
         sqlite3_bind_int64(st, 9 + k, g->outcomes[k]);

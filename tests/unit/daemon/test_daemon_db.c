@@ -11,6 +11,7 @@
 #include "th.h"
 
 #include "base/fsat.h"
+#include "base/sql.h"
 #include "base/util.h"
 
 #include <fcntl.h>
@@ -65,7 +66,7 @@ t_newer_refused(void)
     CHECK_EQ_INT(daemon_db_open(th_tmpdir(), true, &db, &e), -1);
     CHECK(db == NULL);
     CHECK_CONTAINS(e.msg, "version 9, newer than this testyard knows (2)");
-    CHECK_EQ_INT(e.status, EXIT_SOFTWARE);
+    CHECK_EQ_INT(e.status, EXIT_DATAERR);
 }
 
 static void
@@ -81,7 +82,7 @@ t_failed_step_rolled_back(void)
     int rc;
 
     CHECK_EQ_INT(daemon_db_open(th_tmpdir(), true, &db, &e), 0);
-    CHECK_EQ_INT(daemon__migrate_steps(db, "x", steps, 2, &e), -1);
+    CHECK_EQ_INT(sql_migrate(db, "x", steps, 2, &e), -1);
     CHECK_CONTAINS(e.msg, "x schema version 2");
     CHECK_EQ_INT(version(db, "x"), 1);
     rc = sqlite3_prepare_v2(db, "SELECT * FROM t2", -1, &st, NULL);
