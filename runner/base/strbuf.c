@@ -51,6 +51,32 @@ strbuf_addc(struct strbuf *sb, char c)
 }
 
 void
+strbuf_add_html(struct strbuf *sb, const char *s)
+{
+    for (; s != NULL && *s != '\0'; s++) {
+        switch (*s) {
+        case '&':
+            strbuf_adds(sb, "&amp;");
+            break;
+        case '<':
+            strbuf_adds(sb, "&lt;");
+            break;
+        case '>':
+            strbuf_adds(sb, "&gt;");
+            break;
+        case '"':
+            strbuf_adds(sb, "&quot;");
+            break;
+        case '\'':
+            strbuf_adds(sb, "&#39;");
+            break;
+        default:
+            strbuf_addc(sb, *s);
+        }
+    }
+}
+
+void
 strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
 {
     check(sb, ty__buf_vaddf(sb, fmt, ap), 0);

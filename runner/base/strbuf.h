@@ -26,6 +26,9 @@ void strbuf_release(struct strbuf *sb);
 void strbuf_add(struct strbuf *sb, const void *data, size_t len);
 void strbuf_adds(struct strbuf *sb, const char *s);
 void strbuf_addc(struct strbuf *sb, char c);
+/* s (NULL: nothing) with & < > " ' as HTML entities: safe in text and in
+ * a quoted attribute. */
+void strbuf_add_html(struct strbuf *sb, const char *s);
 void strbuf_addf(struct strbuf *sb, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap);

@@ -65,23 +65,5 @@ report__fmt_ms(int64_t ms, char *buf, size_t size)
 void
 report__html_esc(struct strbuf *sb, const char *s)
 {
-    static const struct {
-        char c;
-        const char *ent;
-    } ents[] = {{'&', "&amp;"},
-                {'<', "&lt;"},
-                {'>', "&gt;"},
-                {'"', "&quot;"},
-                {'\'', "&#39;"}};
-
-    for (; s != NULL && *s != '\0'; s++) {
-        size_t i = 0;
-
-        while (i < ARRAY_LEN(ents) && ents[i].c != *s)
-            i++;
-        if (i < ARRAY_LEN(ents))
-            strbuf_adds(sb, ents[i].ent);
-        else
-            strbuf_addc(sb, *s);
-    }
+    strbuf_add_html(sb, s);
 }
