@@ -42,6 +42,7 @@ int cmd_daemon(int argc, char **argv);
 int cmd_submit(int argc, char **argv);
 int cmd_tasks(int argc, char **argv);
 int cmd_status(int argc, char **argv);
+int cmd_dashboard(int argc, char **argv);
 int cmd_logs(int argc, char **argv);
 int cmd_cancel(int argc, char **argv);
 int cmd_schedule(int argc, char **argv);

@@ -3,6 +3,8 @@
  * `status TASK`, `logs TASK [-f]`, `cancel TASK`, and `report TASK` (the
  * report command's operand when it names a task). Each asks the daemon of
  * DATA over its HTTP API (daemon/daemon.h); no daemon is exit 69.
+ * `dashboard` prints the link that logs a browser in to the daemon's
+ * pages.
  */
 #include "cmd.h"
 #include "daemon/daemon.h"
@@ -67,6 +69,20 @@ usage_cancel(FILE *out)
                  "exit status: 0, 66 no such task, 69 no daemon runs.\n");
 }
 
+static void
+usage_dashboard(FILE *out)
+{
+    fprintf(out, "usage: testyard dashboard [--data DIR]\n\n"
+                 "Print the link that opens the daemon's dashboard in a\n"
+                 "browser: the queue, each task's report and log, the\n"
+                 "history of every composition and schedule with its\n"
+                 "change points, compare-two-runs. Opening it once sets\n"
+                 "the token as a cookie; keep the link to yourself.\n\n"
+                 "exit status: 0, 69 no daemon runs for DATA.\n");
+}
+
+static const struct cmd_usage u_dashboard = {"dashboard", NULL,
+                                             usage_dashboard};
 static const struct cmd_usage u_tasks = {"tasks", NULL, usage_tasks};
 static const struct cmd_usage u_status = {"status", "one TASK", usage_status};
 static const struct cmd_usage u_logs = {"logs", "one TASK", usage_logs};
@@ -370,6 +386,35 @@ cmd_cancel(int argc, char **argv)
         printf("task %s: %s\n", a.task, state ? state : "?");
     cJSON_Delete(t);
     strbuf_release(&r.body);
+    return 0;
+}
+
+int
+cmd_dashboard(int argc, char **argv)
+{
+    struct tasks_args a = {0};
+    struct daemon_reply r = {0};
+    struct err err = {0};
+    int rc = parse_args(argc, argv, &u_dashboard, &a, &err);
+    cleanup_free char *data = NULL, *link = NULL;
+    struct daemon_client *cl;
+
+    if (rc != 0)
+        return cmd_args_end(&u_dashboard, rc, &err);
+    data = daemon_data_dir(a.data, false, &err);
+    cl = data ? daemon_client_new(data, &err) : NULL;
+    /* the daemon must answer: a stale daemon.json gives no link */
+    rc = cl ? daemon_client_call(cl, "GET", "/api/schedules", NULL, &r, &err)
+            : -1;
+    strbuf_release(&r.body);
+    if (rc == 0)
+        link = daemon_client_login_url(cl);
+    daemon_client_destroy(&cl);
+    if (rc < 0) {
+        fprintf(stderr, "testyard: %s\n", err.msg);
+        return err.status ? err.status : EXIT_SOFTWARE;
+    }
+    printf("%s\n", link);
     return 0;
 }
 

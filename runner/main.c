@@ -34,6 +34,7 @@ static const struct command commands[] = {
     {"status", cmd_status, "show one task"},
     {"logs", cmd_logs, "print a task's run output (-f: follow)"},
     {"cancel", cmd_cancel, "cancel a queued or running task"},
+    {"dashboard", cmd_dashboard, "print the link to the daemon's web pages"},
     {"schedule", cmd_schedule, "recurring runs on the daemon (add, list, rm)"},
 };
 

@@ -90,6 +90,12 @@ daemon_client_destroy(struct daemon_client **cl)
     *cl = NULL;
 }
 
+char *
+daemon_client_login_url(const struct daemon_client *cl)
+{
+    return xasprintf("%s/login?token=%s", cl->url, cl->token);
+}
+
 static size_t
 on_body(char *p, size_t size, size_t n, void *ud)
 {

@@ -61,6 +61,8 @@ struct daemon_client;
  * one. */
 struct daemon_client *daemon_client_new(const char *data_dir, struct err *err);
 void daemon_client_destroy(struct daemon_client **cl);
+/* The dashboard's login link: URL/login?token=TOKEN (the caller's). */
+char *daemon_client_login_url(const struct daemon_client *cl);
 
 /* What one call answered. */
 struct daemon_reply {

@@ -14,7 +14,10 @@
 #include "daemon/admit_int.h"
 #include "daemon/daemon.h"
 
+#include "base/strbuf.h"
+
 #include <cjson/cJSON.h>
+#include <microhttpd.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sqlite3.h>
@@ -96,6 +99,8 @@ cJSON *daemon__task_json(const struct daemon_task *t, const char *data_dir);
 /* The token in DATA/token, created (getrandom, 0600) when missing. */
 int daemon__token_load(int datafd, bool create, char out[DAEMON_TOKEN_LEN + 1],
                        struct err *err);
+/* 64 fresh hex digits of getrandom(2). */
+int daemon__random_token(char out[DAEMON_TOKEN_LEN + 1], struct err *err);
 /* Constant-time comparison of a presented token with the right one. */
 bool daemon__token_equal(const char *given, const char *token);
 
@@ -137,6 +142,9 @@ struct daemon {
     sqlite3 *db;
     pthread_mutex_t mu;
     char token[DAEMON_TOKEN_LEN + 1];
+    /* what the dashboard's forms carry (made at each start): a POST
+     * without it is refused */
+    char csrf[DAEMON_TOKEN_LEN + 1];
     struct admit_budget budget;
     int wakefd; /* eventfd: the HTTP thread changed the queue */
     struct daemon_run *runs;
@@ -232,5 +240,42 @@ void daemon__fire_stop(struct daemon *d);
 bool daemon__pid_alive(long pid, unsigned long long start);
 /* DATA/runs/task-ID/result.json into t (outcome, groups). */
 void daemon__read_result(struct daemon *d, struct daemon_task *t);
+
+/* ---- the dashboard ----
+ * dash.c: the routes outside /api, the login and its cookie, CSRF, and
+ * the pieces every page shares; dash_queue.c: the queue and a task's
+ * page; dash_history.c: the history pages and compare-two-runs. */
+/* Answer a request for a page (url outside /api; body a form, "" when
+ * none). */
+enum MHD_Result daemon__dash(struct daemon *d, struct MHD_Connection *conn,
+                             const char *url, const char *method,
+                             const char *body);
+/* The page's head (title; a reload every refresh_s seconds when > 0; d
+ * NULL: no data folder shown, for those not logged in) and foot. */
+void daemon__dash_head(struct strbuf *sb, const struct daemon *d,
+                       const char *title, int refresh_s);
+void daemon__dash_foot(struct strbuf *sb);
+/* A whole error page. */
+void daemon__dash_error(struct strbuf *sb, const struct daemon *d,
+                        unsigned status, const char *msg);
+/* s percent-encoded, for a link's query. */
+void daemon__dash_urlarg(struct strbuf *sb, const char *s);
+/* "2026-12-02 03:40:11" (UTC) of a wall time, "-" for 0. */
+void daemon__dash_time(int64_t wall_ns, char *buf, size_t size);
+/* The form with the button that cancels task id; after it, the browser
+ * goes back to the queue (to_queue) or to the task's page. */
+void daemon__dash_cancel_form(const struct daemon *d, struct strbuf *sb,
+                              int64_t id, bool to_queue);
+/* The pages: each writes a whole page into sb and returns its HTTP
+ * status (an error page when it is not 200). */
+unsigned daemon__page_queue(struct daemon *d, struct strbuf *sb);
+unsigned daemon__page_task(struct daemon *d, int64_t id, struct strbuf *sb);
+/* name NULL or "": the names with a history. */
+unsigned daemon__page_history(struct daemon *d, const char *name,
+                              struct strbuf *sb);
+/* a and b: run numbers in name's history, or with no name task ids. */
+unsigned daemon__page_compare(struct daemon *d, const char *name,
+                              const char *a, const char *b,
+                              struct strbuf *sb);
 
 #endif

@@ -3,6 +3,7 @@
  * connection): every /api route wants `Authorization: Bearer TOKEN`
  * (401 otherwise), answers JSON, and errors are {"error", "status"} with
  * the exit status the command line should use. Routes are a table.
+ * Every other path is the dashboard's (dash.c).
  */
 #include "daemon/daemon_int.h"
 
@@ -350,7 +351,9 @@ answer(struct daemon *d, struct MHD_Connection *conn, const char *url,
     const struct route *r;
 
     if (strncmp(url, "/api/", 5) != 0)
-        return send_error(conn, 404, "not found", EXIT_NOINPUT);
+        return daemon__dash(d, conn, url, method,
+                            rq->too_big || rq->body.buf == NULL ? ""
+                                                                : rq->body.buf);
     if (!authorized(d, conn))
         return send_error(conn, 401,
                           "missing or wrong bearer token (see DATA/token)",

@@ -272,6 +272,7 @@ open_all(struct daemon *d, int *lockfd, struct MHD_Daemon **mhd,
         return -1;
     prune_new(d);
     if (daemon__token_load(d->datafd, true, d->token, err) < 0 ||
+        daemon__random_token(d->csrf, err) < 0 ||
         daemon_db_open(d->data, true, &d->db, err) < 0)
         return -1;
     daemon__recover(d);

@@ -27,16 +27,25 @@ is_token(const char *s, size_t len)
     return true;
 }
 
-static int
-create(int datafd, char out[DAEMON_TOKEN_LEN + 1], struct err *err)
+int
+daemon__random_token(char out[DAEMON_TOKEN_LEN + 1], struct err *err)
 {
     unsigned char raw[DAEMON_TOKEN_LEN / 2];
-    cleanup_close int fd = -1;
 
     if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
         return err_sys(err, errno, "getrandom");
     for (size_t i = 0; i < sizeof(raw); i++)
         snprintf(out + 2 * i, 3, "%02x", raw[i]);
+    return 0;
+}
+
+static int
+create(int datafd, char out[DAEMON_TOKEN_LEN + 1], struct err *err)
+{
+    cleanup_close int fd = -1;
+
+    if (daemon__random_token(out, err) < 0)
+        return -1;
     /* O_EXCL: two first starts racing keep one token */
     fd =
         fsat_open(datafd, DAEMON_TOKEN, O_WRONLY | O_CREAT | O_EXCL, 0600, err);

@@ -86,3 +86,41 @@ groups:
 EOF
     echo "$1"
 }
+
+# fake_history NAME N FROM — N runs of NAME recorded in DATA's history
+# without running anything: copies of the synthetic leaky run of
+# build/tests/test_report (a real report, so compare works on them), each
+# with its own run id and version vI, the first group's peak 64 MiB up to
+# run FROM - 1 and 96 MiB from FROM on (a change point at FROM). Their
+# folders are $RUNS/hist/NAME-I. 0 when all were recorded.
+fake_history() {
+    local name=$1 n=$2 from=$3 i d peak bad=0
+    local units=${BUILD:-build}/tests/test_report
+    mkdir -p "$RUNS/hist"
+    if [ ! -d "$RUNS/hist/synth/leaky" ]; then
+        "$units" --write-run "$RUNS/hist/synth" >/dev/null 2>&1 &&
+            "$TY" report -q "$RUNS/hist/synth/leaky" >/dev/null 2>&1 ||
+            return 1
+    fi
+    for i in $(seq 1 "$n"); do
+        d=$RUNS/hist/$name-$i
+        cp -r "$RUNS/hist/synth/leaky" "$d"
+        peak=$((64 << 20))
+        [ "$i" -ge "$from" ] && peak=$((96 << 20))
+        # a little noise so the series is not a perfect step
+        peak=$((peak + (i % 3) * (1 << 18)))
+        # one run a day, each group's instances all ended well
+        jq --arg id "$name-$i" --arg n "$name" \
+            --arg t "$(date -u -d "2026-10-01 +$i days" +%Y-%m-%dT18:00:00.000Z)" \
+            --arg e "$(date -u -d "2026-10-01 +$i days" +%Y-%m-%dT18:00:06.300Z)" \
+            '.run_id = $id | .name = $n | .started = $t | .ended = $e |
+             .groups |= map(. + {outcomes: {success: .instances}})' \
+            "$d/result.json" >"$d/r.tmp" && mv "$d/r.tmp" "$d/result.json"
+        jq --arg id "$name-$i" --argjson p "$peak" \
+            '.run_id = $id | .groups[0].peak_bytes = $p' \
+            "$d/summary.json" >"$d/s.tmp" && mv "$d/s.tmp" "$d/summary.json"
+        "$TY" history import --data "$DATA" --version "v$i" "$d" \
+            >>"$RUNS/hist/import.log" 2>&1 || bad=$((bad + 1))
+    done
+    [ "$bad" -eq 0 ]
+}

@@ -1,0 +1,355 @@
+/*
+ * dash_history.c — the dashboard's history: the names with runs; one
+ * name's page (its change points, one chart per group and figure drawn
+ * by the history module, its runs with their tasks and reports, and a
+ * form comparing two of them); and compare-two-runs, the page `testyard
+ * compare --html` writes, for two runs of a history or two tasks.
+ */
+#include "daemon/daemon_int.h"
+
+#include "history/history.h"
+#include "report/report.h"
+
+#include "base/strbuf.h"
+#include "base/util.h"
+
+#include "ty_units.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *
+jstr(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static double
+jnum(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static void
+history_href(struct strbuf *sb, const char *name)
+{
+    strbuf_adds(sb, "/history?name=");
+    daemon__dash_urlarg(sb, name);
+}
+
+static unsigned
+index_page(struct daemon *d, struct strbuf *sb)
+{
+    struct history_name *v = NULL;
+    struct err err = {0};
+    size_t n = 0;
+    int rc;
+
+    pthread_mutex_lock(&d->mu);
+    rc = history_names(d->db, &v, &n, &err);
+    pthread_mutex_unlock(&d->mu);
+    if (rc < 0) {
+        daemon__dash_error(sb, d, 500, err.msg);
+        return 500;
+    }
+    daemon__dash_head(sb, d, "History", 0);
+    strbuf_adds(sb, "<h1>History</h1>\n<section id=\"names\">");
+    if (n == 0)
+        strbuf_adds(sb, "<p class=\"note\">no run is recorded yet: every "
+                        "task the daemon runs is, and <code>testyard history "
+                        "import</code> adds runs made elsewhere</p>");
+    else
+        strbuf_adds(sb, "<table><tr><th>composition or schedule</th>"
+                        "<th class=\"n\">runs</th><th>last run</th>"
+                        "<th>its outcome</th></tr>\n");
+    for (size_t i = 0; i < n; i++) {
+        strbuf_adds(sb, "<tr><td><a href=\"");
+        history_href(sb, v[i].name);
+        strbuf_adds(sb, "\">");
+        strbuf_add_html(sb, v[i].name);
+        strbuf_adds(sb, "</a>");
+        if (v[i].schedule)
+            strbuf_adds(sb, " <small class=\"note\">(schedule)</small>");
+        strbuf_addf(sb, "</td><td class=\"n\">%lld</td><td>",
+                    (long long)v[i].runs);
+        strbuf_add_html(sb, v[i].last ? v[i].last : "-");
+        strbuf_adds(sb, "</td><td>");
+        strbuf_add_html(sb, v[i].last_outcome ? v[i].last_outcome : "-");
+        strbuf_adds(sb, "</td></tr>\n");
+    }
+    if (n > 0)
+        strbuf_adds(sb, "</table>");
+    strbuf_adds(sb, "</section>\n");
+    daemon__dash_foot(sb);
+    history_names_free(v, n);
+    return 200;
+}
+
+/* "+18 %" of a change point's JSON (its change is relative; null when the
+ * mean before was 0: then the means). */
+static void
+change_text(const cJSON *cp, char *buf, size_t size)
+{
+    double rel = jnum(cp, "change");
+    double before = jnum(cp, "mean_before"), after = jnum(cp, "mean_after");
+
+    if (!isnan(rel))
+        snprintf(buf, size, "%+.0f %%", rel * 100);
+    else
+        snprintf(buf, size, "from %.0f to %.0f", before, after);
+}
+
+static void
+points_table(struct strbuf *sb, const cJSON *runs)
+{
+    const cJSON *r, *cp;
+    size_t n = 0;
+
+    strbuf_adds(sb, "<section id=\"change-points\"><h2>Change points</h2>");
+    cJSON_ArrayForEach(r, runs)
+    {
+        cJSON_ArrayForEach(cp, cJSON_GetObjectItemCaseSensitive(
+                                   r, "change_points"))
+        {
+            char change[64];
+
+            if (n++ == 0)
+                strbuf_adds(sb, "<table><tr><th>group</th><th>figure</th>"
+                                "<th>change</th><th>at run</th>"
+                                "<th>version</th><th class=\"n\">p</th>"
+                                "</tr>\n");
+            change_text(cp, change, sizeof(change));
+            strbuf_adds(sb, "<tr class=\"cp-row\"><td>");
+            strbuf_add_html(sb, jstr(cp, "group"));
+            strbuf_adds(sb, "</td><td>");
+            strbuf_add_html(sb, jstr(cp, "figure"));
+            strbuf_addf(sb, "</td><td>%s</td><td>%lld</td><td>", change,
+                        (long long)jnum(r, "run"));
+            strbuf_add_html(sb,
+                            jstr(r, "version") ? jstr(r, "version") : "-");
+            strbuf_addf(sb, "</td><td class=\"n\">%.3f</td></tr>\n",
+                        jnum(cp, "p"));
+        }
+    }
+    if (n == 0)
+        strbuf_adds(sb, "<p class=\"note\">none found: each figure stayed "
+                        "level, or there are too few runs to say</p>");
+    else
+        strbuf_adds(sb, "</table>");
+    strbuf_adds(sb, "</section>\n");
+}
+
+static void
+run_options(struct strbuf *sb, const cJSON *runs, int pick)
+{
+    int n = cJSON_GetArraySize(runs);
+
+    for (int i = n; i-- > 0;) {
+        const cJSON *r = cJSON_GetArrayItem(runs, i);
+        long long num = (long long)jnum(r, "run");
+
+        strbuf_addf(sb, "<option value=\"%lld\"%s>run %lld", num,
+                    i == pick ? " selected" : "", num);
+        if (jstr(r, "version")) {
+            strbuf_adds(sb, " &middot; ");
+            strbuf_add_html(sb, jstr(r, "version"));
+        }
+        strbuf_adds(sb, "</option>");
+    }
+}
+
+static void
+compare_form(struct strbuf *sb, const char *name, const cJSON *runs)
+{
+    int n = cJSON_GetArraySize(runs);
+
+    if (n < 2)
+        return;
+    strbuf_adds(sb, "<form id=\"compare\" method=\"get\" action=\"/compare\">"
+                    "<h2>Compare two runs</h2><input type=\"hidden\" "
+                    "name=\"name\" value=\"");
+    strbuf_add_html(sb, name);
+    strbuf_adds(sb, "\"><select name=\"a\">");
+    run_options(sb, runs, n - 2);
+    strbuf_adds(sb, "</select> with <select name=\"b\">");
+    run_options(sb, runs, n - 1);
+    strbuf_adds(sb, "</select> <button type=\"submit\" id=\"compare-go\" "
+                    "style=\"border-color:#2563eb;color:#2563eb\">Compare"
+                    "</button></form>\n");
+}
+
+static void
+runs_table(struct strbuf *sb, const cJSON *runs)
+{
+    int n = cJSON_GetArraySize(runs);
+
+    strbuf_adds(sb, "<table id=\"runs\"><tr><th>run</th><th>started</th>"
+                    "<th>outcome</th><th>version</th><th class=\"n\">"
+                    "duration</th><th>task</th></tr>\n");
+    for (int i = n; i-- > 0;) {
+        const cJSON *r = cJSON_GetArrayItem(runs, i);
+        double task = jnum(r, "task_id"), dur = jnum(r, "duration_s");
+        char d[32] = "-";
+
+        if (!isnan(dur))
+            ty__format_duration((int64_t)(dur * 1e9), d, sizeof(d));
+        strbuf_addf(sb, "<tr><td>%lld</td><td>", (long long)jnum(r, "run"));
+        strbuf_add_html(sb, jstr(r, "started") ? jstr(r, "started") : "-");
+        strbuf_adds(sb, "</td><td>");
+        strbuf_add_html(sb, jstr(r, "outcome"));
+        strbuf_adds(sb, "</td><td>");
+        strbuf_add_html(sb, jstr(r, "version") ? jstr(r, "version") : "-");
+        strbuf_addf(sb, "</td><td class=\"n\">%s</td><td>", d);
+        if (!isnan(task) && task > 0)
+            strbuf_addf(sb,
+                        "<a href=\"/tasks/%lld\">%lld</a> &middot; <a "
+                        "href=\"/tasks/%lld/report\">report</a>",
+                        (long long)task, (long long)task, (long long)task);
+        else
+            strbuf_adds(sb, "imported");
+        strbuf_adds(sb, "</td></tr>\n");
+    }
+    strbuf_adds(sb, "</table>\n");
+}
+
+unsigned
+daemon__page_history(struct daemon *d, const char *name, struct strbuf *sb)
+{
+    struct history *h;
+    struct err err = {0};
+    cJSON *runs;
+    char title[160];
+
+    if (name == NULL || name[0] == '\0')
+        return index_page(d, sb);
+    pthread_mutex_lock(&d->mu);
+    h = history_load(d->db, name, 0, &err);
+    pthread_mutex_unlock(&d->mu);
+    if (h == NULL) {
+        unsigned status = err.code == ENOENT ? 404 : 500;
+
+        daemon__dash_error(sb, d, status, err.msg);
+        return status;
+    }
+    history_analyse(h, NULL);
+    runs = history_json(h);
+    snprintf(title, sizeof(title), "History: %s", name);
+    daemon__dash_head(sb, d, title, 0);
+    strbuf_adds(sb, "<h1>");
+    strbuf_add_html(sb, name);
+    strbuf_addf(sb, " <small class=\"note\">%zu runs</small></h1>\n",
+                history_nruns(h));
+    points_table(sb, runs);
+    strbuf_adds(sb, "<section id=\"charts\"><h2>Figures over the runs</h2>"
+                    "<p class=\"note\">dashed lines mark change points, with "
+                    "the version recorded at the run they start at</p>");
+    history_svg(h, sb);
+    strbuf_adds(sb, "</section>\n<section id=\"runs-section\"><h2>Runs</h2>");
+    compare_form(sb, name, runs);
+    runs_table(sb, runs);
+    strbuf_adds(sb, "</section>\n");
+    daemon__dash_foot(sb);
+    cJSON_Delete(runs);
+    history_destroy(&h);
+    return 200;
+}
+
+/* ---- compare ------------------------------------------------------- */
+
+static bool
+number(const char *s, int64_t *out)
+{
+    char *end;
+    long long v;
+
+    if (s == NULL || s[0] < '1' || s[0] > '9')
+        return false;
+    errno = 0;
+    v = strtoll(s, &end, 10);
+    if (errno != 0 || *end != '\0')
+        return false;
+    *out = v;
+    return true;
+}
+
+/* The run folders of runs a and b of name's history. */
+static int
+history_dirs(struct daemon *d, const char *name, int64_t a, int64_t b,
+             char **da, char **db, struct err *err)
+{
+    struct history *h;
+    cJSON *runs, *r;
+
+    pthread_mutex_lock(&d->mu);
+    h = history_load(d->db, name, 0, err);
+    pthread_mutex_unlock(&d->mu);
+    if (h == NULL)
+        return -1;
+    runs = history_json(h);
+    history_destroy(&h);
+    cJSON_ArrayForEach(r, runs)
+    {
+        int64_t num = (int64_t)jnum(r, "run");
+        const char *dir = jstr(r, "run_dir");
+
+        if (num == a && dir && *da == NULL)
+            *da = xstrdup(dir);
+        if (num == b && dir && *db == NULL)
+            *db = xstrdup(dir);
+    }
+    cJSON_Delete(runs);
+    if (*da == NULL || *db == NULL)
+        return err_set(err, ENOENT,
+                       "run %lld of %s has no run folder recorded",
+                       (long long)(*da == NULL ? a : b), name);
+    return 0;
+}
+
+unsigned
+daemon__page_compare(struct daemon *d, const char *name, const char *a,
+                     const char *b, struct strbuf *sb)
+{
+    struct report_opts o = {.no_html = true};
+    struct report *ra = NULL, *rb = NULL;
+    struct err err = {0};
+    cleanup_free char *da = NULL, *db = NULL;
+    int64_t na, nb;
+    char *html;
+    unsigned status = 404;
+
+    if (!number(a, &na) || !number(b, &nb)) {
+        daemon__dash_error(sb, d, 400,
+                           "compare wants a=N&b=M: two run numbers with "
+                           "name=, or two task ids");
+        return 400;
+    }
+    if (name != NULL && name[0] != '\0') {
+        if (history_dirs(d, name, na, nb, &da, &db, &err) < 0)
+            goto fail;
+    } else {
+        da = xasprintf("%s/runs/task-%lld", d->data, (long long)na);
+        db = xasprintf("%s/runs/task-%lld", d->data, (long long)nb);
+    }
+    if ((ra = report_build(da, &o, &err)) == NULL ||
+        (rb = report_build(db, &o, &err)) == NULL) {
+        status = err.code == ENOENT || err.status == EXIT_NOINPUT ? 404 : 422;
+        goto fail;
+    }
+    html = report_compare_html(ra, rb);
+    strbuf_adds(sb, html);
+    free(html);
+    report_destroy(&ra);
+    report_destroy(&rb);
+    return 200;
+fail:
+    report_destroy(&ra);
+    daemon__dash_error(sb, d, status, err.msg);
+    return status;
+}
