@@ -10,20 +10,25 @@
  * history_load reads a name's series back; history_analyse finds the
  * change points of each figure over it with E-Divisive means
  * (changepoint.c); history_print, history_json and history_csv write
- * what `testyard history` shows. docs/scheduling.md ("History and change
- * points") describes the tables, the method and its parameters.
+ * what `testyard history` shows. For the daemon's dashboard,
+ * history_names lists the names with runs (history_names.c) and
+ * history_svg draws a series' charts (history_svg.c). docs/scheduling.md
+ * ("History and change points") describes the tables, the method and its
+ * parameters, and what the charts show.
  *
  * The tables are this module's own (prefixed history_), versioned in the
  * shared table schema(module, version) and migrated by history_migrate.
  *
  * Ownership: the sqlite3 handle is the caller's; strings passed in are
  * borrowed; struct history is the caller's (history_destroy); char * and
- * cJSON * returned are the caller's.
+ * cJSON * returned are the caller's; so is the array of history_names
+ * (history_names_free).
  */
 #ifndef TY_HISTORY_H
 #define TY_HISTORY_H
 
 #include "base/err.h"
+#include "base/strbuf.h"
 
 #include <cjson/cJSON.h>
 #include <sqlite3.h>
@@ -130,5 +135,47 @@ void history_print(const struct history *h, FILE *out);
 cJSON *history_json(const struct history *h);
 /* One row per run and group, with a header line. */
 void history_csv(const struct history *h, FILE *out);
+
+/* ---- the names (history_names.c) ---- */
+
+struct history_name {
+    char *name;         /* as recorded (composition metadata.name or
+                           schedule name) */
+    int64_t runs;       /* how many runs are recorded under it */
+    char *last;         /* RFC 3339 start (else end) of its newest run,
+                           NULL unknown */
+    char *last_outcome; /* the newest run's outcome, NULL unknown */
+    char *schedule;     /* the newest run's schedule, or NULL */
+};
+
+/* Every name with runs, by name (bytewise); *v the caller's
+ * (history_names_free), NULL with *n 0 when there is none. On failure
+ * -1 (SQLite's error, as history_load's) with *v NULL and *n 0. */
+int history_names(sqlite3 *db, struct history_name **v, size_t *n,
+                  struct err *err);
+/* Frees v[0..n) and v (NULL: nothing). */
+void history_names_free(struct history_name *v, size_t n);
+
+/* ---- the charts (history_svg.c) ---- */
+
+/* The CSS the charts' classes need (one string, to put in a <style>). */
+extern const char history_svg_css[];
+
+/* h's charts as HTML appended to sb, after history_analyse (without it,
+ * no change points are drawn): per group, in the order groups first
+ * appear, a <section class="hgroup" id="g-GROUP"> with an <h2>, and one
+ * inline <svg class="hchart" data-figure="peak|final|growth"
+ * data-group="ID"> per figure. x is the run (its number under it), y
+ * the figure: bytes for peak and final, a signed rate per round with a
+ * zero line for growth. Each known value is a circle (class "pt", "pt
+ * bad" when the run's outcome is not success) with a <title> (run,
+ * date, version, value, outcome), joined by polylines that an unknown
+ * value or a run without the group breaks; each change point of the
+ * group and figure a dashed vertical line (class "cp") at the run it
+ * starts, labelled with the run, its version and the change, p-value in
+ * its <title>; the version marked on the x axis where it changes. No
+ * runs: a <p class="note">. Every string from the database is escaped;
+ * the charts scale with their viewBox and need no script. */
+void history_svg(const struct history *h, struct strbuf *sb);
 
 #endif

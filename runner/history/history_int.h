@@ -1,7 +1,8 @@
 /*
  * history/history_int.h — what the files of the history module share:
- * SQLite calls with their errors in struct err (history_db.c), and the
- * loaded series with its change points (history_load.c, history_out.c).
+ * SQLite calls with their errors in struct err (history_db.c), the
+ * loaded series with its change points (history_load.c), and the forms
+ * its figures are written in (history_out.c, for history_svg.c too).
  *
  * Ownership: struct history owns every string and array below it.
  */
@@ -11,6 +12,7 @@
 #include "history/history.h"
 
 #include "base/sql.h"
+#include "base/strbuf.h"
 
 /* ---- SQLite (history_db.c) ---- */
 
@@ -41,6 +43,11 @@ enum {
 };
 extern const char *const history__outcome_names[HISTORY_NOUTCOMES];
 
+/* Growth per round flat runs show is noise around zero, where a relative
+ * change says nothing: a change of it must be at least this (and its
+ * chart spans at least this either side of zero). */
+#define HISTORY_GROWTH_MIN_ABS 65536.0
+
 /* The figures of a group change points are looked for in. */
 enum { HISTORY_PEAK, HISTORY_FINAL, HISTORY_GROWTH, HISTORY_NFIGURES };
 /* "peak", "final", "growth"; the JSON members "peak_bytes", ... */
@@ -65,6 +72,13 @@ struct history_run {
     size_t ngroups;
 };
 
+/* Run r's group whose id is id, NULL when r has none. */
+const struct history_group *history__group_of(const struct history_run *r,
+                                              const char *id);
+/* Is group id in a run before run i? (each group is analysed and drawn
+ * once, at its first run) */
+bool history__seen_before(const struct history *h, size_t i, const char *id);
+
 /* A change point of one figure of one group, at run index run. */
 struct history_point {
     char *group;
@@ -82,5 +96,24 @@ struct history {
     struct history_cp_opts opts; /* what history_analyse used */
     bool analysed;
 };
+
+/* ---- the forms figures are written in (history_out.c) ---- */
+
+/* Bytes as "100.0 MiB", "-" when NAN (unknown) or negative. */
+void history__fmt_bytes(double v, char *buf, size_t size);
+/* A rate per round: "+8.0 MiB", "-12.0 KiB", "0 B"; "-" when NAN. */
+void history__fmt_rate(double v, char *buf, size_t size);
+/* Figure f's value: a rate for growth, else bytes. */
+void history__fmt_figure(int f, double v, char *buf, size_t size);
+/* "2026-12-02 00:51:03" of an RFC 3339 time t ("-" when NULL). */
+void history__fmt_date(const char *t, char *buf, size_t size);
+/* A change point's relative change: "+18 %", "-3.5 %" (of a figure that
+ * was not 0 before). */
+void history__fmt_change(const struct history_cp *cp, char *buf, size_t size);
+/* A change point as `testyard history` lists it, appended to sb:
+ * "providers peak: +18 % at run 41 (commit abc123), p = 0.001 (mean
+ * 100.0 MiB -> 118.0 MiB)"; not escaped. */
+void history__point_line(const struct history *h, const struct history_point *p,
+                         struct strbuf *sb);
 
 #endif

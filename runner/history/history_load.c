@@ -16,10 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Growth per round flat runs show is noise around zero, where a relative
- * change says nothing: a change of it must be at least this. */
-#define GROWTH_MIN_ABS 65536.0
-
 const char *const history__figure_names[HISTORY_NFIGURES] = {"peak", "final",
                                                              "growth"};
 const char *const history__figure_keys[HISTORY_NFIGURES] = {
@@ -182,8 +178,8 @@ history_nruns(const struct history *h)
 
 /* ---- change points --------------------------------------------------- */
 
-static const struct history_group *
-group_of(const struct history_run *r, const char *id)
+const struct history_group *
+history__group_of(const struct history_run *r, const char *id)
 {
     for (size_t i = 0; i < r->ngroups; i++)
         if (strcmp(r->groups[i].id, id) == 0)
@@ -191,13 +187,11 @@ group_of(const struct history_run *r, const char *id)
     return NULL;
 }
 
-/* Was the group id seen in a run before run i? (each group is analysed
- * once, at its first run) */
-static bool
-seen_before(const struct history *h, size_t i, const char *id)
+bool
+history__seen_before(const struct history *h, size_t i, const char *id)
 {
     for (size_t k = 0; k < i; k++)
-        if (group_of(&h->runs[k], id) != NULL)
+        if (history__group_of(&h->runs[k], id) != NULL)
             return true;
     return false;
 }
@@ -224,7 +218,7 @@ analyse_figure(struct history *h, const char *id, int f, double *v, size_t *at)
     size_t n = 0, found = 0;
 
     for (size_t i = 0; i < h->nruns; i++) {
-        const struct history_group *g = group_of(&h->runs[i], id);
+        const struct history_group *g = history__group_of(&h->runs[i], id);
 
         if (g != NULL && !isnan(g->fig[f])) {
             v[n] = g->fig[f];
@@ -232,7 +226,7 @@ analyse_figure(struct history *h, const char *id, int f, double *v, size_t *at)
         }
     }
     if (f == HISTORY_GROWTH && o.min_abs <= 0)
-        o.min_abs = GROWTH_MIN_ABS;
+        o.min_abs = HISTORY_GROWTH_MIN_ABS;
     cp = xcalloc(n + 1, sizeof(*cp));
     history_changepoints(v, n, &o, cp, n, &found);
     for (size_t k = 0; k < found && k < n; k++)
@@ -253,7 +247,7 @@ history_analyse(struct history *h, const struct history_cp_opts *o)
         for (size_t g = 0; g < h->runs[i].ngroups; g++) {
             const char *id = h->runs[i].groups[g].id;
 
-            if (seen_before(h, i, id))
+            if (history__seen_before(h, i, id))
                 continue;
             for (int f = 0; f < HISTORY_NFIGURES; f++)
                 analyse_figure(h, id, f, v, at);

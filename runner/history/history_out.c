@@ -2,7 +2,9 @@
  * history_out.c — a name's series as `testyard history` shows it: a table
  * (one line per run and group, the run's columns on its first), then the
  * change points one line each; as JSON, an array of runs, each change
- * point in the run it starts at; as CSV, one row per run and group.
+ * point in the run it starts at; as CSV, one row per run and group. The
+ * forms its figures, dates and changes are written in serve the charts
+ * too (history_int.h).
  */
 #include "history/history_int.h"
 
@@ -14,10 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- the table ------------------------------------------------------- */
+/* ---- the forms --------------------------------------------------------- */
 
-static void
-fmt_bytes(double v, char *buf, size_t size)
+void
+history__fmt_bytes(double v, char *buf, size_t size)
 {
     if (isnan(v) || v < 0)
         snprintf(buf, size, "-");
@@ -25,9 +27,8 @@ fmt_bytes(double v, char *buf, size_t size)
         ty__format_bytes((uint64_t)v, buf, size);
 }
 
-/* A rate per round: "+8.0 MiB", "-12.0 KiB", "0 B". */
-static void
-fmt_rate(double v, char *buf, size_t size)
+void
+history__fmt_rate(double v, char *buf, size_t size)
 {
     char b[32];
 
@@ -39,32 +40,42 @@ fmt_rate(double v, char *buf, size_t size)
     snprintf(buf, size, "%s%s", v > 0 ? "+" : v < 0 ? "-" : "", b);
 }
 
-static void
-fmt_figure(int f, double v, char *buf, size_t size)
+void
+history__fmt_figure(int f, double v, char *buf, size_t size)
 {
     if (f == HISTORY_GROWTH)
-        fmt_rate(v, buf, size);
+        history__fmt_rate(v, buf, size);
     else
-        fmt_bytes(v, buf, size);
+        history__fmt_bytes(v, buf, size);
 }
 
-/* "2026-12-02 00:51:03" of an RFC 3339 time. */
-static void
-fmt_date(const char *t, char *buf, size_t size)
+void
+history__fmt_date(const char *t, char *buf, size_t size)
 {
     snprintf(buf, size, "%.19s", t ? t : "-");
     if (strlen(buf) > 10 && buf[10] == 'T')
         buf[10] = ' ';
 }
 
+void
+history__fmt_change(const struct history_cp *cp, char *buf, size_t size)
+{
+    if (fabs(cp->rel_change) >= 0.1)
+        snprintf(buf, size, "%+.0f %%", 100 * cp->rel_change);
+    else
+        snprintf(buf, size, "%+.1f %%", 100 * cp->rel_change);
+}
+
+/* ---- the table ------------------------------------------------------- */
+
 static void
 print_group(const struct history_group *g, FILE *out)
 {
     char peak[32], final[32], growth[40];
 
-    fmt_bytes(g->fig[HISTORY_PEAK], peak, sizeof(peak));
-    fmt_bytes(g->fig[HISTORY_FINAL], final, sizeof(final));
-    fmt_rate(g->fig[HISTORY_GROWTH], growth, sizeof(growth));
+    history__fmt_bytes(g->fig[HISTORY_PEAK], peak, sizeof(peak));
+    history__fmt_bytes(g->fig[HISTORY_FINAL], final, sizeof(final));
+    history__fmt_rate(g->fig[HISTORY_GROWTH], growth, sizeof(growth));
     fprintf(out, "  %-14s %10s %10s %12s  %s", g->id, peak, final, growth,
             g->verdict ? g->verdict : "-");
     if (g->oom_kills > 0)
@@ -78,7 +89,7 @@ print_run(const struct history_run *r, FILE *out)
 {
     char date[32];
 
-    fmt_date(r->started, date, sizeof(date));
+    history__fmt_date(r->started, date, sizeof(date));
     fprintf(out, "%4lld  %-19s  %-12.12s %-12s", (long long)r->number, date,
             r->version ? r->version : "-", r->outcome);
     if (r->ngroups == 0)
@@ -90,41 +101,42 @@ print_run(const struct history_run *r, FILE *out)
     }
 }
 
-/* "+18 %", "-3.5 %" (of a figure that was not 0 before). */
-static void
-fmt_change(const struct history_cp *cp, char *buf, size_t size)
-{
-    if (fabs(cp->rel_change) >= 0.1)
-        snprintf(buf, size, "%+.0f %%", 100 * cp->rel_change);
-    else
-        snprintf(buf, size, "%+.1f %%", 100 * cp->rel_change);
-}
-
-static void
-print_point(const struct history *h, const struct history_point *p, FILE *out)
+void
+history__point_line(const struct history *h, const struct history_point *p,
+                    struct strbuf *sb)
 {
     const struct history_run *r = &h->runs[p->run];
     char change[32], before[40], after[40];
 
     const char *unit = p->figure == HISTORY_GROWTH ? " a round" : "";
 
-    fmt_figure(p->figure, p->cp.mean_before, before, sizeof(before));
-    fmt_figure(p->figure, p->cp.mean_after, after, sizeof(after));
+    history__fmt_figure(p->figure, p->cp.mean_before, before, sizeof(before));
+    history__fmt_figure(p->figure, p->cp.mean_after, after, sizeof(after));
     if (isinf(p->cp.rel_change)) {
-        fprintf(out, "  %s %s: from %s to %s%s at run %lld", p->group,
-                history__figure_names[p->figure], before, after, unit,
-                (long long)r->number);
+        strbuf_addf(sb, "%s %s: from %s to %s%s at run %lld", p->group,
+                    history__figure_names[p->figure], before, after, unit,
+                    (long long)r->number);
     } else {
-        fmt_change(&p->cp, change, sizeof(change));
-        fprintf(out, "  %s %s: %s at run %lld", p->group,
-                history__figure_names[p->figure], change, (long long)r->number);
+        history__fmt_change(&p->cp, change, sizeof(change));
+        strbuf_addf(sb, "%s %s: %s at run %lld", p->group,
+                    history__figure_names[p->figure], change,
+                    (long long)r->number);
     }
     if (r->version != NULL)
-        fprintf(out, " (commit %.12s)", r->version);
-    fprintf(out, ", p = %.3f", p->cp.pvalue);
+        strbuf_addf(sb, " (commit %.12s)", r->version);
+    strbuf_addf(sb, ", p = %.3f", p->cp.pvalue);
     if (!isinf(p->cp.rel_change))
-        fprintf(out, " (mean %s -> %s%s)", before, after, unit);
-    fputc('\n', out);
+        strbuf_addf(sb, " (mean %s -> %s%s)", before, after, unit);
+}
+
+static void
+print_point(const struct history *h, const struct history_point *p, FILE *out)
+{
+    struct strbuf sb = {0};
+
+    history__point_line(h, p, &sb);
+    fprintf(out, "  %s\n", sb.buf);
+    strbuf_release(&sb);
 }
 
 void

@@ -20,6 +20,7 @@
 #include "report/report_int.h"
 
 #include "base/strbuf.h"
+#include "ty_units.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -88,22 +89,6 @@ byte_step(double max)
     return step;
 }
 
-static void
-tick_bytes(double v, char *buf, size_t size)
-{
-    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int u = 0;
-
-    while (v >= 1024 && u < 4) {
-        v /= 1024;
-        u++;
-    }
-    if (v == floor(v))
-        snprintf(buf, size, "%.0f %s", v, units[u]);
-    else
-        snprintf(buf, size, "%.1f %s", v, units[u]);
-}
-
 /* The horizontal grid, a line per step up to ymax. */
 static void
 axis_bytes(struct strbuf *sb, struct plot *p)
@@ -116,7 +101,7 @@ axis_bytes(struct strbuf *sb, struct plot *p)
     for (double v = 0; v <= p->ymax; v += step) {
         char lab[32];
 
-        tick_bytes(v, lab, sizeof(lab));
+        ty__format_bytes_tick(v, lab, sizeof(lab));
         strbuf_addf(sb,
                     "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" "
                     "x2=\"%.1f\" y2=\"%.1f\"/>"

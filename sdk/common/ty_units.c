@@ -273,6 +273,23 @@ ty__format_bytes(uint64_t bytes, char *buf, size_t size)
         snprintf(buf, size, "%.1f %s", v, names[i]);
 }
 
+void
+ty__format_bytes_tick(double v, char *buf, size_t size)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+
+    while (v >= 1024 && u < 4) {
+        v /= 1024;
+        u++;
+    }
+    /* no floor(): the SDK does not make plans link libm */
+    if (v == (double)(uint64_t)v)
+        snprintf(buf, size, "%.0f %s", v, units[u]);
+    else
+        snprintf(buf, size, "%.1f %s", v, units[u]);
+}
+
 /* One form for every duration testyard prints (the run's summary line, the
  * report, the engine watch), chosen for reading at a glance: whole units
  * below a second, tenths of seconds below ten minutes, then minutes and

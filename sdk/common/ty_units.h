@@ -36,6 +36,9 @@ const char *ty__size_system(const char *s);
  * "850 ns", "12 us", "850 ms", "12.3 s" (below ten minutes), "62m03s",
  * and "-" for a negative one (unknown). */
 void ty__format_bytes(uint64_t bytes, char *buf, size_t size);
+/* A chart's axis label of bytes >= 0, where most values are round: "0 B",
+ * "512 KiB", "1.5 MiB" (whole units without decimals, else one). */
+void ty__format_bytes_tick(double bytes, char *buf, size_t size);
 void ty__format_duration(int64_t ns, char *buf, size_t size);
 
 #endif

@@ -143,6 +143,12 @@ t_format(void)
     CHECK_EQ_STR(buf, "512.0 MiB");
     ty__format_bytes(100, buf, sizeof(buf));
     CHECK_EQ_STR(buf, "100 B");
+    ty__format_bytes_tick(0, buf, sizeof(buf));
+    CHECK_EQ_STR(buf, "0 B");
+    ty__format_bytes_tick(512.0 * 1024, buf, sizeof(buf));
+    CHECK_EQ_STR(buf, "512 KiB");
+    ty__format_bytes_tick(1.5 * 1024 * 1024, buf, sizeof(buf));
+    CHECK_EQ_STR(buf, "1.5 MiB");
 }
 
 /* Every duration testyard prints, at each edge between two forms. */
