@@ -11,6 +11,7 @@
 #include "report/report.h"
 #include "base/proc.h"
 #include "base/util.h"
+#include "ty_json.h"
 #include "ty_units.h"
 
 #include <cjson/cJSON.h>
@@ -147,22 +148,6 @@ call(const struct tasks_args *a, const char *method, const char *path,
     return err.status ? err.status : EXIT_SOFTWARE;
 }
 
-static const char *
-str(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static double
-num(const cJSON *o, const char *key, double dflt)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-
-    return cJSON_IsNumber(v) ? v->valuedouble : dflt;
-}
-
 /* "hog 12.0 MiB, b 3.0 MiB" */
 static void
 peaks(const cJSON *t, char *out, size_t size)
@@ -173,12 +158,13 @@ peaks(const cJSON *t, char *out, size_t size)
     out[0] = '\0';
     cJSON_ArrayForEach (g, cJSON_GetObjectItemCaseSensitive(t, "groups")) {
         char b[32] = "-";
-        double p = num(g, "peak_bytes", -1);
+        double p = ty__json_num(g, "peak_bytes", -1);
 
         if (p >= 0)
             ty__format_bytes((uint64_t)p, b, sizeof(b));
-        len += (size_t)snprintf(out + len, size > len ? size - len : 0,
-                                "%s%s %s", len ? ", " : "", str(g, "id"), b);
+        len +=
+            (size_t)snprintf(out + len, size > len ? size - len : 0, "%s%s %s",
+                             len ? ", " : "", ty__json_str(g, "id"), b);
         if (len >= size)
             break;
     }
@@ -188,18 +174,19 @@ static void
 print_row(const cJSON *t)
 {
     char state[64], dur[32] = "-", last[512];
-    const char *oc = str(t, "outcome"), *why = str(t, "reason");
-    double d = num(t, "duration_s", -1);
+    const char *oc = ty__json_str(t, "outcome"),
+               *why = ty__json_str(t, "reason");
+    double d = ty__json_num(t, "duration_s", -1);
 
-    snprintf(state, sizeof(state), "%s%s%s", str(t, "state"), oc ? " " : "",
-             oc ? oc : "");
+    snprintf(state, sizeof(state), "%s%s%s", ty__json_str(t, "state"),
+             oc ? " " : "", oc ? oc : "");
     if (d >= 0)
         ty__format_duration((int64_t)(d * 1e9), dur, sizeof(dur));
     peaks(t, last, sizeof(last));
     if (last[0] == '\0' && why != NULL)
         snprintf(last, sizeof(last), "%s", why);
-    printf("%-5lld %-20s %-20s %-9s %s\n", (long long)num(t, "id", 0),
-           str(t, "name"), state, dur, last);
+    printf("%-5lld %-20s %-20s %-9s %s\n", (long long)ty__json_num(t, "id", 0),
+           ty__json_str(t, "name"), state, dur, last);
 }
 
 int
@@ -240,11 +227,11 @@ print_groups(const cJSON *t)
 
     cJSON_ArrayForEach (g, cJSON_GetObjectItemCaseSensitive(t, "groups")) {
         char b[32] = "-";
-        double p = num(g, "peak_bytes", -1);
+        double p = ty__json_num(g, "peak_bytes", -1);
 
         if (p >= 0)
             ty__format_bytes((uint64_t)p, b, sizeof(b));
-        printf("group:     %s: peak %s;", str(g, "id"), b);
+        printf("group:     %s: peak %s;", ty__json_str(g, "id"), b);
         cJSON_ArrayForEach (k, cJSON_GetObjectItemCaseSensitive(g, "outcomes"))
             if (cJSON_IsNumber(k) && k->valuedouble > 0)
                 printf(" %s %g", k->string, k->valuedouble);
@@ -264,41 +251,43 @@ print_status(const cJSON *t)
 {
     const cJSON *need = cJSON_GetObjectItemCaseSensitive(t, "need");
     char mem[32] = "unlimited", dur[32];
-    double m = num(need, "memory_bytes", -1);
+    double m = ty__json_num(need, "memory_bytes", -1);
 
     printf("task %lld: %s (composition %s, priority %lld)\n",
-           (long long)num(t, "id", 0), str(t, "name"), str(t, "composition"),
-           (long long)num(t, "priority", 0));
-    printf("%-10s %s%s%s", "state:", str(t, "state"),
-           str(t, "outcome") ? ", " : "",
-           str(t, "outcome") ? str(t, "outcome") : "");
-    if (num(t, "exit_status", -1) >= 0)
-        printf(" (exit %d)", (int)num(t, "exit_status", 0));
+           (long long)ty__json_num(t, "id", 0), ty__json_str(t, "name"),
+           ty__json_str(t, "composition"),
+           (long long)ty__json_num(t, "priority", 0));
+    printf("%-10s %s%s%s", "state:", ty__json_str(t, "state"),
+           ty__json_str(t, "outcome") ? ", " : "",
+           ty__json_str(t, "outcome") ? ty__json_str(t, "outcome") : "");
+    if (ty__json_num(t, "exit_status", -1) >= 0)
+        printf(" (exit %d)", (int)ty__json_num(t, "exit_status", 0));
     putchar('\n');
-    print_line("reason:", str(t, "reason"));
-    print_line("schedule:", str(t, "schedule"));
-    print_line("version:", str(t, "version"));
-    if (num(t, "build_seconds", -1) >= 0) {
-        ty__format_duration((int64_t)(num(t, "build_seconds", 0) * 1e9), dur,
-                            sizeof(dur));
+    print_line("reason:", ty__json_str(t, "reason"));
+    print_line("schedule:", ty__json_str(t, "schedule"));
+    print_line("version:", ty__json_str(t, "version"));
+    if (ty__json_num(t, "build_seconds", -1) >= 0) {
+        ty__format_duration(
+            (int64_t)(ty__json_num(t, "build_seconds", 0) * 1e9), dur,
+            sizeof(dur));
         print_line("build:", dur);
     }
-    print_line("submitted:", str(t, "submitted"));
-    print_line("started:", str(t, "started"));
-    print_line("ended:", str(t, "ended"));
-    if (num(t, "duration_s", -1) >= 0) {
-        ty__format_duration((int64_t)(num(t, "duration_s", 0) * 1e9), dur,
-                            sizeof(dur));
+    print_line("submitted:", ty__json_str(t, "submitted"));
+    print_line("started:", ty__json_str(t, "started"));
+    print_line("ended:", ty__json_str(t, "ended"));
+    if (ty__json_num(t, "duration_s", -1) >= 0) {
+        ty__format_duration((int64_t)(ty__json_num(t, "duration_s", 0) * 1e9),
+                            dur, sizeof(dur));
         print_line("duration:", dur);
     }
     if (m >= 0)
         ty__format_bytes((uint64_t)m, mem, sizeof(mem));
-    if (num(need, "millicpu", 0) > 0)
+    if (ty__json_num(need, "millicpu", 0) > 0)
         printf("%-10s %s memory, %g CPU\n", "needs:", mem,
-               num(need, "millicpu", 0) / 1000);
+               ty__json_num(need, "millicpu", 0) / 1000);
     else
         printf("%-10s %s memory, no CPU quota\n", "needs:", mem);
-    print_line("run:", str(t, "run_dir"));
+    print_line("run:", ty__json_str(t, "run_dir"));
     print_groups(t);
 }
 
@@ -379,7 +368,7 @@ cmd_cancel(int argc, char **argv)
     if ((rc = call(&a, "POST", path, &r)) != 0)
         return rc;
     t = cJSON_Parse(r.body.buf);
-    state = str(t, "state");
+    state = ty__json_str(t, "state");
     if (state != NULL && strcmp(state, "running") == 0)
         printf("task %s: canceling (its run stops as on Ctrl-C)\n", a.task);
     else
@@ -448,8 +437,8 @@ cmd_report_task(const char *data, const char *id, bool open)
         return rc;
     t = cJSON_Parse(r.body.buf);
     strbuf_release(&r.body);
-    dir = str(t, "run_dir");
-    state = str(t, "state") ? str(t, "state") : "?";
+    dir = ty__json_str(t, "run_dir");
+    state = ty__json_str(t, "state") ? ty__json_str(t, "state") : "?";
     if (dir == NULL || !path_is_dir(dir) || strcmp(state, "queued") == 0 ||
         strcmp(state, "running") == 0) {
         fprintf(stderr,

@@ -274,8 +274,7 @@ unsigned daemon__page_task(struct daemon *d, int64_t id, struct strbuf *sb);
 unsigned daemon__page_history(struct daemon *d, const char *name,
                               struct strbuf *sb);
 /* a and b: run numbers in name's history, or with no name task ids. */
-unsigned daemon__page_compare(struct daemon *d, const char *name,
-                              const char *a, const char *b,
-                              struct strbuf *sb);
+unsigned daemon__page_compare(struct daemon *d, const char *name, const char *a,
+                              const char *b, struct strbuf *sb);
 
 #endif

@@ -14,6 +14,8 @@
  */
 #include "daemon/daemon_int.h"
 
+#include "history/history.h"
+
 #include "base/fsat.h"
 #include "base/strbuf.h"
 #include "base/util.h"
@@ -86,9 +88,10 @@ daemon__dash_head(struct strbuf *sb, const struct daemon *d, const char *title,
                     refresh_s);
     strbuf_adds(sb, "<title>");
     strbuf_add_html(sb, title);
-    strbuf_addf(sb, " - testyard</title>\n<style>%s%s</style>\n</head>\n"
-                    "<body>\n<main>\n<nav><b>testyard</b>"
-                    "<a href=\"/\">Queue</a><a href=\"/history\">History</a>",
+    strbuf_addf(sb,
+                " - testyard</title>\n<style>%s%s</style>\n</head>\n"
+                "<body>\n<main>\n<nav><b>testyard</b>"
+                "<a href=\"/\">Queue</a><a href=\"/history\">History</a>",
                 css, history_svg_css);
     if (d != NULL) {
         strbuf_adds(sb, "<span class=\"data\">");
@@ -153,8 +156,8 @@ daemon__dash_time(int64_t wall_ns, char *buf, size_t size)
 }
 
 void
-daemon__dash_cancel_form(const struct daemon *d, struct strbuf *sb,
-                         int64_t id, bool to_queue)
+daemon__dash_cancel_form(const struct daemon *d, struct strbuf *sb, int64_t id,
+                         bool to_queue)
 {
     strbuf_addf(sb,
                 "<form class=\"inline cancel\" method=\"post\" "
@@ -176,7 +179,8 @@ add_headers(struct MHD_Response *resp, const char *type)
     MHD_add_response_header(resp, "Content-Security-Policy", policy);
     MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
     MHD_add_response_header(resp, "X-Frame-Options", "DENY");
-    MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
+    /* not no-referrer: with it a form POST says "Origin: null" */
+    MHD_add_response_header(resp, "Referrer-Policy", "same-origin");
 }
 
 static enum MHD_Result
@@ -263,8 +267,7 @@ send_file(struct daemon *d, struct MHD_Connection *conn, const char *rel,
 static bool
 logged_in(struct daemon *d, struct MHD_Connection *conn)
 {
-    const char *c =
-        MHD_lookup_connection_value(conn, MHD_COOKIE_KIND, COOKIE);
+    const char *c = MHD_lookup_connection_value(conn, MHD_COOKIE_KIND, COOKIE);
     const char *h = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
                                                 MHD_HTTP_HEADER_AUTHORIZATION);
 
@@ -400,8 +403,7 @@ task_routes(struct daemon *d, struct MHD_Connection *conn, const char *url,
     if (strcmp(method, "GET") != 0)
         return send_error_page(d, conn, 405, "not allowed here");
     if (strcmp(suffix, "/report") == 0) {
-        snprintf(rel, sizeof(rel), "runs/task-%lld/report.html",
-                 (long long)id);
+        snprintf(rel, sizeof(rel), "runs/task-%lld/report.html", (long long)id);
         return send_file(d, conn, rel, "text/html; charset=utf-8", REPORT_MAX,
                          "the run's report.html");
     }
@@ -441,8 +443,7 @@ daemon__dash(struct daemon *d, struct MHD_Connection *conn, const char *url,
         status = daemon__page_queue(d, &sb);
     } else if (strcmp(url, "/history") == 0) {
         status = daemon__page_history(
-            d,
-            MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "name"),
+            d, MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "name"),
             &sb);
     } else if (strcmp(url, "/compare") == 0) {
         status = daemon__page_compare(

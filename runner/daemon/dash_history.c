@@ -13,6 +13,7 @@
 #include "base/strbuf.h"
 #include "base/util.h"
 
+#include "ty_json.h"
 #include "ty_units.h"
 
 #include <errno.h>
@@ -20,22 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char *
-jstr(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static double
-jnum(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
 
 static void
 history_href(struct strbuf *sb, const char *name)
@@ -92,18 +77,41 @@ index_page(struct daemon *d, struct strbuf *sb)
     return 200;
 }
 
-/* "+18 %" of a change point's JSON (its change is relative; null when the
- * mean before was 0: then the means). */
+/* What the figure of a change point's JSON is called on the page. */
+static const char *
+figure_label(const char *key)
+{
+    if (key != NULL && strncmp(key, "peak", 4) == 0)
+        return "peak";
+    if (key != NULL && strncmp(key, "final", 5) == 0)
+        return "final";
+    return "growth per round";
+}
+
+static void
+fmt_signed(double v, char *buf, size_t size)
+{
+    char b[32];
+
+    ty__format_bytes((uint64_t)fabs(v), b, sizeof(b));
+    snprintf(buf, size, "%s%s", v < 0 ? "-" : "", b);
+}
+
+/* "+18 %" of a change point's JSON; its means when the change is not
+ * relative (null: the mean before was 0). */
 static void
 change_text(const cJSON *cp, char *buf, size_t size)
 {
-    double rel = jnum(cp, "change");
-    double before = jnum(cp, "mean_before"), after = jnum(cp, "mean_after");
+    double rel = ty__json_num(cp, "change", NAN);
+    char before[40], after[40];
 
-    if (!isnan(rel))
+    if (!isnan(rel)) {
         snprintf(buf, size, "%+.0f %%", rel * 100);
-    else
-        snprintf(buf, size, "from %.0f to %.0f", before, after);
+        return;
+    }
+    fmt_signed(ty__json_num(cp, "mean_before", NAN), before, sizeof(before));
+    fmt_signed(ty__json_num(cp, "mean_after", NAN), after, sizeof(after));
+    snprintf(buf, size, "from %s to %s", before, after);
 }
 
 static void
@@ -113,12 +121,10 @@ points_table(struct strbuf *sb, const cJSON *runs)
     size_t n = 0;
 
     strbuf_adds(sb, "<section id=\"change-points\"><h2>Change points</h2>");
-    cJSON_ArrayForEach(r, runs)
-    {
-        cJSON_ArrayForEach(cp, cJSON_GetObjectItemCaseSensitive(
-                                   r, "change_points"))
-        {
-            char change[64];
+    cJSON_ArrayForEach (r, runs) {
+        cJSON_ArrayForEach (
+            cp, cJSON_GetObjectItemCaseSensitive(r, "change_points")) {
+            char change[128];
 
             if (n++ == 0)
                 strbuf_adds(sb, "<table><tr><th>group</th><th>figure</th>"
@@ -127,15 +133,16 @@ points_table(struct strbuf *sb, const cJSON *runs)
                                 "</tr>\n");
             change_text(cp, change, sizeof(change));
             strbuf_adds(sb, "<tr class=\"cp-row\"><td>");
-            strbuf_add_html(sb, jstr(cp, "group"));
+            strbuf_add_html(sb, ty__json_str(cp, "group"));
             strbuf_adds(sb, "</td><td>");
-            strbuf_add_html(sb, jstr(cp, "figure"));
+            strbuf_adds(sb, figure_label(ty__json_str(cp, "figure")));
             strbuf_addf(sb, "</td><td>%s</td><td>%lld</td><td>", change,
-                        (long long)jnum(r, "run"));
-            strbuf_add_html(sb,
-                            jstr(r, "version") ? jstr(r, "version") : "-");
+                        (long long)ty__json_num(r, "run", 0));
+            strbuf_add_html(sb, ty__json_str(r, "version")
+                                    ? ty__json_str(r, "version")
+                                    : "-");
             strbuf_addf(sb, "</td><td class=\"n\">%.3f</td></tr>\n",
-                        jnum(cp, "p"));
+                        ty__json_num(cp, "p", NAN));
         }
     }
     if (n == 0)
@@ -153,13 +160,13 @@ run_options(struct strbuf *sb, const cJSON *runs, int pick)
 
     for (int i = n; i-- > 0;) {
         const cJSON *r = cJSON_GetArrayItem(runs, i);
-        long long num = (long long)jnum(r, "run");
+        long long num = (long long)ty__json_num(r, "run", 0);
 
         strbuf_addf(sb, "<option value=\"%lld\"%s>run %lld", num,
                     i == pick ? " selected" : "", num);
-        if (jstr(r, "version")) {
+        if (ty__json_str(r, "version")) {
             strbuf_adds(sb, " &middot; ");
-            strbuf_add_html(sb, jstr(r, "version"));
+            strbuf_add_html(sb, ty__json_str(r, "version"));
         }
         strbuf_adds(sb, "</option>");
     }
@@ -195,17 +202,21 @@ runs_table(struct strbuf *sb, const cJSON *runs)
                     "duration</th><th>task</th></tr>\n");
     for (int i = n; i-- > 0;) {
         const cJSON *r = cJSON_GetArrayItem(runs, i);
-        double task = jnum(r, "task_id"), dur = jnum(r, "duration_s");
+        double task = ty__json_num(r, "task_id", NAN),
+               dur = ty__json_num(r, "duration_s", NAN);
         char d[32] = "-";
 
         if (!isnan(dur))
             ty__format_duration((int64_t)(dur * 1e9), d, sizeof(d));
-        strbuf_addf(sb, "<tr><td>%lld</td><td>", (long long)jnum(r, "run"));
-        strbuf_add_html(sb, jstr(r, "started") ? jstr(r, "started") : "-");
+        strbuf_addf(sb, "<tr><td>%lld</td><td>",
+                    (long long)ty__json_num(r, "run", 0));
+        strbuf_add_html(
+            sb, ty__json_str(r, "started") ? ty__json_str(r, "started") : "-");
         strbuf_adds(sb, "</td><td>");
-        strbuf_add_html(sb, jstr(r, "outcome"));
+        strbuf_add_html(sb, ty__json_str(r, "outcome"));
         strbuf_adds(sb, "</td><td>");
-        strbuf_add_html(sb, jstr(r, "version") ? jstr(r, "version") : "-");
+        strbuf_add_html(
+            sb, ty__json_str(r, "version") ? ty__json_str(r, "version") : "-");
         strbuf_addf(sb, "</td><td class=\"n\">%s</td><td>", d);
         if (!isnan(task) && task > 0)
             strbuf_addf(sb,
@@ -294,10 +305,9 @@ history_dirs(struct daemon *d, const char *name, int64_t a, int64_t b,
         return -1;
     runs = history_json(h);
     history_destroy(&h);
-    cJSON_ArrayForEach(r, runs)
-    {
-        int64_t num = (int64_t)jnum(r, "run");
-        const char *dir = jstr(r, "run_dir");
+    cJSON_ArrayForEach (r, runs) {
+        int64_t num = (int64_t)ty__json_num(r, "run", 0);
+        const char *dir = ty__json_str(r, "run_dir");
 
         if (num == a && dir && *da == NULL)
             *da = xstrdup(dir);
@@ -306,8 +316,7 @@ history_dirs(struct daemon *d, const char *name, int64_t a, int64_t b,
     }
     cJSON_Delete(runs);
     if (*da == NULL || *db == NULL)
-        return err_set(err, ENOENT,
-                       "run %lld of %s has no run folder recorded",
+        return err_set(err, ENOENT, "run %lld of %s has no run folder recorded",
                        (long long)(*da == NULL ? a : b), name);
     return 0;
 }

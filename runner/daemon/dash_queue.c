@@ -15,6 +15,7 @@
 #include "base/strbuf.h"
 #include "base/util.h"
 
+#include "ty_json.h"
 #include "ty_units.h"
 
 #include <errno.h>
@@ -34,13 +35,18 @@ state_class(const struct daemon_task *t)
 {
     if (t->state == TASK_DONE)
         return t->outcome && strcmp(t->outcome, "success") == 0 ? "st-done"
-                                                                  : "st-bad";
+                                                                : "st-bad";
     switch (t->state) {
-    case TASK_QUEUED: return "st-queued";
-    case TASK_RUNNING: return "st-running";
-    case TASK_CANCELED: return "st-canceled";
-    case TASK_INTERRUPTED: return "st-interrupted";
-    default: return "st-refused";
+    case TASK_QUEUED:
+        return "st-queued";
+    case TASK_RUNNING:
+        return "st-running";
+    case TASK_CANCELED:
+        return "st-canceled";
+    case TASK_INTERRUPTED:
+        return "st-interrupted";
+    default:
+        return "st-refused";
     }
 }
 
@@ -183,14 +189,6 @@ budget(const struct daemon *d, struct strbuf *sb, struct daemon_task *const *v,
     strbuf_adds(sb, "</section>\n");
 }
 
-static const char *
-jstr(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 static void
 schedules(struct daemon *d, struct strbuf *sb)
 {
@@ -212,22 +210,21 @@ schedules(struct daemon *d, struct strbuf *sb)
     }
     strbuf_adds(sb, "<table><tr><th>name</th><th>when</th><th>next</th>"
                     "<th>last task</th><th></th></tr>\n");
-    cJSON_ArrayForEach(s, arr)
-    {
+    cJSON_ArrayForEach (s, arr) {
         const cJSON *last = cJSON_GetObjectItemCaseSensitive(s, "last_task");
         const cJSON *paused = cJSON_GetObjectItemCaseSensitive(s, "paused");
-        const char *name = jstr(s, "name");
+        const char *name = ty__json_str(s, "name");
 
         strbuf_adds(sb, "<tr><td>");
         strbuf_add_html(sb, name);
         strbuf_adds(sb, "</td><td>");
-        strbuf_add_html(sb, jstr(s, "spec"));
+        strbuf_add_html(sb, ty__json_str(s, "spec"));
         strbuf_adds(sb, " <small class=\"note\">");
-        strbuf_add_html(sb, jstr(s, "tz"));
+        strbuf_add_html(sb, ty__json_str(s, "tz"));
         strbuf_adds(sb, "</small></td><td>");
-        strbuf_add_html(sb, cJSON_IsTrue(paused)  ? "paused"
-                            : jstr(s, "next") ? jstr(s, "next")
-                                              : "-");
+        strbuf_add_html(sb, cJSON_IsTrue(paused)      ? "paused"
+                            : ty__json_str(s, "next") ? ty__json_str(s, "next")
+                                                      : "-");
         strbuf_adds(sb, "</td><td>");
         if (cJSON_IsObject(last)) {
             const cJSON *id = cJSON_GetObjectItemCaseSensitive(last, "id");
@@ -235,8 +232,9 @@ schedules(struct daemon *d, struct strbuf *sb)
             strbuf_addf(sb, "<a href=\"/tasks/%lld\">%lld</a> ",
                         (long long)cJSON_GetNumberValue(id),
                         (long long)cJSON_GetNumberValue(id));
-            strbuf_add_html(sb, jstr(last, "outcome") ? jstr(last, "outcome")
-                                                      : jstr(last, "state"));
+            strbuf_add_html(sb, ty__json_str(last, "outcome")
+                                    ? ty__json_str(last, "outcome")
+                                    : ty__json_str(last, "state"));
         } else {
             strbuf_adds(sb, "-");
         }
@@ -279,8 +277,9 @@ daemon__page_queue(struct daemon *d, struct strbuf *sb)
     }
     daemon__queue_sort(queued, nq);
     daemon__dash_head(sb, d, "Queue", nrun + nq > 0 ? REFRESH_S : 0);
-    strbuf_addf(sb, "<h1>Queue <small class=\"note\">%zu running, %zu "
-                    "queued</small></h1>\n",
+    strbuf_addf(sb,
+                "<h1>Queue <small class=\"note\">%zu running, %zu "
+                "queued</small></h1>\n",
                 nrun, nq);
     budget(d, sb, run, nrun);
     task_table(d, sb, "running", "Running", run, nrun, COL_RUNNING);
@@ -374,8 +373,7 @@ daemon__page_task(struct daemon *d, int64_t id, struct strbuf *sb)
     kv(sb, "composition", t.comp_name);
     kv(sb, "file", t.path);
     kv(sb, "outcome", t.outcome);
-    kv(sb, daemon__state_ended(t.state) ? "reason" : "waits because",
-       t.reason);
+    kv(sb, daemon__state_ended(t.state) ? "reason" : "waits because", t.reason);
     snprintf(buf, sizeof(buf), "%lld", (long long)t.priority);
     kv(sb, "priority", buf);
     fmt_need(&t.need, buf, sizeof(buf));

@@ -21,6 +21,22 @@ ty__json_count(cJSON *o, const char *key, int64_t v)
         cJSON_AddNumberToObject(o, key, (double)v);
 }
 
+const char *
+ty__json_str(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+double
+ty__json_num(const cJSON *o, const char *key, double dflt)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+    return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+}
+
 void
 ty__json_string(cJSON *o, const char *key, const char *s)
 {

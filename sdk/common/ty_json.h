@@ -25,6 +25,10 @@ void ty__json_string(cJSON *o, const char *key, const char *s);
 /* A wall-clock time (ns since the epoch) as RFC 3339 UTC with
  * milliseconds: null when wall_ns <= 0. */
 void ty__json_time(cJSON *o, const char *key, int64_t wall_ns);
+/* Member key of o when it is a string (else NULL), a number (else
+ * dflt). */
+const char *ty__json_str(const cJSON *o, const char *key);
+double ty__json_num(const cJSON *o, const char *key, double dflt);
 
 /* Strings are escaped as RFC 8259 says and as cJSON does: " and \ with a
  * backslash, control characters (below 0x20) as \b \f \n \r \t or

@@ -122,6 +122,7 @@ EOF
 rc=$(cdp history -f "$RUNS/history.steps")
 ran history "history charts, the change point, compare two runs" "$rc"
 check "the history's screenshot is drawn" drawn "$RUNS/history.png"
+[ -n "${DASH_OUT:-}" ] && mkdir -p "$DASH_OUT" && cp "$RUNS"/*.png "$DASH_OUT/"
 check_eq "nothing of Chromium is left" "$(left)" "0 processes, 0 folders"
 
 finish

@@ -3,8 +3,9 @@
 # runs to success (its plan built from the snapshot taken at submit);
 # then the daemon is killed with -9 while a task's containers run, and
 # after a restart the task is interrupted and no container or network of
-# its run is left. The daemon has its own data folder and port and is
-# stopped at exit.
+# its run is left. The dashboard shows the docker task's report and, on
+# its history page, the group's real peak (not 0). The daemon has its
+# own data folder and port and is stopped at exit.
 cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=tests/helpers/lib.sh
 . tests/helpers/lib.sh
@@ -35,6 +36,25 @@ check_eq "with success" "$(field "$OK" .outcome)" success
 check "the plan was built from the snapshot" \
     test -f "$DATA/tasks/$OK/plans/placebo/manifest.yaml"
 check_eq "no container of it is left" "$(containers_of_run "task-$OK")" 0
+
+# the dashboard, as the bearer header (the browser suite logs in)
+URL=$(jq -r .url "$DATA/daemon.json")
+dash() {
+    curl -s -o "$RUNS/page.html" -w '%{http_code}' \
+        -H "Authorization: Bearer $(cat "$DATA/token")" "$URL$1"
+}
+check_eq "the dashboard serves its report" "$(dash "/tasks/$OK/report")" 200
+check "it is the run's report.html" \
+    cmp -s "$RUNS/page.html" "$DATA/runs/task-$OK/report.html"
+check_eq "its history page" "$(dash "/history?name=ok")" 200
+check_eq "three charts for the group" \
+    "$(grep -c '<svg class="hchart" data-figure="[a-z]*" data-group="s"' \
+        "$RUNS/page.html")" 3
+peak=$(sed -n '/data-figure="peak" data-group="s"/,/<\/svg>/p' \
+    "$RUNS/page.html" | grep -o '<circle class="pt"[^>]*><title>[^<]*' |
+    sed 's/.*<title>//')
+check "the peak chart's point is the container's real peak ($peak)" \
+    grep -qE '^run 1, .*, [0-9.]+ (KiB|MiB), success$' <<<"$peak"
 
 ST=$(ty submit "$(placebo stall stall)" 2>/dev/null)
 check "a stalling task's containers run" wait_for 240 grep -q \

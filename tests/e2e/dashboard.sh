@@ -40,9 +40,11 @@ get() {
     shift
     curl -s -D "$H" -o "$B" -w '%{http_code}' "$@" "$URL$p"
 }
-# page PATH — as the logged-in browser.
+# page PATH [CURL-ARGS...] — as the logged-in browser.
 page() {
-    get "$1" -b "$JAR"
+    local p=$1
+    shift
+    get "$p" -b "$JAR" "$@"
 }
 header() {
     grep -i "^$1:" "$H" | head -n 1 | tr -d '\r'
@@ -65,13 +67,16 @@ check "scripts are forbidden" grep -q "default-src 'none'" \
     <<<"$(header Content-Security-Policy)"
 check "the bearer header works as well" test \
     "$(get / -H "Authorization: Bearer $TOKEN")" = 200
-check "the queue shows the budget" grep -q "of 256 MiB" "$B"
+check "the queue shows the budget" grep -q "<b>0 B</b> of 256.0 MiB" "$B"
 
 # --- live state and cancel
 A=$(ty submit "$(sleeper long 60 192Mi)" 2>/dev/null)
 Q=$(ty submit --name 'q<i>"x"' "$(sleeper waits 1 192Mi)" 2>/dev/null)
-check "two tasks queued" test -n "$A" -a -n "$Q"
+N=$(ty submit "$(sleeper never 1 192Mi)" 2>/dev/null)
+check "three tasks queued" test -n "$A" -a -n "$Q" -a -n "$N"
 check "the first runs" wait_for 20 state_is "$A" running
+ty cancel "$N" >/dev/null 2>&1
+check_eq "one canceled while queued" "$(field "$N" .state)" canceled
 page / >/dev/null
 check "the queue lists it as running" \
     grep -q "<tr id=\"task-$A\" data-state=\"running\">" "$B"
@@ -102,7 +107,7 @@ check_eq "a cancel from the page: 303" \
     303
 check_eq "back to the queue" "$(header Location)" "Location: /"
 check "the task is canceled" wait_for 30 state_is "$A" canceled
-check "the waiting task runs then and ends" wait_for 40 state_is "$Q" done
+check "the waiting task runs then and ends" wait_for 40 state_is "$Q" "done"
 check_eq "the queue once all ended: 200" "$(page /)" 200
 check "it no longer reloads itself" not_grep 'http-equiv="refresh"' "$B"
 check "the ended task is listed" grep -q "<tr id=\"task-$Q\" data-state=\"done\">" "$B"
@@ -129,7 +134,7 @@ check_eq "a link in place of the run folder: 403" \
 rm "$DATA/runs/task-$Q"
 mv "$RUNS/task-moved" "$DATA/runs/task-$Q"
 check_eq "a task that never ran has no report: 404" \
-    "$(page "/tasks/$A/report")" 404
+    "$(page "/tasks/$N/report")" 404
 
 # --- history
 check "ten runs recorded in the history" fake_history nightly 10 6
@@ -143,15 +148,17 @@ charts=$(grep -o 'class="hchart"' "$B" | wc -l)
 check_eq "one chart per figure and group (3 x 2)" "$charts" 6
 check "the change point is marked" grep -q 'class="cp"' "$B"
 check "the change point's row says run 6 and its version" \
-    grep -q '<tr class="cp-row"><td>providers</td><td>peak_bytes</td><td>+50 %</td><td>6</td><td>v6</td>' "$B"
+    grep -q '<tr class="cp-row"><td>providers</td><td>peak</td><td>+50 %</td><td>6</td><td>v6</td>' "$B"
 check "the compare form offers the runs" grep -q '<option value="9" selected>run 9' "$B"
 check_eq "an unknown name: 404" "$(page '/history?name=nosuch')" 404
 check_eq "compare runs 5 and 6: 200" \
     "$(page '/compare?name=nightly&a=5&b=6')" 200
 check "it is compare's page" grep -q '</main>' "$B"
 check "it names both runs" grep -q 'nightly-5' "$B"
+check_eq "compare two tasks that ran: 200" "$(page "/compare?a=$A&b=$Q")" 200
+check "it names both" grep -q "task-$A.*task-$Q" <<<"$(tr -d '\n' <"$B")"
 check_eq "compare two tasks (one without a run): 404" \
-    "$(page "/compare?a=$Q&b=$A")" 404
+    "$(page "/compare?a=$Q&b=$N")" 404
 check_eq "compare with a bad number: 400" "$(page '/compare?a=x&b=2')" 400
 check_eq "compare runs that are not there: 404" \
     "$(page '/compare?name=nightly&a=5&b=99')" 404
