@@ -30,7 +30,18 @@ EOF
 }
 
 check "the daemon starts" start_daemon --plans plans
-OK=$(ty submit "$(placebo ok ok)" 2>/dev/null)
+# rounds of a second each: long enough for the monitor's samples, so
+# the history has a real peak to draw
+rounds_comp() {
+    composition ok <<EOF
+metadata: {name: ok}
+global: {plan: placebo, case: barrier, runner: local:docker,
+         run: {test_params: {rounds: 3, round_time: 1s}},
+         run_config: {timeout: 5m, network: bridge}}
+groups: [{id: s, instances: {count: 2}, resources: {memory: 64Mi}}]
+EOF
+}
+OK=$(ty submit "$(rounds_comp)" 2>/dev/null)
 check "a local:docker task runs to its end" wait_for 240 state_is "$OK" "done"
 check_eq "with success" "$(field "$OK" .outcome)" success
 check "the plan was built from the snapshot" \
