@@ -13,7 +13,9 @@
  * coordinator or appends under TEST_OUTPUTS_PATH): points and changed
  * aggregates every second from the sampler thread (ty_metrics_diag.c), all
  * aggregates on ty_metrics_flush() and at the end of the case. Rendering
- * happens under the lock, sending outside it.
+ * happens under the lock, sending outside it. The same three points write
+ * work.csv's rows (ty_metrics_work.c), for which each counter keeps a mark
+ * of what its last row said.
  */
 #include "ty_hash.h"
 #include "ty_int.h"
@@ -43,10 +45,11 @@ struct metric {
     enum ty__mtype type;
     bool dirty;
     uint64_t hash;
-    int64_t count;        /* counter */
-    double value;         /* gauge */
-    struct ty__hist hist; /* histogram, timer */
-    struct rates rates;   /* timer */
+    int64_t count;             /* counter */
+    double value;              /* gauge */
+    struct ty__hist hist;      /* histogram, timer */
+    struct rates rates;        /* timer */
+    struct ty__work_mark work; /* counter: its last row in work.csv */
     char name[];
 };
 
@@ -58,6 +61,7 @@ struct ty__metrics {
     struct ty__buf points; /* rendered points not sent yet */
     int (*sink)(struct ty *ty, const char *file, const char *data, size_t len);
     struct ty__diag *diag;
+    struct ty__work *work;
 };
 
 /* ---- timer rates ------------------------------------------------------- */
@@ -271,10 +275,46 @@ flush(struct ty *ty, bool all)
     return rc;
 }
 
+void
+ty__metrics_each_counter(struct ty *ty,
+                         void (*fn)(void *arg, const char *name, int64_t count,
+                                    struct ty__work_mark *mark),
+                         void *arg)
+{
+    struct ty__metrics *m = mets(ty);
+
+    if (m == NULL)
+        return;
+    pthread_mutex_lock(&m->lock);
+    for (struct metric *e = m->first; e != NULL; e = e->next)
+        if (e->type == TY__M_COUNTER)
+            fn(arg, e->name, e->count, &e->work);
+    pthread_mutex_unlock(&m->lock);
+}
+
+/* results.out (all, or what changed) and then work.csv's rows of mode;
+ * the first failure is what is returned. */
+static int
+flush_both(struct ty *ty, bool all, enum ty__work_mode mode, int64_t now_ns)
+{
+    int rc = flush(ty, all);
+    int wrc = ty__work_write(ty, ty->metrics->work, mode, now_ns);
+
+    return rc < 0 ? rc : wrc;
+}
+
+int
+ty__metrics_tick(struct ty *ty, int64_t now_ns)
+{
+    if (mets(ty) == NULL)
+        return 0;
+    return flush_both(ty, false, TY__WORK_TICK, now_ns);
+}
+
 int
 ty__metrics_flush_changed(struct ty *ty)
 {
-    return flush(ty, false);
+    return ty__metrics_tick(ty, ty__now_ns());
 }
 
 TY_EXPORT int
@@ -282,7 +322,7 @@ ty_metrics_flush(struct ty *ty)
 {
     if (mets(ty) == NULL)
         return 0;
-    return flush(ty, true);
+    return flush_both(ty, true, TY__WORK_CHANGED, ty__now_ns());
 }
 
 /* ---- public calls ------------------------------------------------------ */
@@ -393,6 +433,7 @@ ty__metrics_init(struct ty *ty)
         return;
     pthread_mutex_init(&m->lock, NULL);
     m->sink = sink_override ? sink_override : ty__output_append;
+    m->work = ty__work_new(ty);
     ty->metrics = m;
     m->diag = ty__diag_start(
         ty, ty__diag_interval(getenv("TESTYARD_DIAGNOSTICS_INTERVAL")));
@@ -407,8 +448,9 @@ ty__metrics_fini(struct ty *ty)
     if (m == NULL)
         return;
     ty__diag_stop(&m->diag);
-    (void)flush(ty, true);
+    (void)flush_both(ty, true, TY__WORK_ALL, ty__now_ns());
     ty->metrics = NULL;
+    ty__work_destroy(&m->work);
     for (e = m->first; e != NULL; e = next) {
         next = e->next;
         ty__hist_release(&e->hist);

@@ -7,6 +7,7 @@
  *   ty_metrics_hist.c  histograms: exact, then log-bucketed
  *   ty_metrics_fmt.c   JSON records, the text buffer, tag splitting
  *   ty_metrics_diag.c  the sampler thread and diagnostics.out
+ *   ty_metrics_work.c  work.csv: every counter's running total over time
  *
  * Records are JSON lines in Testground's shape (its Go SDK's
  * runtime.Metric), so scripts written for Testground's results.out and
@@ -134,9 +135,59 @@ int ty__metrics_emit(struct ty *ty, const char *file, const struct ty__buf *b);
  * those changed since they were last rendered; then the points recorded
  * since the last call. For flushing and tests. */
 void ty__metrics_render(struct ty *ty, struct ty__buf *b, bool all);
-/* ty__metrics_render(ty, b, false) and emit; what the sampler thread does
- * every second. */
+/* ty__metrics_render(ty, b, false) and emit, then work.csv's TICK rows:
+ * what the sampler thread does every second, now_ns (CLOCK_MONOTONIC)
+ * being the tick's time, so that ticks a second apart give rows a second
+ * apart whatever the sending took. */
+int ty__metrics_tick(struct ty *ty, int64_t now_ns);
+/* ty__metrics_tick at the time of the call. */
 int ty__metrics_flush_changed(struct ty *ty);
+
+/* ---- work.csv ---------------------------------------------------------- */
+
+#define TY__WORK_FILE "work.csv"
+#define TY__WORK_HEADER "time_ms,name,value\n"
+/* The most bytes one process appends to work.csv. */
+#define TY__WORK_CAP ((size_t)8 << 20)
+
+/* Which counters get a row: TICK (every second, from the sampler thread)
+ * those changed since their last row and whose last row is a second old;
+ * CHANGED (ty_metrics_flush) those changed, whenever their last row was;
+ * ALL (the end of the case) every counter, its last row. A counter that
+ * never had a row counts as changed. */
+enum ty__work_mode { TY__WORK_TICK, TY__WORK_CHANGED, TY__WORK_ALL };
+
+/* What work.csv last wrote of one counter (kept in the registry). */
+struct ty__work_mark {
+    bool rowed;
+    int64_t value;
+    int64_t next_ns; /* CLOCK_MONOTONIC: no TICK row before */
+};
+
+/* Call fn on every counter in order of first use, the registry locked (fn
+ * must not call back into the metrics). Nothing outside ty_main. */
+void ty__metrics_each_counter(struct ty *ty,
+                              void (*fn)(void *arg, const char *name,
+                                         int64_t count,
+                                         struct ty__work_mark *mark),
+                              void *arg);
+
+/* work.csv's state, one per handle, made by ty__metrics_init (the cap is
+ * TY__WORK_CAP unless ty__work_set_cap changed it for handles made from
+ * then on; 0 restores it). The header row is written first unless
+ * <outputs>/work.csv is already there and not empty (an instance started
+ * again in the same folder appends to what it left). */
+struct ty__work;
+struct ty__work *ty__work_new(const struct ty *ty);
+void ty__work_destroy(struct ty__work **w);
+void ty__work_set_cap(size_t bytes);
+/* The rows of mode at now_ns (CLOCK_MONOTONIC, for the one-a-second
+ * rule), rendered and appended through the metrics' sink
+ * (ty__metrics_emit), under the state's lock so that rows reach the file
+ * in the order they were taken. Past the cap nothing more is written and
+ * stderr says so once. 0 or a negative errno (from the sink). */
+int ty__work_write(struct ty *ty, struct ty__work *w, enum ty__work_mode mode,
+                   int64_t now_ns);
 
 /* ---- diagnostics ------------------------------------------------------- */
 

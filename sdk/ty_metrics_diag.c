@@ -194,7 +194,7 @@ diag_main(void *arg)
         pthread_mutex_unlock(&d->lock);
         now = ty__now_ns();
         if (now >= next_results) {
-            (void)ty__metrics_flush_changed(d->ty);
+            (void)ty__metrics_tick(d->ty, now);
             next_results = now + RESULTS_EVERY_NS;
         }
         if (now >= next_diag) {

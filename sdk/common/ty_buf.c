@@ -92,6 +92,25 @@ ty__buf_addf(struct ty__buf *b, const char *fmt, ...)
     return rc;
 }
 
+int
+ty__buf_add_csv(struct ty__buf *b, const char *s)
+{
+    bool quote = strpbrk(s, ",\"") != NULL;
+
+    if (quote)
+        ty__buf_addc(b, '"');
+    for (const unsigned char *p = (const unsigned char *)s; *p != '\0'; p++) {
+        if (*p < 0x20 || *p == 0x7f)
+            continue;
+        if (*p == '"')
+            ty__buf_addc(b, '"');
+        ty__buf_addc(b, (char)*p);
+    }
+    if (quote)
+        ty__buf_addc(b, '"');
+    return b->oom ? -ENOMEM : 0;
+}
+
 void
 ty__buf_release(struct ty__buf *b)
 {

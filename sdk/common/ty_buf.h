@@ -38,6 +38,11 @@ int ty__buf_addc(struct ty__buf *b, char c);
 int ty__buf_addf(struct ty__buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 int ty__buf_vaddf(struct ty__buf *b, const char *fmt, va_list ap);
+/* s as one CSV field (RFC 4180), for the CSV files an instance's data
+ * reaches (work.csv's counter names): control characters (below 0x20, and
+ * 0x7f) dropped, and the rest in double quotes, each quote doubled, when
+ * it holds a comma or a double quote. 0, or -ENOMEM. */
+int ty__buf_add_csv(struct ty__buf *b, const char *s);
 /* Free the bytes; b is empty (and usable) again. */
 void ty__buf_release(struct ty__buf *b);
 

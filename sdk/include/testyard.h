@@ -186,6 +186,68 @@ TY_EXPORT double ty_timer_stop(struct ty *ty, const char *name, int64_t start);
 TY_EXPORT int ty_metrics_flush(struct ty *ty);
 
 /* ------------------------------------------------------------------------
+ * Load: a task run at a fixed rate or a fixed concurrency
+ *
+ *     static int put(struct ty *ty, void *arg, int64_t cycle) { ... }
+ *     struct ty_load o = {.name = "put", .rate = 200,
+ *                         .duration_ns = 60 * 1000000000LL};
+ *     struct ty_load_result r;
+ *     if (ty_load_run(ty, &o, put, kv, &r) < 0)
+ *         return ty_fail(ty, "%s", ty_errmsg(ty));
+ *
+ * Open loop (rate > 0): task i is due at start + i / rate, whatever the
+ * tasks before it did; up to `concurrency` tasks (default 1) run at once,
+ * and a task that finds them all busy starts late. Its latency counts
+ * from when it was due, not from when it started, so a stall shows in
+ * every task it held up (no coordinated omission). Closed loop (rate 0):
+ * `concurrency` workers (default 1) run tasks back to back; a latency is
+ * the task's own time.
+ *
+ * The load ends at the first of: duration_ns after the start (no task
+ * starts later; in the open loop, tasks due by then that could not start
+ * are `missed`), `cycles` tasks started, *stop non-zero (read with an
+ * atomic load; set it from any thread), a task returning > 0, and 2 s
+ * before the run's deadline. Tasks in flight finish; ty_load_run returns
+ * when they have. Give at least one of duration_ns, cycles and stop.
+ *
+ * Metrics, the name's tags kept after the suffix ("put,stage=2" gives
+ * "put.cycles,stage=2"): counters "<name>.cycles" (tasks run) and
+ * "<name>.errors" (of them, those that returned < 0), in results.out and
+ * work.csv; histogram "<name>.latency" (seconds, every task).
+ */
+
+struct ty_load {
+    const char *name;    /* stem of the metrics' names, tags allowed */
+    double rate;         /* tasks a second (open loop); 0 = closed loop */
+    int concurrency;     /* tasks at once, 1..1024; 0 = 1 */
+    int64_t duration_ns; /* 0 = no limit */
+    int64_t cycles;      /* tasks to start; 0 = no limit */
+    const int *stop;     /* NULL, or non-zero to end the load early */
+};
+
+struct ty_load_result {
+    int64_t cycles;    /* tasks run */
+    int64_t errors;    /* of them, returned < 0 */
+    int64_t missed;    /* open loop: due before the end, never started */
+    double elapsed_s;  /* from the start until the last task finished */
+    double rate;       /* cycles / elapsed_s */
+    double max_late_s; /* open loop: the most a task started after due */
+};
+
+/* Run fn(ty, arg, cycle) as o says, cycle being the task's 0-based number
+ * (each number once). fn returns 0 (done), < 0 (failed: counted in
+ * errors, the load goes on) or > 0 (end the load: that task counts as
+ * neither). Several tasks run at once on the SDK's threads when
+ * concurrency > 1 (the calling thread is one of them), so fn and arg must
+ * allow it. Returns 0 when the load ran, whatever its tasks returned, with
+ * *out filled in (out may be NULL); -EINVAL for a bad option (ty_errmsg
+ * names the field), or another negative errno when a worker thread could
+ * not start (the tasks already run are in *out). */
+TY_EXPORT int ty_load_run(struct ty *ty, const struct ty_load *o,
+                          int (*fn)(struct ty *ty, void *arg, int64_t cycle),
+                          void *arg, struct ty_load_result *out);
+
+/* ------------------------------------------------------------------------
  * Memory: heap profiles and memory snapshots
  */
 

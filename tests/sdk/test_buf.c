@@ -1,7 +1,7 @@
 /*
  * test_buf.c — the shared growable buffer (sdk/common/ty_buf.c): growth
- * past the first capacity, formatting, and a size past size_t refused
- * without touching what the buffer holds.
+ * past the first capacity, formatting, a size past size_t refused
+ * without touching what the buffer holds, and CSV fields.
  */
 #include "th.h"
 #include "ty_buf.h"
@@ -73,10 +73,41 @@ t_overflow_refused(void)
     ty__buf_release(&b);
 }
 
+/* CSV fields: plain as they are, quoted when they hold a comma or a quote
+ * (quotes doubled), control characters dropped. */
+static void
+t_csv(void)
+{
+    static const struct {
+        const char *in, *out;
+    } cases[] = {
+        {"load.cycles", "load.cycles"},
+        {"load.cycles,stage=2", "\"load.cycles,stage=2\""},
+        {"say \"hi\"", "\"say \"\"hi\"\"\""},
+        {"a\nb\r\tc\x7f", "abc"},
+        {"x,\ny", "\"x,y\""},
+        {"", ""},
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct ty__buf b = {0};
+
+        CHECK_EQ_INT(ty__buf_adds(&b, "<"), 0);
+        CHECK_EQ_INT(ty__buf_add_csv(&b, cases[i].in), 0);
+        CHECK_EQ_INT(ty__buf_adds(&b, ">"), 0);
+        CHECK_MSG(strlen(b.buf) == strlen(cases[i].out) + 2 &&
+                      strncmp(b.buf + 1, cases[i].out, strlen(cases[i].out)) ==
+                          0,
+                  "%s: got %s", cases[i].out, b.buf);
+        ty__buf_release(&b);
+    }
+}
+
 static const struct th_case cases[] = {
     {"grows", t_grows},
     {"formats", t_formats},
     {"overflow_refused", t_overflow_refused},
+    {"csv", t_csv},
     {NULL, NULL},
 };
 

@@ -5,6 +5,7 @@
  * are captured through ty__metrics_set_sink instead of going to a
  * coordinator.
  */
+#include "metrics_cap.h"
 #include "th.h"
 #include "ty_int.h"
 #include "ty_metrics.h"
@@ -16,122 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* ---- capture ----------------------------------------------------------- */
-
-static pthread_mutex_t cap_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct ty__buf cap_results, cap_diag;
-static int cap_calls;
-
-static int
-capture(struct ty *ty, const char *file, const char *data, size_t len)
-{
-    (void)ty;
-    pthread_mutex_lock(&cap_lock);
-    cap_calls++;
-    if (strcmp(file, "results.out") == 0)
-        ty__buf_addf(&cap_results, "%.*s", (int)len, data);
-    else if (strcmp(file, "diagnostics.out") == 0)
-        ty__buf_addf(&cap_diag, "%.*s", (int)len, data);
-    pthread_mutex_unlock(&cap_lock);
-    return 0;
-}
-
-static void
-cap_reset(void)
-{
-    ty__buf_release(&cap_results);
-    ty__buf_release(&cap_diag);
-    cap_calls = 0;
-}
-
-static struct ty *
-handle(const char *interval)
-{
-    struct ty *ty = calloc(1, sizeof(*ty));
-
-    pthread_mutex_init(&ty->lock, NULL);
-    setenv("TESTYARD_DIAGNOSTICS_INTERVAL", interval, 1);
-    ty__metrics_set_sink(capture);
-    ty__metrics_init(ty);
-    CHECK(ty->metrics != NULL);
-    return ty;
-}
-
-static void
-handle_free(struct ty *ty)
-{
-    ty__metrics_fini(ty);
-    CHECK(ty->metrics == NULL);
-    pthread_mutex_destroy(&ty->lock);
-    free(ty);
-}
-
-static int
-count_lines(const char *text, const char *needle)
-{
-    int n = 0;
-
-    for (const char *p = text; p && (p = strstr(p, needle)) != NULL; p++)
-        n++;
-    return n;
-}
-
-/* Every line of text is a Testground record; returns how many. */
-static int
-check_records(const char *text)
-{
-    int n = 0;
-
-    for (const char *p = text; p != NULL && *p != '\0'; n++) {
-        const char *end = strchr(p, '\n');
-        cJSON *j = end ? cJSON_ParseWithLength(p, (size_t)(end - p)) : NULL;
-
-        CHECK_MSG(j != NULL, "not JSON: %.*s", (int)(end ? end - p : 40), p);
-        if (j != NULL) {
-            CHECK(cJSON_IsNumber(cJSON_GetObjectItem(j, "ts")));
-            CHECK(cJSON_IsString(cJSON_GetObjectItem(j, "type")));
-            CHECK(cJSON_IsString(cJSON_GetObjectItem(j, "name")));
-            CHECK(cJSON_IsObject(cJSON_GetObjectItem(j, "measures")));
-        }
-        cJSON_Delete(j);
-        p = end ? end + 1 : NULL;
-    }
-    return n;
-}
-
-/* The last record of name and type in text, parsed (caller deletes). */
-static cJSON *
-last_record(const char *text, const char *type, const char *name)
-{
-    cJSON *found = NULL;
-
-    for (const char *p = text; p != NULL && *p != '\0';) {
-        const char *end = strchr(p, '\n');
-        cJSON *j = cJSON_ParseWithLength(p, (size_t)(end - p));
-        cJSON *t = cJSON_GetObjectItem(j, "type");
-        cJSON *nm = cJSON_GetObjectItem(j, "name");
-
-        if (j && strcmp(t->valuestring, type) == 0 &&
-            strcmp(nm->valuestring, name) == 0) {
-            cJSON_Delete(found);
-            found = j;
-        } else {
-            cJSON_Delete(j);
-        }
-        p = end + 1;
-    }
-    return found;
-}
-
-static double
-measure(const cJSON *rec, const char *key)
-{
-    const cJSON *v =
-        cJSON_GetObjectItem(cJSON_GetObjectItem(rec, "measures"), key);
-
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
 
 /* ---- histograms -------------------------------------------------------- */
 
@@ -403,7 +288,7 @@ hammer(void *arg)
 static void
 t_threads(void)
 {
-    struct ty *ty = handle("0");
+    struct ty *ty = cap_handle("0");
     pthread_t th[NTHREADS];
     cJSON *rec;
 
@@ -426,14 +311,14 @@ t_threads(void)
     cJSON_Delete(rec);
     CHECK_EQ_INT(count_lines(cap_results.buf, "\"name\":\"mark\""),
                  NTHREADS * (PER_THREAD / 1000));
-    handle_free(ty);
+    cap_handle_free(ty);
     cap_reset();
 }
 
 static void
 t_flush_rules(void)
 {
-    struct ty *ty = handle("0");
+    struct ty *ty = cap_handle("0");
     int64_t t0;
     double secs;
     cJSON *rec;
@@ -466,7 +351,7 @@ t_flush_rules(void)
     /* ty_metrics_flush writes all; so does the end of the case. */
     CHECK_EQ_INT(ty_metrics_flush(ty), 0);
     CHECK_EQ_INT(check_records(cap_results.buf), 7);
-    handle_free(ty);
+    cap_handle_free(ty);
     CHECK_EQ_INT(check_records(cap_results.buf), 10);
     rec = last_record(cap_results.buf, "gauge", "g,unit=bytes");
     CHECK(rec != NULL && measure(rec, "value") == 1.5);
@@ -480,7 +365,7 @@ t_flush_rules(void)
 static void
 t_results_every_second(void)
 {
-    struct ty *ty = handle("0");
+    struct ty *ty = cap_handle("0");
 
     cap_reset();
     ty_counter_add(ty, "early", 1);
@@ -492,20 +377,20 @@ t_results_every_second(void)
           strstr(cap_results.buf, "\"type\":\"point\",\"name\":\"p\""));
     CHECK(cap_diag.len == 0);
     pthread_mutex_unlock(&cap_lock);
-    handle_free(ty);
+    cap_handle_free(ty);
     cap_reset();
 }
 
 static void
 t_diagnostics(void)
 {
-    struct ty *ty = handle("50ms");
+    struct ty *ty = cap_handle("50ms");
     cJSON *rec;
     int n;
 
     cap_reset();
     usleep(330000);
-    handle_free(ty);
+    cap_handle_free(ty);
     n = count_lines(cap_diag.buf, "\"name\":\"process.rss_bytes\"");
     CHECK_MSG(n >= 3 && n <= 9, "%d samples", n);
     check_records(cap_diag.buf);
@@ -594,21 +479,12 @@ slurp(const char *dir, const char *name)
 static void
 t_standalone_files(void)
 {
-    char why[256], *results, *diag;
-    struct ty *ty;
+    char *results, *diag;
+    struct ty *ty = standalone_handle("1h");
     cJSON *rec;
 
-    unsetenv("SYNC_SERVICE_HOST");
-    unsetenv("SYNC_SERVICE_PORT");
-    unsetenv("TESTYARD_SYNC_URL");
-    setenv("TEST_OUTPUTS_PATH", th_tmpdir(), 1);
-    setenv("TESTYARD_DIAGNOSTICS_INTERVAL", "1h", 1);
-    ty = ty__new_from_env(why, sizeof(why));
-    CHECK_MSG(ty != NULL, "%s", why);
     if (ty == NULL)
         return;
-    ty__metrics_set_sink(NULL);
-    ty__metrics_init(ty);
     ty_counter_add(ty, "msgs,peer=b", 5);
     ty_histogram_observe(ty, "rtt", 0.25);
     ty_point(ty, "step", 1);
