@@ -3,7 +3,8 @@
  * SVG, no script, no fetch) that a browser opens from the run folder or
  * from a CI artifact. Top to bottom: the verdicts, the OOM kills (what
  * each killed instance held before it died), memory over time, the
- * groups, per round, the fits behind the verdicts, the top allocation
+ * groups, per round, the fits behind the verdicts, the fits against the
+ * work done (report_fits_html.c), the top allocation
  * sites, every instance, and what is missing. The charts are drawn by
  * report_svg.c; the page's head and style are shared with compare.
  */
@@ -98,6 +99,11 @@ static const char css[] =
     "h3.site{font-size:14px;margin:14px 0 6px}"
     "ul.missing{margin:0;padding-left:20px}ul.missing li{margin:3px 0}"
     ".up{color:#dc2626}.down{color:#16a34a}"
+    ".wcharts{display:flex;flex-wrap:wrap;gap:10px;margin-top:10px}"
+    "svg.wchart{width:330px;height:170px;border:1px solid var(--line);"
+    "border-radius:6px}.wchart circle{fill-opacity:.55}"
+    ".wchart .fitl{stroke-width:1.6}.wchart .t{fill:#374151;font-size:11px;"
+    "font-weight:600}.wchart .k{fill:#6b7280;font-size:10px}"
     "footer{color:var(--muted);font-size:12px;text-align:center}";
 
 void
@@ -954,6 +960,7 @@ report__html(const struct report *r)
     groups_table(&sb, r);
     rounds_section(&sb, r);
     fits_table(&sb, r);
+    report__html_fits(&sb, r);
     sites_section(&sb, r);
     gsites_section(&sb, r);
     insts_table(&sb, r);

@@ -138,13 +138,19 @@ report__fit_line(const double *x, const double *y, size_t n,
 enum report_trend
 report__trend_of(const struct report_fit *f)
 {
+    return report__trend_floor(f, (double)REPORT_MIN_RISE_BYTES);
+}
+
+enum report_trend
+report__trend_floor(const struct report_fit *f, double min_rise)
+{
     double up = fabs(f->slope * f->span);
     double floor = REPORT_MIN_RISE_FRACTION * f->level;
 
     if (f->n < REPORT_MIN_ROUNDS)
         return TREND_UNKNOWN;
-    if (floor < (double)REPORT_MIN_RISE_BYTES)
-        floor = (double)REPORT_MIN_RISE_BYTES;
+    if (floor < min_rise)
+        floor = min_rise;
     if (up < floor || f->r2 < REPORT_MIN_R2 || f->held < floor)
         return TREND_FLAT;
     return f->slope > 0 ? TREND_GROWING : TREND_SHRINKING;
