@@ -61,17 +61,6 @@ series_new(struct report_work *w, const char *name)
     return p;
 }
 
-static void
-points_push(struct report_points *p, int64_t wall, int64_t t, double v)
-{
-    xgrow(&p->wall_ms, &p->cap, p->n + 1, sizeof(*p->wall_ms));
-    p->t_ms = xrealloc(p->t_ms, p->cap * sizeof(*p->t_ms));
-    p->v = xrealloc(p->v, p->cap * sizeof(*p->v));
-    p->wall_ms[p->n] = wall;
-    p->t_ms[p->n] = t;
-    p->v[p->n++] = v;
-}
-
 /* cgroup:usage from memory.csv and heap:inuse from the post-trim
  * snapshots (and round readings) at their times, when the instance has
  * counters to fit them against or rounds. */
@@ -85,8 +74,9 @@ own_series(const struct report *r, struct report_inst *in)
         p = series_new(&in->work, "cgroup:usage");
         for (size_t i = 0; i < in->nsamples; i++)
             if (in->samples[i].usage >= 0)
-                points_push(p, start >= 0 ? start + in->samples[i].t_ms : -1,
-                            in->samples[i].t_ms, (double)in->samples[i].usage);
+                report__points_add(
+                    p, start >= 0 ? start + in->samples[i].t_ms : -1,
+                    in->samples[i].t_ms, (double)in->samples[i].usage);
     }
     p = NULL;
     for (size_t i = 0; i < in->nsnaps && in->work.ncounters > 0; i++) {
@@ -97,7 +87,7 @@ own_series(const struct report *r, struct report_inst *in)
             continue;
         if (p == NULL)
             p = series_new(&in->work, "heap:inuse");
-        points_push(p, s->time_ns / 1000000, s->t_ms, (double)s->inuse);
+        report__points_add(p, s->time_ns / 1000000, s->t_ms, (double)s->inuse);
     }
 }
 
@@ -211,22 +201,13 @@ fit_xy(const struct xy *p, bool seconds, struct report_fit *f)
                                               : (double)REPORT_MIN_RISE_BYTES);
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return (x > y) - (x < y);
-}
-
 /* The median of the double at offset off of each fit. */
 static double
 median_of(const struct report_fit *f, size_t n, size_t off, double *tmp)
 {
     for (size_t i = 0; i < n; i++)
         memcpy(&tmp[i], (const char *)&f[i] + off, sizeof(*tmp));
-    qsort(tmp, n, sizeof(*tmp), cmp_double);
-    return n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
+    return report__median(tmp, n);
 }
 
 #define MEDIAN(f, n, field, tmp)                                               \
@@ -242,8 +223,7 @@ group_fit(const struct report_fit *f, size_t n, bool seconds,
     memset(out, 0, sizeof(*out));
     for (size_t i = 0; i < n; i++)
         tmp[i] = (double)f[i].n;
-    qsort(tmp, n, sizeof(*tmp), cmp_double);
-    out->n = (size_t)tmp[n / 2];
+    out->n = (size_t)report__median(tmp, n);
     out->slope = MEDIAN(f, n, slope, tmp);
     out->intercept = MEDIAN(f, n, intercept, tmp);
     out->r2 = MEDIAN(f, n, r2, tmp);

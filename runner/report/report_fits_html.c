@@ -214,11 +214,7 @@ charts(struct strbuf *sb, const struct report_group *g, size_t gi)
 static void
 group(struct strbuf *sb, const struct report_group *g, size_t gi)
 {
-    strbuf_addf(sb,
-                "<h3 class=\"site\"><span class=\"sw\" style=\"--c:%s\">"
-                "</span>",
-                report__group_color(gi));
-    report__html_esc(sb, g->id);
+    report__html_group_h3(sb, g->id, gi);
     strbuf_adds(sb, "</h3>\n<div class=\"scroll\"><table>\n<tr><th>series"
                     "</th><th>against</th><th>stage</th><th class=\"n\">"
                     "slope</th><th class=\"n\">R&sup2;</th><th class=\"n\">"

@@ -611,14 +611,20 @@ sites_table(struct strbuf *sb, const struct report_site *sites, size_t n,
     strbuf_adds(sb, "</table></div>\n");
 }
 
-static void
-sites_head(struct strbuf *sb, const struct report_group *g, size_t gi)
+void
+report__html_group_h3(struct strbuf *sb, const char *id, size_t gi)
 {
     strbuf_addf(sb,
                 "<h3 class=\"site\"><span class=\"sw\" style=\"--c:%s\">"
                 "</span>",
                 report__group_color(gi));
-    report__html_esc(sb, g->id);
+    report__html_esc(sb, id);
+}
+
+static void
+sites_head(struct strbuf *sb, const struct report_group *g, size_t gi)
+{
+    report__html_group_h3(sb, g->id, gi);
     strbuf_adds(sb, " <small class=\"note\">");
 }
 
@@ -814,11 +820,7 @@ oom_inst(struct strbuf *sb, const struct report *r,
     report__fmt_ms(in->oom_t_ms, at, sizeof(at));
     report__fmt_bytes(in->before_oom, before, sizeof(before));
     report__fmt_bytes(in->limit, lim, sizeof(lim));
-    strbuf_addf(sb,
-                "<h3 class=\"site\"><span class=\"sw\" style=\"--c:%s\">"
-                "</span>",
-                report__group_color(gi));
-    report__html_esc(sb, in->label);
+    report__html_group_h3(sb, in->label, gi);
     strbuf_addf(sb,
                 "</h3>\n<ul class=\"facts\">\n<li>killed at <b>%s</b>; "
                 "usage before the kill <b>%s</b> (limit %s)</li>\n",

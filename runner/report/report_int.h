@@ -429,6 +429,9 @@ int report__bars_load(struct report *r, struct err *err);
 
 /* report_csv.c: read inst's memory.csv (or .partial) if there is one. */
 int report__csv_load(struct report *r, struct report_inst *in, struct err *err);
+/* A CSV cell of a whole number >= 0 into *v, -1 when empty; false when
+ * it is neither. */
+bool report__count(const char *s, int64_t *v);
 
 /* Call fn on each line of a JSON-lines file (text, len bytes) that is not
  * blank, with its 1-based number; an error on the last line when it has
@@ -445,6 +448,8 @@ int report__jsonl_lines(struct report *r, const char *path, const char *text,
 int report__work_load(struct report *r, struct report_inst *in,
                       struct err *err);
 int report__stages_load(struct report *r, struct err *err);
+void report__points_add(struct report_points *p, int64_t wall, int64_t t,
+                        double v);
 void report__points_release(struct report_points *p);
 void report__work_release(struct report_work *w);
 
@@ -526,6 +531,8 @@ cJSON *report__syms_json(const struct report_group *g);
 /* report_stats.c */
 int report__fit_line(const double *x, const double *y, size_t n,
                      struct report_fit *f);
+/* The median of v[0..n), n > 0, which it sorts. */
+double report__median(double *v, size_t n);
 enum report_trend report__trend_of(const struct report_fit *f);
 /* The same with another absolute floor (min_rise, in the series' unit). */
 enum report_trend report__trend_floor(const struct report_fit *f,
@@ -548,6 +555,9 @@ cJSON *report__fit_json(const struct report_fit *f);
 char *report__html(const struct report *r);
 void report__html_head(struct strbuf *sb, const char *title);
 void report__html_foot(struct strbuf *sb);
+/* A group's heading: <h3 class="site">, its colour swatch and its id,
+ * left open for what follows. */
+void report__html_group_h3(struct strbuf *sb, const char *id, size_t gi);
 
 /* report_svg.c */
 void report__svg_memory(struct strbuf *sb, const struct report *r);

@@ -38,9 +38,8 @@ cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The median of v[0..n), which it sorts. */
-static double
-median(double *v, size_t n)
+double
+report__median(double *v, size_t n)
 {
     qsort(v, n, sizeof(*v), cmp_double);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
@@ -64,13 +63,13 @@ theil_sen(const double *x, const double *y, size_t n, struct report_fit *f)
              j++)
             if (x[j] != x[i])
                 v[k++] = (y[j] - y[i]) / (x[j] - x[i]);
-    f->slope = k > 0 ? median(v, k) : 0;
+    f->slope = k > 0 ? report__median(v, k) : 0;
     for (size_t i = 0; i < n; i++)
         v[i] = y[i] - f->slope * x[i];
-    f->intercept = median(v, n);
+    f->intercept = report__median(v, n);
     for (size_t i = 0; i < n; i++)
         v[i] = y[i];
-    f->median = median(v, n);
+    f->median = report__median(v, n);
     free(v);
 }
 

@@ -53,8 +53,8 @@ report__work_release(struct report_work *w)
     memset(w, 0, sizeof(*w));
 }
 
-static void
-points_add(struct report_points *p, int64_t wall, int64_t t, double v)
+void
+report__points_add(struct report_points *p, int64_t wall, int64_t t, double v)
 {
     if (p->n == p->cap) {
         size_t cap = p->cap ? p->cap * 2 : 64;
@@ -196,18 +196,10 @@ static int
 csv_int(const struct csvf *c, int k, int64_t *v, struct err *err)
 {
     const char *s = csv_get(c, k);
-    char *end, what[128];
-    long long x;
+    char what[128];
 
-    *v = -1;
-    if (*s == '\0')
+    if (report__count(s, v))
         return 0;
-    errno = 0;
-    x = strtoll(s, &end, 10);
-    if (*end == '\0' && errno == 0 && x >= 0) {
-        *v = x;
-        return 0;
-    }
     snprintf(what, sizeof(what), "%s: expected a whole number, got \"%.40s\"",
              c->want[k], s);
     return csv_bad(c, err, what);
@@ -344,7 +336,7 @@ work_row(struct report *r, struct report_inst *in, struct csvf *c,
     if (p == NULL)
         w->too_many = true;
     else
-        points_add(p, t, -1, (double)v);
+        report__points_add(p, t, -1, (double)v);
     return 0;
 }
 
@@ -438,7 +430,7 @@ series_add(struct report_inst *in, const char *key, bool seconds, int64_t wall,
     if (p->n > 0 && p->t_ms[p->n - 1] == t_ms)
         p->v[p->n - 1] += v;
     else
-        points_add(p, wall, t_ms, v);
+        report__points_add(p, wall, t_ms, v);
     return true;
 }
 
