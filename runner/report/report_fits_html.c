@@ -105,6 +105,10 @@ chart_box(const struct report_group *g, size_t a, size_t b, struct box *bo)
             bo->ymax = any && bo->ymax > y ? bo->ymax : y;
             any = true;
         }
+    /* from 0, as the page's other charts: noise on a flat series is not
+     * blown up to the chart's height */
+    if (bo->ymin > 0)
+        bo->ymin = 0;
 }
 
 /* A y-axis label: bytes, or CPU seconds. */

@@ -102,7 +102,8 @@ static const char css[] =
     ".wcharts{display:flex;flex-wrap:wrap;gap:10px;margin-top:10px}"
     "svg.wchart{width:330px;height:170px;border:1px solid var(--line);"
     "border-radius:6px}.wchart circle{fill-opacity:.55}"
-    ".wchart .fitl{stroke-width:1.6}.wchart .t{fill:#374151;font-size:11px;"
+    ".wchart .fitl{stroke-width:1.6;stroke-opacity:.7}.wchart "
+    ".t{fill:#374151;font-size:11px;"
     "font-weight:600}.wchart .k{fill:#6b7280;font-size:10px}"
     "footer{color:var(--muted);font-size:12px;text-align:center}";
 
