@@ -8,7 +8,9 @@
  * Against a counter, x is the counter's value interpolated at each
  * sample's wall-clock time (work.csv has unix milliseconds, the samples
  * their RFC 3339 time), samples before the counter's first row or after
- * its last are left out; against rounds, y is the series' last sample at
+ * its last are left out, and a counter that did not move within the
+ * window (an error count of 0) gives no fit; against rounds, y is the
+ * series' last sample at
  * or before each round's end barrier, within the round. A stage takes the
  * samples whose t_ms lies in [start_ms, end_ms). The line is the report's
  * own (report__fit_line: Theil-Sen, R² of least squares) and the verdict
@@ -280,6 +282,8 @@ fit_one(struct report *r, struct report_group *g, const struct key *k,
         if (p.n < 2)
             continue;
         fit_xy(&p, k->seconds, &fits[n]);
+        if (fits[n].span <= 0) /* a counter that never moved here */
+            continue;
         if (n++ > 0)
             continue;
         xgrow(&g->wfits, &g->capwfits, g->nwfits + 1, sizeof(*g->wfits));

@@ -70,6 +70,7 @@ work_csv(const char *idir)
 
         strbuf_addf(&sb, "%lld,cycles,%lld\n", (long long)(START_MS + t),
                     (long long)llround(cycles_at(t)));
+        strbuf_addf(&sb, "%lld,errors,0\n", (long long)(START_MS + t));
         strbuf_addf(&sb, "%lld,\"load.cycles,stage=2\",%lld\n",
                     (long long)(START_MS + t),
                     (long long)llround(2 * cycles_at(t)));
@@ -216,6 +217,10 @@ t_rss_per_cycle(void)
               at_num(f, "slope"));
     f = fit_of(s, "process:kvd:vmsize", "cycles", NULL);
     CHECK(near(at_num(f, "slope"), 4096, 0.10));
+    /* a counter that never moved is nothing to fit against */
+    cJSON_ArrayForEach (f, at(s, "groups.#kvd.fits")) {
+        CHECK(strcmp(at_str(f, "x"), "errors") != 0);
+    }
     CHECK_CONTAINS(table, "per unit of work (growing fits):");
     CHECK_CONTAINS(table, "process:kvd:rss");
     CHECK_CONTAINS(table, "+4.0 KiB per cycle");
