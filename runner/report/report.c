@@ -160,6 +160,7 @@ report_build(const char *run_dir, const struct report_opts *o, struct err *err)
     if (report__load(r, err) < 0)
         goto fail;
     report__analyse(r);
+    report__fits(r);
     for (size_t g = 0; g < r->ngroups; g++)
         if (report__sites(r, &r->groups[g], err) < 0)
             goto fail;
@@ -234,6 +235,7 @@ inst_release(struct report_inst *in)
     free(in->rounds);
     report__sites_free(&in->kill.sites, &in->kill.nsites);
     report__gsites_release(&in->gsites);
+    report__work_release(&in->work);
 }
 
 static void
@@ -252,6 +254,7 @@ group_release(struct report_group *g)
     free(g->psites_label);
     report__gsites_release(&g->gsites);
     report__syms_release(&g->syms);
+    report__wfits_release(g);
 }
 
 void
@@ -274,6 +277,9 @@ report_destroy(struct report **rp)
     free(r->groups);
     free(r->bars);
     free(r->spans);
+    for (size_t i = 0; i < r->nstages; i++)
+        free(r->stages[i].name);
+    free(r->stages);
     strvec_release(&r->notes);
     if (r->run_fd >= 0)
         close(r->run_fd);

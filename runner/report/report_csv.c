@@ -95,21 +95,28 @@ header(struct csv *c, char *s, size_t len, struct err *err)
     return err_status(err, EXIT_DATAERR);
 }
 
-static int
-cell(const struct csv *c, const char *s, int i, int64_t *v, struct err *err)
+bool
+report__count(const char *s, int64_t *v)
 {
     char *end;
     long long x;
 
     *v = -1;
     if (*s == '\0')
-        return 0;
+        return true;
     errno = 0;
     x = strtoll(s, &end, 10);
-    if (*end == '\0' && errno == 0 && x >= 0) {
-        *v = x;
+    if (*end != '\0' || errno != 0 || x < 0)
+        return false;
+    *v = x;
+    return true;
+}
+
+static int
+cell(const struct csv *c, const char *s, int i, int64_t *v, struct err *err)
+{
+    if (report__count(s, v))
         return 0;
-    }
     err_set(err, EINVAL,
             "%s:%d: %s: expected a whole number of %s, got \"%.40s\"", c->path,
             c->line, columns[c->col[i]].name,

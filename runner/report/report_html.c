@@ -3,7 +3,8 @@
  * SVG, no script, no fetch) that a browser opens from the run folder or
  * from a CI artifact. Top to bottom: the verdicts, the OOM kills (what
  * each killed instance held before it died), memory over time, the
- * groups, per round, the fits behind the verdicts, the top allocation
+ * groups, per round, the fits behind the verdicts, the fits against the
+ * work done (report_fits_html.c), the top allocation
  * sites, every instance, and what is missing. The charts are drawn by
  * report_svg.c; the page's head and style are shared with compare.
  */
@@ -98,6 +99,12 @@ static const char css[] =
     "h3.site{font-size:14px;margin:14px 0 6px}"
     "ul.missing{margin:0;padding-left:20px}ul.missing li{margin:3px 0}"
     ".up{color:#dc2626}.down{color:#16a34a}"
+    ".wcharts{display:flex;flex-wrap:wrap;gap:10px;margin-top:10px}"
+    "svg.wchart{width:330px;height:170px;border:1px solid var(--line);"
+    "border-radius:6px}.wchart circle{fill-opacity:.55}"
+    ".wchart .fitl{stroke-width:1.6;stroke-opacity:.7}.wchart "
+    ".t{fill:#374151;font-size:11px;"
+    "font-weight:600}.wchart .k{fill:#6b7280;font-size:10px}"
     "footer{color:var(--muted);font-size:12px;text-align:center}";
 
 void
@@ -605,14 +612,20 @@ sites_table(struct strbuf *sb, const struct report_site *sites, size_t n,
     strbuf_adds(sb, "</table></div>\n");
 }
 
-static void
-sites_head(struct strbuf *sb, const struct report_group *g, size_t gi)
+void
+report__html_group_h3(struct strbuf *sb, const char *id, size_t gi)
 {
     strbuf_addf(sb,
                 "<h3 class=\"site\"><span class=\"sw\" style=\"--c:%s\">"
                 "</span>",
                 report__group_color(gi));
-    report__html_esc(sb, g->id);
+    report__html_esc(sb, id);
+}
+
+static void
+sites_head(struct strbuf *sb, const struct report_group *g, size_t gi)
+{
+    report__html_group_h3(sb, g->id, gi);
     strbuf_adds(sb, " <small class=\"note\">");
 }
 
@@ -808,11 +821,7 @@ oom_inst(struct strbuf *sb, const struct report *r,
     report__fmt_ms(in->oom_t_ms, at, sizeof(at));
     report__fmt_bytes(in->before_oom, before, sizeof(before));
     report__fmt_bytes(in->limit, lim, sizeof(lim));
-    strbuf_addf(sb,
-                "<h3 class=\"site\"><span class=\"sw\" style=\"--c:%s\">"
-                "</span>",
-                report__group_color(gi));
-    report__html_esc(sb, in->label);
+    report__html_group_h3(sb, in->label, gi);
     strbuf_addf(sb,
                 "</h3>\n<ul class=\"facts\">\n<li>killed at <b>%s</b>; "
                 "usage before the kill <b>%s</b> (limit %s)</li>\n",
@@ -954,6 +963,7 @@ report__html(const struct report *r)
     groups_table(&sb, r);
     rounds_section(&sb, r);
     fits_table(&sb, r);
+    report__html_fits(&sb, r);
     sites_section(&sb, r);
     gsites_section(&sb, r);
     insts_table(&sb, r);

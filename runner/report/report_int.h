@@ -12,6 +12,9 @@
  *   report_syms.c     frames the profiles could not name, and how to
  *                     name them
  *   report_stats.c    rounds, lines through them, trends and verdicts
+ *   report_work.c     work.csv, processes.csv, disk.csv, stages.jsonl
+ *   report_fits.c     the series against the work done (counters,
+ *                     rounds) per stage; report_fits_html.c shows them
  *   report_json.c     summary.json
  *   report_html.c     report.html (report_svg.c draws its charts)
  *   report_text.c     the terminal table
@@ -207,6 +210,56 @@ struct report_symbols {
     char *example; /* a profile with such frames, run-relative, or NULL */
 };
 
+/* ---- against the work done (docs/report.md) ------------------------- */
+
+#define REPORT_MAX_COUNTERS 8       /* counters of work.csv kept */
+#define REPORT_MAX_NAMES 16         /* process names, disk paths per instance */
+#define REPORT_MAX_WORK_ROWS 200000 /* rows of work.csv read */
+#define REPORT_MAX_STAGES 64
+#define REPORT_NAME_MAX 128 /* bytes of a counter's or process's name */
+/* CPU seconds must rise this much to grow (bytes: REPORT_MIN_RISE_BYTES) */
+#define REPORT_MIN_RISE_SECONDS 0.5
+
+/* A time series of an instance: a counter of work.csv (v its running
+ * total) or a series fitted against them (key "process:kvd:rss",
+ * "disk:state:allocated", "cgroup:usage", "heap:inuse"). wall_ms is unix
+ * milliseconds (-1 unknown), t_ms the run's clock (-1 unknown, as for a
+ * counter). */
+struct report_points {
+    char *name;
+    bool seconds; /* CPU seconds, not bytes */
+    int64_t *wall_ms, *t_ms;
+    double *v;
+    size_t n, cap;
+};
+
+struct report_work {
+    struct report_points *counters;
+    size_t ncounters;
+    struct report_points *series;
+    size_t nseries;
+};
+
+/* A stage window on the run's clock (stages.jsonl); end_ms -1: the end. */
+struct report_stage {
+    char *name;
+    int64_t start_ms, end_ms;
+};
+
+/* One fit of a group's series against x ("rounds" or a counter) within
+ * a stage (NULL: the whole run): fit is the median over the ninst
+ * instances that have it, first the first such instance's own fit and
+ * its points (px, py) for the chart. */
+struct report_wfit {
+    char *series, *x, *stage;
+    bool seconds;
+    size_t ninst;
+    struct report_fit fit, first;
+    const char *first_inst; /* borrowed label */
+    double *px, *py;
+    size_t npts;
+};
+
 struct report_inst {
     char *group;
     int index;
@@ -234,6 +287,7 @@ struct report_inst {
     size_t nrounds;
     struct report_growth growth;
     struct report_gsites gsites;
+    struct report_work work; /* work.csv, processes.csv, disk.csv */
 };
 
 struct report_group {
@@ -267,6 +321,8 @@ struct report_group {
     char *psites_label;
     struct report_gsites gsites;
     struct report_symbols syms;
+    struct report_wfit *wfits;
+    size_t nwfits, capwfits;
 };
 
 enum report_bar_kind { BAR_START, BAR_END, BAR_OTHER };
@@ -308,6 +364,8 @@ struct report {
     size_t nbars, capbars;
     struct report_span *spans;
     size_t nspans, capspans;
+    struct report_stage *stages; /* stages.jsonl; none: the whole run */
+    size_t nstages, capstages;
     struct strvec notes; /* what is missing, one sentence each */
 };
 
@@ -371,6 +429,9 @@ int report__bars_load(struct report *r, struct err *err);
 
 /* report_csv.c: read inst's memory.csv (or .partial) if there is one. */
 int report__csv_load(struct report *r, struct report_inst *in, struct err *err);
+/* A CSV cell of a whole number >= 0 into *v, -1 when empty; false when
+ * it is neither. */
+bool report__count(const char *s, int64_t *v);
 
 /* Call fn on each line of a JSON-lines file (text, len bytes) that is not
  * blank, with its 1-based number; an error on the last line when it has
@@ -381,6 +442,29 @@ int report__jsonl_lines(struct report *r, const char *path, const char *text,
                                   const char *text, size_t len,
                                   struct err *err),
                         void *ctx, struct err *err);
+
+/* report_work.c: inst's work.csv, processes.csv and disk.csv, each
+ * optional; the run's stages.jsonl. */
+int report__work_load(struct report *r, struct report_inst *in,
+                      struct err *err);
+int report__stages_load(struct report *r, struct err *err);
+void report__points_add(struct report_points *p, int64_t wall, int64_t t,
+                        double v);
+void report__points_release(struct report_points *p);
+void report__work_release(struct report_work *w);
+
+/* report_fits.c: every group's fits against the work done. */
+void report__fits(struct report *r);
+void report__wfits_release(struct report_group *g);
+/* "+4.0 KiB per cycle", "+3.1 ms CPU per cycle", "+16.0 MiB per round". */
+void report__fmt_per(const struct report_wfit *w, double slope, char *buf,
+                     size_t size);
+/* "growing", "flat", "shrinking", "not enough points". */
+const char *report__wfit_verdict(const struct report_wfit *w);
+cJSON *report__wfits_json(const struct report_group *g);
+
+/* report_fits_html.c: the "Against the work done" section. */
+void report__html_fits(struct strbuf *sb, const struct report *r);
 
 /* report_snap.c */
 int report__snaps_load(struct report *r, struct report_inst *in,
@@ -447,7 +531,12 @@ cJSON *report__syms_json(const struct report_group *g);
 /* report_stats.c */
 int report__fit_line(const double *x, const double *y, size_t n,
                      struct report_fit *f);
+/* The median of v[0..n), n > 0, which it sorts. */
+double report__median(double *v, size_t n);
 enum report_trend report__trend_of(const struct report_fit *f);
+/* The same with another absolute floor (min_rise, in the series' unit). */
+enum report_trend report__trend_floor(const struct report_fit *f,
+                                      double min_rise);
 void report__verdict_of(struct report_growth *g);
 /* Say the verdicts again now that growing sites are known. */
 void report__verdicts_name_sites(struct report *r);
@@ -466,6 +555,9 @@ cJSON *report__fit_json(const struct report_fit *f);
 char *report__html(const struct report *r);
 void report__html_head(struct strbuf *sb, const char *title);
 void report__html_foot(struct strbuf *sb);
+/* A group's heading: <h3 class="site">, its colour swatch and its id,
+ * left open for what follows. */
+void report__html_group_h3(struct strbuf *sb, const char *id, size_t gi);
 
 /* report_svg.c */
 void report__svg_memory(struct strbuf *sb, const struct report *r);

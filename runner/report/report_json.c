@@ -235,6 +235,7 @@ group_json(const struct report *r, const struct report_group *g)
     cJSON_AddItemToObject(o, "peak_sites", peak_sites_json(g));
     cJSON_AddItemToObject(o, "growing_sites", gsites_json(&g->gsites));
     cJSON_AddItemToObject(o, "symbols", report__syms_json(g));
+    cJSON_AddItemToObject(o, "fits", report__wfits_json(g));
     return o;
 }
 

@@ -5,8 +5,8 @@
  * ended, with the monitor's memory figures. When it is missing (a run
  * still going, or a coordinator that died) composition.json gives the
  * groups, and the folders on disk the instances; the report then says the
- * outcomes are unknown. Then each instance's memory.csv and heap
- * snapshots, and barriers.jsonl.
+ * outcomes are unknown. Then each instance's memory.csv, heap snapshots
+ * and the series of report_work.c, and barriers.jsonl and stages.jsonl.
  *
  * Missing pieces become notes; a file that is there but malformed is an
  * error naming the file, line and key (status 65). Also here: the checked
@@ -545,7 +545,8 @@ load_insts(struct report *r, struct err *err)
         struct report_inst *in = &r->insts[i];
 
         if (report__csv_load(r, in, err) < 0 ||
-            report__snaps_load(r, in, err) < 0)
+            report__snaps_load(r, in, err) < 0 ||
+            report__work_load(r, in, err) < 0)
             return -1;
         if (!r->finished)
             in->started = in->series != NULL || in->nsnaps > 0;
@@ -617,7 +618,8 @@ report__load(struct report *r, struct err *err)
     if (r->ngroups == 0 && r->ninsts == 0)
         report__note(r, "no groups and no instance folders found");
     sort_insts(r);
-    if (load_insts(r, err) < 0 || report__bars_load(r, err) < 0)
+    if (load_insts(r, err) < 0 || report__bars_load(r, err) < 0 ||
+        report__stages_load(r, err) < 0)
         return -1;
     report__snaps_clock(r);
     return 0;

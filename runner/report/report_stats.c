@@ -38,9 +38,8 @@ cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The median of v[0..n), which it sorts. */
-static double
-median(double *v, size_t n)
+double
+report__median(double *v, size_t n)
 {
     qsort(v, n, sizeof(*v), cmp_double);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
@@ -64,13 +63,13 @@ theil_sen(const double *x, const double *y, size_t n, struct report_fit *f)
              j++)
             if (x[j] != x[i])
                 v[k++] = (y[j] - y[i]) / (x[j] - x[i]);
-    f->slope = k > 0 ? median(v, k) : 0;
+    f->slope = k > 0 ? report__median(v, k) : 0;
     for (size_t i = 0; i < n; i++)
         v[i] = y[i] - f->slope * x[i];
-    f->intercept = median(v, n);
+    f->intercept = report__median(v, n);
     for (size_t i = 0; i < n; i++)
         v[i] = y[i];
-    f->median = median(v, n);
+    f->median = report__median(v, n);
     free(v);
 }
 
@@ -138,13 +137,19 @@ report__fit_line(const double *x, const double *y, size_t n,
 enum report_trend
 report__trend_of(const struct report_fit *f)
 {
+    return report__trend_floor(f, (double)REPORT_MIN_RISE_BYTES);
+}
+
+enum report_trend
+report__trend_floor(const struct report_fit *f, double min_rise)
+{
     double up = fabs(f->slope * f->span);
     double floor = REPORT_MIN_RISE_FRACTION * f->level;
 
     if (f->n < REPORT_MIN_ROUNDS)
         return TREND_UNKNOWN;
-    if (floor < (double)REPORT_MIN_RISE_BYTES)
-        floor = (double)REPORT_MIN_RISE_BYTES;
+    if (floor < min_rise)
+        floor = min_rise;
     if (up < floor || f->r2 < REPORT_MIN_R2 || f->held < floor)
         return TREND_FLAT;
     return f->slope > 0 ? TREND_GROWING : TREND_SHRINKING;

@@ -2,7 +2,8 @@
  * report_text.c — the report as a terminal table: one line per group with
  * its memory figures, the growth verdicts, heap in use, RSS and cgroup
  * usage per round, OOM kills with the last profile before each, the top
- * allocation sites and the sites that grew, what is missing, and where the
+ * allocation sites and the sites that grew, the fits against the work
+ * done that grow, what is missing, and where the
  * files are. Short enough to read after every run; summary.json and
  * report.html have the rest.
  */
@@ -16,6 +17,7 @@
 #define TEXT_MAX_SITES 5
 #define TEXT_MAX_NOTES 10
 #define TEXT_MAX_OOM 10
+#define TEXT_MAX_FITS 12
 
 static void
 print_head(const struct report *r, FILE *out)
@@ -287,6 +289,36 @@ print_sites(const struct report *r, FILE *out)
     }
 }
 
+/* The fits against the work done that grow (docs/report.md, "Against
+ * the work done"): what each unit of work costs. */
+static void
+print_fits(const struct report *r, FILE *out)
+{
+    size_t shown = 0, more = 0;
+
+    for (size_t g = 0; g < r->ngroups; g++)
+        for (size_t i = 0; i < r->groups[g].nwfits; i++) {
+            const struct report_wfit *w = &r->groups[g].wfits[i];
+            char per[160];
+
+            if (w->fit.trend != TREND_GROWING)
+                continue;
+            if (shown >= TEXT_MAX_FITS) {
+                more++;
+                continue;
+            }
+            if (shown++ == 0)
+                fprintf(out, "\nper unit of work (growing fits):\n");
+            report__fmt_per(w, w->fit.slope, per, sizeof(per));
+            fprintf(out, "  %-14s %-28s against %-16s %s%s%s, R\u00b2 %.2f\n",
+                    r->groups[g].id, w->series, w->x, per,
+                    w->stage ? " in " : "", w->stage ? w->stage : "",
+                    w->fit.r2);
+        }
+    if (more > 0)
+        fprintf(out, "  ... and %zu more in summary.json\n", more);
+}
+
 static void
 print_notes(const struct report *r, FILE *out)
 {
@@ -314,6 +346,7 @@ report_print(const struct report *r, FILE *out)
     print_ooms(r, out);
     print_sites(r, out);
     print_growing(r, out);
+    print_fits(r, out);
     print_notes(r, out);
     if (path_exists(html))
         fprintf(out, "\nreport: %s\n", html);

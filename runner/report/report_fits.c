@@ -1,0 +1,498 @@
+/*
+ * report_fits.c — every series of an instance against the work it did
+ * (docs/report.md, "Against the work done"): cgroup usage, heap in use,
+ * each process name's RSS, VmSize and CPU, each disk path's allocated
+ * bytes, fitted against every counter of work.csv and against rounds,
+ * within each stage window of stages.jsonl (the whole run without one).
+ *
+ * Against a counter, x is the counter's value interpolated at each
+ * sample's wall-clock time (work.csv has unix milliseconds, the samples
+ * their RFC 3339 time), samples before the counter's first row or after
+ * its last are left out, and a counter that did not move within the
+ * window (an error count of 0) gives no fit; against rounds, y is the
+ * series' last sample at
+ * or before each round's end barrier, within the round. A stage takes the
+ * samples whose t_ms lies in [start_ms, end_ms). The line is the report's
+ * own (report__fit_line: Theil-Sen, R² of least squares) and the verdict
+ * its trend, with an absolute floor in the series' unit (bytes, or CPU
+ * seconds). A group's figure is the median over its instances of each
+ * instance's fit.
+ */
+#include "report/report_int.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Fits kept per group, and points kept of the first instance's for its
+ * chart (evenly thinned). */
+#define WFITS_MAX 1024
+#define CHART_POINTS 160
+
+struct window {
+    const char *name;
+    int64_t start, end;
+};
+
+static size_t
+windows(const struct report *r, struct window *w)
+{
+    if (r->nstages == 0) {
+        w[0] = (struct window){NULL, INT64_MIN, INT64_MAX};
+        return 1;
+    }
+    for (size_t i = 0; i < r->nstages; i++)
+        w[i] = (struct window){r->stages[i].name, r->stages[i].start_ms,
+                               r->stages[i].end_ms >= 0 ? r->stages[i].end_ms
+                                                        : INT64_MAX};
+    return r->nstages;
+}
+
+/* ---- series the report already has ------------------------------------ */
+
+static struct report_points *
+series_new(struct report_work *w, const char *name)
+{
+    struct report_points *p;
+
+    w->series = xrealloc(w->series, (w->nseries + 1) * sizeof(*w->series));
+    p = &w->series[w->nseries++];
+    memset(p, 0, sizeof(*p));
+    p->name = xstrdup(name);
+    return p;
+}
+
+/* cgroup:usage from memory.csv and heap:inuse from the post-trim
+ * snapshots (and round readings) at their times, when the instance has
+ * counters to fit them against or rounds. */
+static void
+own_series(const struct report *r, struct report_inst *in)
+{
+    int64_t start = r->start_ns > 0 ? r->start_ns / 1000000 : -1;
+    struct report_points *p;
+
+    if (in->nsamples > 0) {
+        p = series_new(&in->work, "cgroup:usage");
+        for (size_t i = 0; i < in->nsamples; i++)
+            if (in->samples[i].usage >= 0)
+                report__points_add(
+                    p, start >= 0 ? start + in->samples[i].t_ms : -1,
+                    in->samples[i].t_ms, (double)in->samples[i].usage);
+    }
+    p = NULL;
+    for (size_t i = 0; i < in->nsnaps && in->work.ncounters > 0; i++) {
+        const struct report_snap *s = &in->snaps[i];
+
+        if (s->kind != SNAP_POST || s->inuse < 0 || s->t_ms < 0 ||
+            s->time_ns <= 0)
+            continue;
+        if (p == NULL)
+            p = series_new(&in->work, "heap:inuse");
+        report__points_add(p, s->time_ns / 1000000, s->t_ms, (double)s->inuse);
+    }
+}
+
+/* ---- x at each sample ------------------------------------------------- */
+
+/* Counter c interpolated at wall; false outside its rows. */
+static bool
+interp(const struct report_points *c, int64_t wall, double *x)
+{
+    size_t lo = 0, hi = c->n;
+
+    if (wall < 0 || c->n == 0 || wall < c->wall_ms[0] ||
+        wall > c->wall_ms[c->n - 1])
+        return false;
+    while (lo < hi) { /* the first row at or after wall */
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (c->wall_ms[mid] < wall)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (c->wall_ms[lo] == wall || lo == 0) {
+        *x = c->v[lo];
+        return true;
+    }
+    *x = c->v[lo - 1] + (c->v[lo] - c->v[lo - 1]) *
+                            (double)(wall - c->wall_ms[lo - 1]) /
+                            (double)(c->wall_ms[lo] - c->wall_ms[lo - 1]);
+    return true;
+}
+
+/* The series' last sample at or before the round's end, within it. */
+static bool
+at_round(const struct report_points *s, const struct report_span *sp, double *y)
+{
+    size_t lo = 0, hi = s->n;
+
+    if (sp->end_ms < 0)
+        return false;
+    while (lo < hi) { /* the first past the end */
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (s->t_ms[mid] <= sp->end_ms)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0 || (sp->start_ms >= 0 && s->t_ms[lo - 1] < sp->start_ms))
+        return false;
+    *y = s->v[lo - 1];
+    return true;
+}
+
+struct xy {
+    double *x, *y;
+    size_t n, cap;
+};
+
+static void
+xy_add(struct xy *p, double x, double y)
+{
+    xgrow(&p->x, &p->cap, p->n + 1, sizeof(*p->x));
+    p->y = xrealloc(p->y, p->cap * sizeof(*p->y));
+    p->x[p->n] = x;
+    p->y[p->n++] = y;
+}
+
+/* The points of series s against counter c (NULL: rounds) in window w. */
+static void
+gather(const struct report *r, const struct report_points *s,
+       const struct report_points *c, const struct window *w, struct xy *out)
+{
+    out->n = 0;
+    if (c == NULL) {
+        for (size_t i = 0; i < r->nspans; i++) {
+            const struct report_span *sp = &r->spans[i];
+            double y;
+
+            if (sp->end_ms >= w->start && sp->end_ms < w->end &&
+                at_round(s, sp, &y))
+                xy_add(out, sp->round, y);
+        }
+        return;
+    }
+    for (size_t i = 0; i < s->n; i++) {
+        double x;
+
+        if (s->t_ms[i] >= w->start && s->t_ms[i] < w->end &&
+            interp(c, s->wall_ms[i], &x))
+            xy_add(out, x, s->v[i]);
+    }
+}
+
+/* ---- fits ------------------------------------------------------------ */
+
+static const struct report_points *
+find(const struct report_points *v, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(v[i].name, name) == 0)
+            return &v[i];
+    return NULL;
+}
+
+static void
+fit_xy(const struct xy *p, bool seconds, struct report_fit *f)
+{
+    report__fit_line(p->x, p->y, p->n, f);
+    f->trend = report__trend_floor(f, seconds ? REPORT_MIN_RISE_SECONDS
+                                              : (double)REPORT_MIN_RISE_BYTES);
+}
+
+/* The median of the double at offset off of each fit. */
+static double
+median_of(const struct report_fit *f, size_t n, size_t off, double *tmp)
+{
+    for (size_t i = 0; i < n; i++)
+        memcpy(&tmp[i], (const char *)&f[i] + off, sizeof(*tmp));
+    return report__median(tmp, n);
+}
+
+#define MEDIAN(f, n, field, tmp)                                               \
+    median_of(f, n, offsetof(struct report_fit, field), tmp)
+
+/* The group's line: each figure the median of its instances'. */
+static void
+group_fit(const struct report_fit *f, size_t n, bool seconds,
+          struct report_fit *out)
+{
+    double *tmp = xcalloc(n, sizeof(*tmp));
+
+    memset(out, 0, sizeof(*out));
+    for (size_t i = 0; i < n; i++)
+        tmp[i] = (double)f[i].n;
+    out->n = (size_t)report__median(tmp, n);
+    out->slope = MEDIAN(f, n, slope, tmp);
+    out->intercept = MEDIAN(f, n, intercept, tmp);
+    out->r2 = MEDIAN(f, n, r2, tmp);
+    out->mean = MEDIAN(f, n, mean, tmp);
+    out->span = MEDIAN(f, n, span, tmp);
+    out->ls_slope = MEDIAN(f, n, ls_slope, tmp);
+    out->median = MEDIAN(f, n, median, tmp);
+    out->held = MEDIAN(f, n, held, tmp);
+    out->level = MEDIAN(f, n, level, tmp);
+    out->trend = report__trend_floor(
+        out, seconds ? REPORT_MIN_RISE_SECONDS : (double)REPORT_MIN_RISE_BYTES);
+    free(tmp);
+}
+
+/* Keep at most CHART_POINTS of p, evenly, for the chart. */
+static void
+keep_points(struct report_wfit *w, const struct xy *p)
+{
+    size_t every = p->n / CHART_POINTS + 1;
+
+    w->px = xcalloc(p->n / every + 1, sizeof(*w->px));
+    w->py = xcalloc(p->n / every + 1, sizeof(*w->py));
+    for (size_t i = 0; i < p->n; i += every) {
+        w->px[w->npts] = p->x[i];
+        w->py[w->npts++] = p->y[i];
+    }
+}
+
+struct key {
+    const char *series, *x; /* x NULL: rounds */
+    bool seconds;
+};
+
+/* One fit of the group: key in window w over its instances. */
+static void
+fit_one(struct report *r, struct report_group *g, const struct key *k,
+        const struct window *w)
+{
+    struct report_fit *fits = xcalloc(g->ninst, sizeof(*fits));
+    struct report_wfit *out;
+    struct xy p = {0};
+    size_t n = 0;
+
+    for (size_t i = 0; i < g->ninst; i++) {
+        const struct report_inst *in = &r->insts[g->inst[i]];
+        const struct report_points *s =
+            find(in->work.series, in->work.nseries, k->series);
+        const struct report_points *c =
+            k->x ? find(in->work.counters, in->work.ncounters, k->x) : NULL;
+
+        if (s == NULL || (k->x != NULL && c == NULL))
+            continue;
+        gather(r, s, c, w, &p);
+        if (p.n < 2)
+            continue;
+        fit_xy(&p, k->seconds, &fits[n]);
+        if (fits[n].span <= 0) /* a counter that never moved here */
+            continue;
+        if (n++ > 0)
+            continue;
+        xgrow(&g->wfits, &g->capwfits, g->nwfits + 1, sizeof(*g->wfits));
+        out = &g->wfits[g->nwfits++];
+        memset(out, 0, sizeof(*out));
+        out->series = xstrdup(k->series);
+        out->x = xstrdup(k->x ? k->x : "rounds");
+        out->stage = w->name ? xstrdup(w->name) : NULL;
+        out->seconds = k->seconds;
+        out->first = fits[0];
+        out->first_inst = in->label;
+        keep_points(out, &p);
+    }
+    if (n > 0) {
+        out = &g->wfits[g->nwfits - 1];
+        out->ninst = n;
+        group_fit(fits, n, k->seconds, &out->fit);
+    }
+    free(p.x);
+    free(p.y);
+    free(fits);
+}
+
+/* Every (series, x) some instance of g has, in the order first seen. */
+static size_t
+group_keys(const struct report *r, const struct report_group *g,
+           struct key **keys)
+{
+    size_t n = 0, cap = 0;
+
+    *keys = NULL;
+    for (size_t i = 0; i < g->ninst; i++) {
+        const struct report_work *wk = &r->insts[g->inst[i]].work;
+
+        for (size_t s = 0; s < wk->nseries; s++) {
+            const struct report_points *sp = &wk->series[s];
+            bool heap = strcmp(sp->name, "heap:inuse") == 0;
+
+            /* x = -1: rounds; heap in use per round is the verdicts' */
+            for (long x = heap || r->nspans == 0 ? 0 : -1;
+                 x < (long)wk->ncounters; x++) {
+                struct key k = {sp->name, x < 0 ? NULL : wk->counters[x].name,
+                                sp->seconds};
+                bool seen = false;
+
+                for (size_t j = 0; j < n && !seen; j++)
+                    seen = strcmp((*keys)[j].series, k.series) == 0 &&
+                           ((*keys)[j].x == k.x ||
+                            ((*keys)[j].x && k.x &&
+                             strcmp((*keys)[j].x, k.x) == 0));
+                if (seen)
+                    continue;
+                xgrow(keys, &cap, n + 1, sizeof(**keys));
+                (*keys)[n++] = k;
+            }
+        }
+    }
+    return n;
+}
+
+static bool
+has_work(const struct report *r, const struct report_group *g)
+{
+    for (size_t i = 0; i < g->ninst; i++) {
+        const struct report_work *w = &r->insts[g->inst[i]].work;
+
+        if (w->ncounters > 0 || w->nseries > 1)
+            return true;
+    }
+    return false;
+}
+
+static void
+group_fits(struct report *r, struct report_group *g)
+{
+    struct window *w = xcalloc(r->nstages + 1, sizeof(*w));
+    size_t nw = windows(r, w);
+    struct key *keys = NULL;
+    size_t nk = group_keys(r, g, &keys);
+    bool cut = false;
+
+    for (size_t k = 0; k < nk; k++)
+        for (size_t i = 0; i < nw; i++) {
+            if (g->nwfits >= WFITS_MAX) {
+                cut = true;
+                break;
+            }
+            fit_one(r, g, &keys[k], &w[i]);
+        }
+    if (cut)
+        report__note(r,
+                     "%s: more than %d fits against the work done; "
+                     "the rest are left out",
+                     g->id, WFITS_MAX);
+    free(keys);
+    free(w);
+}
+
+/* Fits only where there is something beyond cgroup usage to fit or
+ * something to fit against: a run without work.csv, processes.csv or
+ * disk.csv reads as before. */
+void
+report__fits(struct report *r)
+{
+    for (size_t i = 0; i < r->ninsts; i++) {
+        struct report_inst *in = &r->insts[i];
+
+        if (in->work.ncounters > 0 || in->work.nseries > 0)
+            own_series(r, in);
+    }
+    for (size_t g = 0; g < r->ngroups; g++)
+        if (has_work(r, &r->groups[g]))
+            group_fits(r, &r->groups[g]);
+}
+
+void
+report__wfits_release(struct report_group *g)
+{
+    for (size_t i = 0; i < g->nwfits; i++) {
+        free(g->wfits[i].series);
+        free(g->wfits[i].x);
+        free(g->wfits[i].stage);
+        free(g->wfits[i].px);
+        free(g->wfits[i].py);
+    }
+    free(g->wfits);
+    g->wfits = NULL;
+    g->nwfits = g->capwfits = 0;
+}
+
+/* ---- words and JSON ---------------------------------------------------- */
+
+const char *
+report__wfit_verdict(const struct report_wfit *w)
+{
+    if (w->fit.trend != TREND_UNKNOWN)
+        return report__trend_name(w->fit.trend);
+    return strcmp(w->x, "rounds") == 0 ? "not enough rounds"
+                                       : "not enough points";
+}
+
+/* A unit of x: "cycles" -> "cycle", "load.cycles,stage=2" -> "cycle". */
+static void
+unit_of(const char *x, char *buf, size_t size)
+{
+    const char *dot, *s = x;
+    size_t n = strcspn(s, ",");
+
+    dot = memrchr(s, '.', n);
+    if (dot != NULL && (size_t)(dot + 1 - s) < n) {
+        n -= (size_t)(dot + 1 - s);
+        s = dot + 1;
+    }
+    if (n > 3 && s[n - 1] == 's' && s[n - 2] != 's')
+        n--;
+    snprintf(buf, size, "%.*s", (int)(n < 60 ? n : 60), s);
+}
+
+/* CPU seconds a person reads: "3.1 ms", "850.0 us", "1.25 s". */
+static void
+fmt_seconds(double s, char *buf, size_t size)
+{
+    if (s < 1e-3)
+        snprintf(buf, size, "%.1f us", s * 1e6);
+    else if (s < 1)
+        snprintf(buf, size, "%.1f ms", s * 1e3);
+    else
+        snprintf(buf, size, "%.2f s", s);
+}
+
+void
+report__fmt_per(const struct report_wfit *w, double slope, char *buf,
+                size_t size)
+{
+    char v[32], unit[64];
+    double a = fabs(slope);
+
+    unit_of(w->x, unit, sizeof(unit));
+    if (w->seconds)
+        fmt_seconds(a, v, sizeof(v));
+    else
+        report__fmt_bytes(report__i64(llround(a)), v, sizeof(v));
+    snprintf(buf, size, "%s%s%s per %s", slope < 0 ? "-" : "+", v,
+             w->seconds ? " CPU" : "", unit);
+}
+
+cJSON *
+report__wfits_json(const struct report_group *g)
+{
+    cJSON *arr = cJSON_CreateArray();
+
+    for (size_t i = 0; i < g->nwfits; i++) {
+        const struct report_wfit *w = &g->wfits[i];
+        cJSON *o = cJSON_CreateObject();
+        double scale = w->seconds ? 1e9 : 1e3;
+
+        cJSON_AddStringToObject(o, "series", w->series);
+        cJSON_AddStringToObject(o, "x", w->x);
+        if (w->stage != NULL)
+            cJSON_AddStringToObject(o, "stage", w->stage);
+        else
+            cJSON_AddNullToObject(o, "stage");
+        cJSON_AddNumberToObject(o, "instances", (double)w->ninst);
+        cJSON_AddNumberToObject(o, "slope",
+                                round(w->fit.slope * scale) / scale);
+        cJSON_AddNumberToObject(o, "r2", round(w->fit.r2 * 10000) / 10000);
+        cJSON_AddNumberToObject(o, "points", (double)w->fit.n);
+        cJSON_AddStringToObject(o, "verdict", report__wfit_verdict(w));
+        cJSON_AddItemToArray(arr, o);
+    }
+    return arr;
+}
