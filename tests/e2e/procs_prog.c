@@ -10,11 +10,14 @@
  * sleeps, "pd-busy" 60 MiB and then spins on the CPU. In each DIR (made
  * when missing; relative to TEST_OUTPUTS_PATH unless absolute) it writes
  * sparse.img: 1 GiB apparent, 4 MiB written, and a hard link to it,
- * sparse.link. After N ms (3000) it kills the children and exits 0.
+ * sparse.link. After N ms (3000), and once pd-busy has spent 1.2 s of CPU
+ * (at most 60 s more), and 600 ms after that, it kills the children and
+ * exits 0.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +44,16 @@ touch(long mib)
     held = p;
 }
 
+static double
+cpu_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* busy >= 0: spin, and write a byte there once 1.2 s of CPU are spent. */
 static pid_t
 child(const char *name, long mib, int busy)
 {
@@ -52,12 +65,24 @@ child(const char *name, long mib, int busy)
     prctl(PR_SET_NAME, name);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     touch(mib);
-    for (;;) {
-        if (busy)
-            spin++;
-        else
+    if (busy < 0)
+        for (;;)
             pause();
+    for (;;) {
+        if (++spin % (1 << 20) == 0 && busy >= 0 && cpu_s() >= 1.2) {
+            (void)!write(busy, "x", 1);
+            close(busy);
+            busy = -1;
+        }
     }
+}
+
+static void
+sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, ms % 1000 * 1000000};
+
+    nanosleep(&ts, NULL);
 }
 
 static void
@@ -99,14 +124,19 @@ main(int argc, char **argv)
 {
     long hold_ms = 3000;
     pid_t small, busy;
-    struct timespec ts;
+    struct pollfd pfd = {.events = POLLIN};
+    int spent[2];
 
     for (int i = 1; i + 1 < argc; i += 2)
         if (strcmp(argv[i], "--hold-ms") == 0)
             hold_ms = atol(argv[i + 1]);
     /* the children first, so they share none of the parent's pages */
-    small = child("pd-small", 40, 0);
-    busy = child("pd-busy", 60, 1);
+    if (pipe(spent) < 0)
+        return 2;
+    small = child("pd-small", 40, -1);
+    busy = child("pd-busy", 60, spent[1]);
+    close(spent[1]);
+    pfd.fd = spent[0];
     prctl(PR_SET_NAME, "pd-parent");
     touch(20);
     for (int i = 1; i + 1 < argc; i += 2)
@@ -115,9 +145,9 @@ main(int argc, char **argv)
     printf("procs: parent %d, pd-small %d, pd-busy %d\n", (int)getpid(),
            (int)small, (int)busy);
     fflush(stdout);
-    ts.tv_sec = hold_ms / 1000;
-    ts.tv_nsec = hold_ms % 1000 * 1000000;
-    nanosleep(&ts, NULL);
+    sleep_ms(hold_ms);
+    (void)poll(&pfd, 1, 60000);
+    sleep_ms(600);
     kill(small, SIGKILL);
     kill(busy, SIGKILL);
     waitpid(small, NULL, 0);
