@@ -675,10 +675,12 @@ shutdown_backend(struct run *r)
  * sockets and threads, signalfds, the engine's connections, log files),
  * and per instance the memory monitor's cgroup files and memory.csv, its
  * sync connection, its run.out and run.err and the pipe or engine stream
- * they come from: about 7 on local:exec and 12 on local:docker measured,
- * so 16 leaves room. */
+ * they come from: about 7 on local:exec and 12 on local:docker measured;
+ * the process and disk series add their cgroup folder, processes.csv
+ * and, with run.disk, disk.csv, the outputs folder and the container's
+ * /proc folder: up to 17, so 20 leaves room. */
 #define RUN_FDS_BASE 64
-#define RUN_FDS_PER_INSTANCE 16
+#define RUN_FDS_PER_INSTANCE 20
 
 /* Raise the limit on open files, or fail before anything starts with the
  * number needed: a run that runs out mid-way loses instances. */
