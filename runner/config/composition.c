@@ -146,7 +146,7 @@ read_interval(const struct ynode *map, const char *path, const char *key,
         return 0;
     return yamltree__fail(v, kpath, err,
                           "expected a duration of at least 10ms%s, got %s",
-                          zero_ok ? " (or 0 for off)" : "", v->str);
+                          zero_ok ? " (or 0 or off for none)" : "", v->str);
 }
 
 /* run_config.pre_oom_snapshot: a fraction 0 < f < 1 of the memory limit,
@@ -185,30 +185,18 @@ read_pre_oom(const struct ynode *map, const char *path, double *out,
             : "");
 }
 
-/* run_config.process_sample: an interval, or off (0) for none. */
+/* run_config.process_sample: an interval, or 0 or off for none. */
 static int
 read_process_sample(const struct ynode *map, const char *path, int64_t *out,
                     struct err *err)
 {
-    char kpath[YAMLTREE_PATH_MAX], got[128];
     const struct ynode *v = yamltree__get(map, "process_sample");
 
-    if (v == NULL)
-        return 0;
-    if (v->kind == YNODE_SCALAR && strcmp(v->str, "off") == 0) {
+    if (v != NULL && v->kind == YNODE_SCALAR && strcmp(v->str, "off") == 0) {
         *out = 0;
         return 0;
     }
-    yamltree__path_key(kpath, path, "process_sample");
-    if (yamltree__duration(v, kpath, out, NULL) == 0 &&
-        (*out == 0 || *out >= MIN_INTERVAL_NS))
-        return 0;
-    yamltree__got(v, got, sizeof(got));
-    return yamltree__fail(v, kpath, err,
-                          "expected a duration of at least 10ms (how often "
-                          "every process of an instance is sampled), or off "
-                          "for none, got %s",
-                          got);
+    return read_interval(map, path, "process_sample", true, out, err);
 }
 
 static int

@@ -501,16 +501,17 @@ monitor__stats(const struct monitor_inst *in, struct monitor_stats *out)
     *out = in->st;
 }
 
-int64_t
-monitor__start_ms(const struct monitor *mon)
+size_t
+monitor__csv_time(const struct monitor *mon, int64_t now_ms, char *buf,
+                  size_t size)
 {
-    return mon->start_ms;
-}
+    int64_t t = now_ms - mon->start_ms;
+    size_t len;
 
-int64_t
-monitor__wall_start_ns(const struct monitor *mon)
-{
-    return mon->wall_start_ns;
+    time_rfc3339(mon->wall_start_ns + t * 1000000, buf, size);
+    len = strlen(buf);
+    len += (size_t)snprintf(buf + len, size - len, ",%lld", (long long)t);
+    return len < size ? len : size - 1;
 }
 
 const char *

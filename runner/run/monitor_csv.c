@@ -114,19 +114,6 @@ monitor__csv_release(struct monitor_csv *c, bool discard)
     c->label = c->final = c->partial = NULL;
 }
 
-size_t
-monitor__csv_time(const struct monitor *mon, int64_t now_ms, char *buf,
-                  size_t size)
-{
-    int64_t t = now_ms - monitor__start_ms(mon);
-    size_t len;
-
-    time_rfc3339(monitor__wall_start_ns(mon) + t * 1000000, buf, size);
-    len = strlen(buf);
-    len += (size_t)snprintf(buf + len, size - len, ",%lld", (long long)t);
-    return len < size ? len : size - 1;
-}
-
 void
 monitor__csv_int(char *buf, size_t size, size_t *len, int64_t v)
 {

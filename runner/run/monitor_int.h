@@ -185,9 +185,6 @@ void monitor__stats(const struct monitor_inst *inst, struct monitor_stats *out);
  * unit applied), or -1 when there is no such line. */
 int64_t monitor__status_value(const char *text, const char *key);
 const char *monitor__inst_label(const struct monitor_inst *inst);
-/* The run's start (CLOCK_MONOTONIC ms) and the wall clock then (ns). */
-int64_t monitor__start_ms(const struct monitor *mon);
-int64_t monitor__wall_start_ns(const struct monitor *mon);
 /* "TIME,T_MS" of a row taken at now_ms, the clocks of memory.csv, into
  * buf; returns its length. */
 size_t monitor__csv_time(const struct monitor *mon, int64_t now_ms, char *buf,

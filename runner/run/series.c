@@ -90,29 +90,6 @@ series__new(const struct monitor *mon, int64_t process_ms, int64_t disk_ms)
 
 /* ---- processes --------------------------------------------------------- */
 
-/* name beneath dirfd read whole (up to size - 1 bytes) into buf. */
-static ssize_t
-read_whole(int dirfd, const char *name, char *buf, size_t size)
-{
-    int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    size_t len = 0;
-    ssize_t n = 0;
-
-    if (fd < 0)
-        return -1;
-    while (len + 1 < size) {
-        do
-            n = read(fd, buf + len, size - 1 - len);
-        while (n < 0 && errno == EINTR);
-        if (n <= 0)
-            break;
-        len += (size_t)n;
-    }
-    close(fd);
-    buf[len] = '\0';
-    return n < 0 ? -1 : (ssize_t)len;
-}
-
 /* The pids of the cgroup folder fd and of those below it, appended to
  * s->pids from *n. */
 static void
@@ -122,7 +99,7 @@ cgroup_pids(struct series *s, int fd, int depth, size_t *n, bool *more)
     struct dirent *e;
     int dup_fd, children = 0;
 
-    if (read_whole(fd, "cgroup.procs", s->buf, PROCS_READ_MAX + 1) >= 0)
+    if (series__read_at(fd, "cgroup.procs", s->buf, PROCS_READ_MAX + 1) >= 0)
         *n += series__parse_pids(s->buf, s->pids + *n, SERIES_MAX_PIDS - *n,
                                  more);
     if (depth >= CGROUP_MAX_DEPTH || *more ||

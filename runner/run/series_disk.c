@@ -180,11 +180,12 @@ series__du(int basefd, const char *rel, size_t max_entries, int max_depth,
            struct series_seen *seen, struct series_du *out)
 {
     struct err err = {0};
-    struct walk w = {out, seen, 0, 0, max_entries, max_depth};
+    struct walk w;
     struct stat st;
     int fd;
 
     memset(out, 0, sizeof(*out));
+    w = (struct walk){out, seen, 0, 0, max_entries, max_depth};
     if (seen->key != NULL)
         memset(seen->key, 0, seen->cap * 2 * sizeof(*seen->key));
     seen->n = 0;

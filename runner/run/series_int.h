@@ -67,6 +67,9 @@ void series__csv_text(char *buf, size_t size, size_t *len, const char *text);
 /* The pids of a cgroup.procs text, at most max into out; *more is set
  * when there were more. Returns how many. */
 size_t series__parse_pids(const char *text, pid_t *out, size_t max, bool *more);
+/* Up to max - 1 bytes of name in the folder dirfd (no link followed),
+ * NUL-terminated: the length or -errno. */
+ssize_t series__read_at(int dirfd, const char *name, char *buf, size_t max);
 /* Process pid read beneath the /proc folder procfd; 0, or -1 when it is
  * gone (or not a process). */
 int series__read_proc(int procfd, pid_t pid, struct series_proc *p);

@@ -110,24 +110,23 @@ series__parse_pids(const char *text, pid_t *out, size_t max, bool *more)
     return n;
 }
 
-/* name beneath dirfd read once into buf (NUL-terminated); the length or
- * -1. /proc files come whole from one read of a page or less. */
-static ssize_t
-read_at(int dirfd, const char *name, char *buf, size_t size)
+ssize_t
+series__read_at(int dirfd, const char *name, char *buf, size_t max)
 {
     int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    ssize_t n;
+    size_t len = 0;
+    ssize_t n = 0;
 
     if (fd < 0)
-        return -1;
-    do
-        n = read(fd, buf, size - 1);
-    while (n < 0 && errno == EINTR);
-    close(fd);
+        return -errno;
+    while (len < max - 1 && ((n = read(fd, buf + len, max - 1 - len)) > 0 ||
+                             (n < 0 && errno == EINTR)))
+        len += n > 0 ? (size_t)n : 0;
     if (n < 0)
-        return -1;
-    buf[n] = '\0';
-    return n;
+        n = -errno;
+    close(fd);
+    buf[len] = '\0';
+    return n < 0 ? n : (ssize_t)len;
 }
 
 static int64_t
@@ -151,10 +150,10 @@ series__read_proc(int procfd, pid_t pid, struct series_proc *p)
         return -1;
     memset(p, 0, sizeof(*p));
     p->pid = pid;
-    if (read_at(fd, "stat", stat, sizeof(stat)) < 0 ||
+    if (series__read_at(fd, "stat", stat, sizeof(stat)) < 0 ||
         series__parse_stat(stat, &p->ppid, &p->utime, &p->stime) < 0 ||
-        read_at(fd, "status", status, sizeof(status)) < 0 ||
-        (n = read_at(fd, "comm", comm, sizeof(comm))) < 0) {
+        series__read_at(fd, "status", status, sizeof(status)) < 0 ||
+        (n = series__read_at(fd, "comm", comm, sizeof(comm))) < 0) {
         close(fd);
         return -1;
     }
@@ -206,7 +205,7 @@ series__ptab_scan(struct series_ptab *t, int procfd, size_t max)
         if (!isdigit((unsigned char)e->d_name[0]))
             continue;
         snprintf(path, sizeof(path), "%.24s/stat", e->d_name);
-        if (read_at(dirfd(d), path, stat, sizeof(stat)) < 0 ||
+        if (series__read_at(dirfd(d), path, stat, sizeof(stat)) < 0 ||
             series__parse_stat(stat, &ppid, &ut, &st) < 0)
             continue;
         ptab_push(t, (pid_t)atoi(e->d_name), ppid);
