@@ -19,18 +19,11 @@ cd "$(dirname "$0")/../.." || exit 1
 
 need_docker "process and disk series on local:docker"
 
-build_procs_prog
-f=$(procdisk_comp pd-docker local:docker "[state, /tmp/pd-abs, /tmp/missing, /proc/self]" \
-    "--sparse, state, --sparse, /tmp/pd-abs")
-rc=$(run_comp pd-docker "$f")
-out=$RUNS/pd-docker/pd/0
-check_eq "docker: the run succeeds" "$rc" 0
-check_processes docker "$out/processes.csv"
+procdisk_run docker pd-docker local:docker \
+    "[state, /tmp/pd-abs, /tmp/missing, /proc/self]" \
+    "--sparse, state, --sparse, /tmp/pd-abs"
 check "docker: the container's init is listed too (docker-init)" \
     grep -q ',docker-init,' "$out/processes.csv"
-check_eq "docker: disk.csv's header" "$(head -n 1 "$out/disk.csv" 2>/dev/null)" \
-    "time,t_ms,path,allocated_bytes,apparent_bytes,files"
-check_disk docker "$out/disk.csv" state
 check_disk docker "$out/disk.csv" /tmp/pd-abs
 check_eq "docker: a container path not there has empty figures" \
     "$(disk_last "$out/disk.csv" /tmp/missing)" ",,"

@@ -15,19 +15,9 @@ cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=tests/helpers/series.sh
 . tests/helpers/series.sh
 
-build_procs_prog
 ABS=$RUNS/host-state
-
-f=$(procdisk_comp pd-exec local:exec "[state, $ABS, missing]" \
-    "--sparse, state, --sparse, $ABS")
-rc=$(run_comp pd-exec "$f")
-out=$RUNS/pd-exec/pd/0
-check_eq "exec: the run succeeds" "$rc" 0
-check_processes exec "$out/processes.csv"
-check "exec: disk.csv is there, a regular file" regular "$out/disk.csv"
-check_eq "exec: disk.csv's header" "$(head -n 1 "$out/disk.csv" 2>/dev/null)" \
-    "time,t_ms,path,allocated_bytes,apparent_bytes,files"
-check_disk exec "$out/disk.csv" state
+procdisk_run exec pd-exec local:exec "[state, $ABS, missing]" \
+    "--sparse, state, --sparse, $ABS"
 check_disk exec "$out/disk.csv" "$ABS"
 check_eq "exec: a path not there has a row with empty figures" \
     "$(disk_last "$out/disk.csv" missing)" ",,"

@@ -103,3 +103,22 @@ check_disk() {
     check_eq "$what: disk.csv $p: apparent 1 GiB, the hard link counted once" \
         "${row#*,}" "$((1024 * MiB)),1"
 }
+
+# procdisk_run WHAT ID RUNNER DISK ARGS — build procs_prog, run it
+# (procdisk_comp ID RUNNER DISK ARGS) with outputs/state among DISK and
+# --sparse state among ARGS, and check what every runner shows (TAP
+# lines): the run succeeds, its processes, its disk.csv's header and
+# state's figures. $out is the instance's folder.
+procdisk_run() {
+    local what=$1 id=$2 f rc
+    build_procs_prog
+    f=$(procdisk_comp "$id" "$3" "$4" "$5")
+    rc=$(run_comp "$id" "$f")
+    out=$RUNS/$id/pd/0
+    check_eq "$what: the run succeeds" "$rc" 0
+    check_processes "$what" "$out/processes.csv"
+    check "$what: disk.csv is there, a regular file" regular "$out/disk.csv"
+    check_eq "$what: disk.csv's header" "$(head -n 1 "$out/disk.csv" 2>/dev/null)" \
+        "time,t_ms,path,allocated_bytes,apparent_bytes,files"
+    check_disk "$what" "$out/disk.csv" state
+}
