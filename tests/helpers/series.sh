@@ -53,11 +53,13 @@ full_samples() {
         END { for (t in n) if (n[t] == 3) k++; print k + 0 }' "$1" 2>/dev/null
 }
 
-# parents_ok CSV — yes when every child row's ppid is a pd-parent pid.
+# parents_ok CSV — yes when every child row's ppid is the pid of the
+# pd-parent rows (the file read twice: a first sample may list the
+# children before the parent has renamed itself).
 parents_ok() {
-    awk -F, 'NR > 1 && $5 == "pd-parent" { p[$3] = 1 }
-        NR > 1 && ($5 == "pd-small" || $5 == "pd-busy") { if (!($4 in p)) bad++; n++ }
-        END { print (n > 0 && bad == 0) ? "yes" : "no" }' "$1" 2>/dev/null
+    awk -F, 'NR == FNR { if ($5 == "pd-parent") p[$3] = 1; next }
+        FNR > 1 && ($5 == "pd-small" || $5 == "pd-busy") { if (!($4 in p)) bad++; n++ }
+        END { print (n > 0 && bad == 0) ? "yes" : "no" }' "$1" "$1" 2>/dev/null
 }
 
 # bad_rows CSV — rows whose VmHWM or VmSize is below their RSS.
