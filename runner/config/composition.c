@@ -32,14 +32,17 @@ static const char *const metadata_keys[] = {"name", "author", "description",
 static const char *const global_keys[] = {
     "plan", "case", "runner", "total_instances", "run", "run_config", NULL};
 static const char *const run_keys[] = {
-    "test_params", "profiles", "artifact", "root", "log_limit", "output_quota",
-    "command",     "image",    "args",     "env",  "workdir",   NULL};
+    "test_params",  "profiles", "artifact", "root", "log_limit",
+    "output_quota", "command",  "image",    "args", "env",
+    "workdir",      "disk",     NULL};
 static const char *const run_config_keys[] = {"timeout",
                                               "keep_containers",
                                               "network",
                                               "memory_sample_interval",
                                               "diagnostics_interval",
                                               "pre_oom_snapshot",
+                                              "process_sample",
+                                              "disk_sample",
                                               NULL};
 static const char *const profile_keys[] = {"heap", "heap_rate", "heap_peak",
                                            NULL};
@@ -143,7 +146,7 @@ read_interval(const struct ynode *map, const char *path, const char *key,
         return 0;
     return yamltree__fail(v, kpath, err,
                           "expected a duration of at least 10ms%s, got %s",
-                          zero_ok ? " (or 0 for off)" : "", v->str);
+                          zero_ok ? " (or 0 or off for none)" : "", v->str);
 }
 
 /* run_config.pre_oom_snapshot: a fraction 0 < f < 1 of the memory limit,
@@ -182,6 +185,20 @@ read_pre_oom(const struct ynode *map, const char *path, double *out,
             : "");
 }
 
+/* run_config.process_sample: an interval, or 0 or off for none. */
+static int
+read_process_sample(const struct ynode *map, const char *path, int64_t *out,
+                    struct err *err)
+{
+    const struct ynode *v = yamltree__get(map, "process_sample");
+
+    if (v != NULL && v->kind == YNODE_SCALAR && strcmp(v->str, "off") == 0) {
+        *out = 0;
+        return 0;
+    }
+    return read_interval(map, path, "process_sample", true, out, err);
+}
+
 static int
 parse_run_config(struct comp_load *l, struct err *err)
 {
@@ -216,7 +233,10 @@ parse_run_config(struct comp_load *l, struct err *err)
     }
     if (read_interval(rc, path, "memory_sample_interval", false,
                       &c->memory_sample_ns, err) < 0 ||
-        read_pre_oom(rc, path, &c->pre_oom, err) < 0)
+        read_pre_oom(rc, path, &c->pre_oom, err) < 0 ||
+        read_process_sample(rc, path, &c->process_sample_ns, err) < 0 ||
+        read_interval(rc, path, "disk_sample", false, &c->disk_sample_ns, err) <
+            0)
         return -1;
     return read_interval(rc, path, "diagnostics_interval", false,
                          &c->diagnostics_ns, err);
@@ -340,7 +360,8 @@ parse_global_run(struct comp_load *l, struct err *err)
     l->global_output_quota = COMPOSITION_OUTPUT_QUOTA;
     if (composition__run_outputs(run, path, &l->global_log_limit,
                                  &l->global_output_quota, err) < 0 ||
-        composition__read_program(run, path, true, &l->global_prog, err) < 0)
+        composition__read_program(run, path, true, &l->global_prog, err) < 0 ||
+        composition__read_disk(run, path, &l->global_disk, err) < 0)
         return -1;
     return parse_profiles(l, run, path, err);
 }
@@ -552,6 +573,8 @@ set_defaults(struct composition *c, const char *path)
     c->timeout_ns = COMPOSITION_TIMEOUT_NS;
     c->memory_sample_ns = COMPOSITION_MEMORY_SAMPLE_NS;
     c->diagnostics_ns = COMPOSITION_DIAGNOSTICS_NS;
+    c->process_sample_ns = COMPOSITION_PROCESS_SAMPLE_NS;
+    c->disk_sample_ns = COMPOSITION_DISK_SAMPLE_NS;
     c->pre_oom = COMPOSITION_PRE_OOM;
     c->heap_rate = COMPOSITION_HEAP_RATE;
     c->heap_peak = COMPOSITION_HEAP_PEAK;
@@ -598,6 +621,7 @@ composition_load(const char *path, const struct composition_opts *opts,
     set_defaults(c, path);
     rc = yamltree__load_with(path, load, &l, err);
     free(l.src);
+    strv_free(l.global_disk);
     if (rc < 0)
         composition_destroy(&c);
     return c;
@@ -620,6 +644,7 @@ composition_destroy(struct composition **cp)
         strv_free(c->groups[i].args);
         strv_free(c->groups[i].env);
         free(c->groups[i].workdir);
+        strv_free(c->groups[i].disk);
     }
     free(c->groups);
     manifest_destroy(&c->manifest);

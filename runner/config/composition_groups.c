@@ -12,6 +12,7 @@
 #include "config/composition_int.h"
 
 #include "base/strbuf.h"
+#include "base/strvec.h"
 #include "config/suggest_int.h"
 #include "base/util.h"
 
@@ -25,8 +26,9 @@ static const char *const group_keys[] = {"id", "instances", "resources", "run",
 static const char *const instance_keys[] = {"count", "percentage", NULL};
 static const char *const resource_keys[] = {"memory", "cpu", NULL};
 static const char *const group_run_keys[] = {
-    "test_params", "artifact", "root", "log_limit", "output_quota", "command",
-    "image",       "args",     "env",  "workdir",   "profiles",     NULL};
+    "test_params", "artifact", "root", "log_limit", "output_quota",
+    "command",     "image",    "args", "env",       "workdir",
+    "profiles",    "disk",     NULL};
 
 /* Docker refuses memory limits under 6 MiB. */
 #define MIN_MEMORY ((uint64_t)6 << 20)
@@ -198,6 +200,76 @@ composition__run_outputs(const struct ynode *run, const char *run_path,
                          err);
 }
 
+/* Why a run.disk path cannot be taken, or NULL. */
+static const char *
+bad_disk_path(const char *p)
+{
+    if (p[0] == '\0')
+        return "a path";
+    if (strlen(p) >= 1024)
+        return "a path shorter than 1024 bytes";
+    for (const char *c = p; c != NULL; c = strchr(c, '/'))
+        if (strncmp(c += *c == '/', "..", 2) == 0 &&
+            (c[2] == '/' || c[2] == '\0'))
+            return "a path without \"..\" (relative ones are taken in the "
+                   "instance's outputs folder, absolute ones in its file "
+                   "system)";
+    return NULL;
+}
+
+int
+composition__read_disk(const struct ynode *run, const char *run_path,
+                       char ***out, struct err *err)
+{
+    char kpath[YAMLTREE_PATH_MAX], ipath[YAMLTREE_PATH_MAX], got[128];
+    const struct ynode *v = yamltree__get(run, "disk");
+    struct strvec sv = {0};
+    const char *why;
+    size_t n;
+
+    if (v == NULL)
+        return 0;
+    yamltree__path_key(kpath, run_path, "disk");
+    n = v->kind == YNODE_SEQ ? yamltree__len(v) : 0;
+    if (v->kind != YNODE_SEQ || n > COMPOSITION_MAX_DISK) {
+        yamltree__got(v, got, sizeof(got));
+        return yamltree__fail(
+            v, kpath, err, "expected a list of at most %d paths, got %s",
+            COMPOSITION_MAX_DISK, v->kind == YNODE_SEQ ? "more" : got);
+    }
+    for (size_t i = 0; i < n; i++) {
+        const struct ynode *p = yamltree__val_at(v, i);
+
+        yamltree__path_index(ipath, kpath, i);
+        why = "a path";
+        if (p->kind == YNODE_SCALAR && yamltree__scalar_type(p) != YSCALAR_NULL)
+            why = bad_disk_path(p->str);
+        for (size_t j = 0; why == NULL && j < i; j++)
+            if (strcmp(yamltree__val_at(v, j)->str, p->str) == 0)
+                why = "a path not named before in the list";
+        if (why != NULL) {
+            yamltree__got(p, got, sizeof(got));
+            return yamltree__fail(p, ipath, err, "expected %s, got %s", why,
+                                  got);
+        }
+    }
+    strv_free(*out);
+    for (size_t i = 0; i < n; i++)
+        strvec_push(&sv, yamltree__val_at(v, i)->str);
+    *out = strvec_detach(&sv);
+    return 0;
+}
+
+static char **
+copy_paths(char *const *v)
+{
+    struct strvec sv = {0};
+
+    for (size_t i = 0; v != NULL && v[i] != NULL; i++)
+        strvec_push(&sv, v[i]);
+    return strvec_detach(&sv);
+}
+
 static int
 parse_run(struct comp_load *l, size_t i, const char *path, struct err *err)
 {
@@ -209,13 +281,15 @@ parse_run(struct comp_load *l, size_t i, const char *path, struct err *err)
     yamltree__path_key(rpath, path, "run");
     l->c->groups[i].log_limit = l->global_log_limit;
     l->c->groups[i].output_quota = l->global_output_quota;
+    l->c->groups[i].disk = copy_paths(l->global_disk);
     if (run == NULL)
         return 0;
     if (yamltree__want_map(run, rpath, err) < 0 ||
         composition__check_keys(run, rpath, group_run_keys, err) < 0 ||
         composition__run_outputs(run, rpath, &l->c->groups[i].log_limit,
                                  &l->c->groups[i].output_quota, err) < 0 ||
-        composition__read_program(run, rpath, false, &s->prog, err) < 0)
+        composition__read_program(run, rpath, false, &s->prog, err) < 0 ||
+        composition__read_disk(run, rpath, &l->c->groups[i].disk, err) < 0)
         return -1;
     s->root = yamltree__get(run, "root");
     if (composition__read_root(s->root, rpath, &l->c->groups[i].root, err) < 0)

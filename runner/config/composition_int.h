@@ -57,6 +57,7 @@ struct comp_load {
     bool root_default;                 /* its value, false when absent */
     uint64_t global_log_limit;         /* global.run.log_limit or default */
     uint64_t global_output_quota;      /* global.run.output_quota or default */
+    char **global_disk;                /* global.run.disk, or NULL; owned */
     const struct ynode *groups;        /* the groups list */
     struct comp_group_src *src;        /* one per group */
 };
@@ -73,6 +74,11 @@ int composition__read_root(const struct ynode *v, const char *run_path,
 int composition__run_outputs(const struct ynode *run, const char *run_path,
                              uint64_t *log_limit, uint64_t *quota,
                              struct err *err);
+/* run.disk of a run section into *out (NULL-terminated, the caller's;
+ * left as it is when absent): a list of at most COMPOSITION_MAX_DISK
+ * distinct paths without "..". */
+int composition__read_disk(const struct ynode *run, const char *run_path,
+                           char ***out, struct err *err);
 /* Whether s is a percentage such as "25%" or "12.5%" (*pct: 25, 12.5). */
 bool composition__percent_text(const char *s, double *pct);
 /* Read the groups list into l->c->groups and l->src. */

@@ -43,6 +43,8 @@ run_config_json(const struct composition *c)
     cJSON_AddStringToObject(o, "network", c->network);
     add_int(o, "memory_sample_interval_ns", (long long)c->memory_sample_ns);
     add_int(o, "diagnostics_interval_ns", (long long)c->diagnostics_ns);
+    add_int(o, "process_sample_ns", (long long)c->process_sample_ns);
+    add_int(o, "disk_sample_ns", (long long)c->disk_sample_ns);
     cJSON_AddNumberToObject(o, "pre_oom_snapshot", c->pre_oom);
     return o;
 }
@@ -117,6 +119,7 @@ group_json(const struct composition_group *g)
     add_int(o, "output_quota_bytes", (long long)g->output_quota);
     ty__json_string(o, "artifact", g->artifact);
     cJSON_AddBoolToObject(o, "root", g->root);
+    cJSON_AddItemToObject(o, "disk", strings_json(g->disk));
     if (composition_group_blackbox(g))
         program_json(o, g);
     cJSON_AddItemToObject(o, "params", cJSON_Duplicate(g->params, 1));

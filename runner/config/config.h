@@ -32,12 +32,16 @@
 #include <stdint.h>
 
 /* Defaults of global.run_config and global.run.profiles. */
-#define COMPOSITION_TIMEOUT_NS (INT64_C(600) * 1000000000)    /* 10m */
-#define COMPOSITION_MEMORY_SAMPLE_NS (INT64_C(250) * 1000000) /* 250ms */
-#define COMPOSITION_DIAGNOSTICS_NS (INT64_C(5) * 1000000000)  /* 5s */
-#define COMPOSITION_HEAP_RATE ((uint64_t)512 * 1024)          /* 512Ki */
-#define COMPOSITION_PRE_OOM 0.9                    /* of the memory limit */
-#define COMPOSITION_HEAP_PEAK ((uint64_t)32 << 20) /* 32Mi */
+#define COMPOSITION_TIMEOUT_NS (INT64_C(600) * 1000000000)      /* 10m */
+#define COMPOSITION_MEMORY_SAMPLE_NS (INT64_C(250) * 1000000)   /* 250ms */
+#define COMPOSITION_DIAGNOSTICS_NS (INT64_C(5) * 1000000000)    /* 5s */
+#define COMPOSITION_PROCESS_SAMPLE_NS (INT64_C(1) * 1000000000) /* 1s */
+#define COMPOSITION_DISK_SAMPLE_NS (INT64_C(5) * 1000000000)    /* 5s */
+/* The most paths a run.disk may name. */
+#define COMPOSITION_MAX_DISK 16
+#define COMPOSITION_HEAP_RATE ((uint64_t)512 * 1024) /* 512Ki */
+#define COMPOSITION_PRE_OOM 0.9                      /* of the memory limit */
+#define COMPOSITION_HEAP_PEAK ((uint64_t)32 << 20)   /* 32Mi */
 /* Defaults of run.log_limit and run.output_quota (global or a group's). */
 #define COMPOSITION_LOG_LIMIT ((uint64_t)64 << 20)    /* 64Mi */
 #define COMPOSITION_OUTPUT_QUOTA ((uint64_t)1 << 30)  /* 1Gi */
@@ -83,6 +87,11 @@ struct composition_group {
     bool root;             /* run.root: containers run as uid 0 */
     uint64_t log_limit;    /* bytes kept of each of stdout and stderr */
     uint64_t output_quota; /* bytes an instance may upload and append */
+    /* run.disk (a group's, else global.run's), NULL-terminated (never
+     * NULL): paths whose disk usage is sampled into disk.csv, as
+     * written: relative ones in the instance's outputs folder, absolute
+     * ones in its file system. No ".." component. */
+    char **disk;
 };
 
 struct composition {
@@ -101,6 +110,8 @@ struct composition {
     char *network; /* "host" or "bridge"; default bridge where possible */
     int64_t memory_sample_ns;
     int64_t diagnostics_ns;
+    int64_t process_sample_ns; /* processes.csv; 0 = off */
+    int64_t disk_sample_ns;    /* disk.csv */
     /* run_config.pre_oom_snapshot: the fraction of its memory limit at
      * which an instance is asked for a heap snapshot; 0 = off. */
     double pre_oom;

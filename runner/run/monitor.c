@@ -41,14 +41,10 @@ struct monitor_inst {
     pid_t pid;            /* > 0: no cgroup, read /proc/<pid>/status instead */
     int fd[TY_CGF_COUNT]; /* -1 when not open; all -1 in by-path mode */
     bool by_path;
-    int dirfd;          /* borrowed: what partial and final are relative to */
-    char *csv_path;     /* final, relative to dirfd */
-    char *partial_path; /* NULL once renamed into place */
-    int csv_fd;         /* -1 once closed or after a write error */
-    bool csv_failed;    /* a write failed: memory.csv stays .partial */
-    int64_t last_ms;    /* when the last sample was taken, -1 before */
-    int id;             /* for the pre-OOM ask() */
-    bool pre_oom_armed; /* crossing the threshold asks */
+    struct monitor_csv csv;   /* memory.csv */
+    int64_t last_ms;          /* when the last sample was taken, -1 before */
+    int id;                   /* for the pre-OOM ask() */
+    bool pre_oom_armed;       /* crossing the threshold asks */
     int64_t pre_oom_tried_ms; /* the last ask (CLOCK_MONOTONIC), -1 */
     struct monitor_stats st;
 };
@@ -209,105 +205,22 @@ open_fds(struct monitor_inst *in, struct err *err)
 /* ---- memory.csv -------------------------------------------------------- */
 
 static void
-csv_field(char *buf, size_t size, size_t *len, int64_t v)
-{
-    if (*len >= size)
-        return;
-    if (v >= 0)
-        *len += (size_t)snprintf(buf + *len, size - *len, ",%" PRId64, v);
-    else
-        *len += (size_t)snprintf(buf + *len, size - *len, ",");
-}
-
-static void
-csv_write(struct monitor_inst *in, const char *row, size_t len)
-{
-    if (in->csv_fd < 0)
-        return;
-    if (fd_append_whole(in->csv_fd, row, len) == 0)
-        return;
-    log_warn("%s: memory series stops: %s", in->label, in->partial_path);
-    close(in->csv_fd);
-    in->csv_fd = -1;
-    in->csv_failed = true;
-}
-
-static void
 csv_row(const struct monitor *mon, struct monitor_inst *in, int64_t now_ms,
         const struct ty__cgmem *m)
 {
-    int64_t t = now_ms - mon->start_ms;
     char row[320];
-    size_t len;
+    size_t len = monitor__csv_time(mon, now_ms, row, 80);
 
-    time_rfc3339(mon->wall_start_ns + t * 1000000, row, 40);
-    len = strlen(row);
-    len += (size_t)snprintf(row + len, sizeof(row) - len, ",%" PRId64, t);
-    csv_field(row, sizeof(row), &len, m->usage);
-    csv_field(row, sizeof(row), &len, m->anon);
-    csv_field(row, sizeof(row), &len, m->file);
-    csv_field(row, sizeof(row), &len, m->peak);
-    csv_field(row, sizeof(row), &len, m->limit);
-    csv_field(row, sizeof(row), &len, m->oom_kills);
+    monitor__csv_int(row, sizeof(row), &len, m->usage);
+    monitor__csv_int(row, sizeof(row), &len, m->anon);
+    monitor__csv_int(row, sizeof(row), &len, m->file);
+    monitor__csv_int(row, sizeof(row), &len, m->peak);
+    monitor__csv_int(row, sizeof(row), &len, m->limit);
+    monitor__csv_int(row, sizeof(row), &len, m->oom_kills);
     if (len + 1 < sizeof(row)) {
         row[len++] = '\n';
-        csv_write(in, row, len);
+        monitor__csv_write(&in->csv, row, len);
     }
-}
-
-/* partial → final, each in its folder opened link-free; a link left
- * under the final name is replaced, never followed. */
-static int
-csv_rename(const struct monitor_inst *in, struct err *err)
-{
-    const char *pbase, *fbase;
-    cleanup_close int pdir =
-        fsat_parent(in->dirfd, in->partial_path, false, 0, &pbase, err);
-    cleanup_close int fdir =
-        pdir < 0 ? -1
-                 : fsat_parent(in->dirfd, in->csv_path, false, 0, &fbase, err);
-
-    if (fdir < 0 || fsat_move(pdir, pbase, fdir, fbase, err) < 0)
-        return err_prefix(err, "putting %s in place", in->csv_path);
-    return 0;
-}
-
-static void
-csv_unlink(const struct monitor_inst *in)
-{
-    const char *base;
-    cleanup_close int dir =
-        fsat_parent(in->dirfd, in->partial_path, false, 0, &base, NULL);
-
-    if (dir >= 0)
-        (void)unlinkat(dir, base, 0);
-}
-
-/* Make the series durable and put it in place as memory.csv. */
-static int
-csv_finish(struct monitor_inst *in, struct err *err)
-{
-    int fd = in->csv_fd;
-
-    if (in->partial_path == NULL)
-        return 0;
-    if (in->csv_failed)
-        return err_set(err, EIO, "%s: incomplete after a write error",
-                       in->partial_path);
-    in->csv_fd = -1;
-    if (fdatasync(fd) < 0 && errno != EINVAL) {
-        int e = errno;
-
-        close(fd);
-        in->csv_failed = true;
-        return err_sys(err, e, "%s", in->partial_path);
-    }
-    close(fd);
-    if (csv_rename(in, err) < 0)
-        return -1;
-    free(in->partial_path);
-    in->partial_path = NULL;
-    return 0;
 }
 
 /* ---- figures ----------------------------------------------------------- */
@@ -463,31 +376,24 @@ monitor__set_id(struct monitor_inst *in, int id)
 /* ---- instances --------------------------------------------------------- */
 
 static void
-inst_free(struct monitor_inst *in)
+inst_free(struct monitor_inst *in, bool discard)
 {
     close_fds(in);
-    if (in->csv_fd >= 0)
-        close(in->csv_fd);
+    monitor__csv_release(&in->csv, discard);
     free(in->label);
     free(in->dir);
-    free(in->csv_path);
-    free(in->partial_path);
     free(in);
 }
 
 static struct monitor_inst *
-inst_new(const char *label, const char *dir, enum ty__cgver ver,
-         const struct monitor_file *f)
+inst_new(const char *label, const char *dir, enum ty__cgver ver)
 {
     struct monitor_inst *in = xcalloc(1, sizeof(*in));
 
     in->label = xstrdup(label);
     in->dir = xstrdup(dir);
     in->ver = ver;
-    in->dirfd = f->dirfd;
-    in->csv_path = xstrdup(f->final);
-    in->partial_path = xstrdup(f->partial);
-    in->csv_fd = -1;
+    in->csv.fd = -1;
     in->last_ms = -1;
     in->id = -1;
     in->pre_oom_armed = true;
@@ -499,16 +405,9 @@ inst_new(const char *label, const char *dir, enum ty__cgver ver,
 }
 
 static int
-csv_open(struct monitor_inst *in, struct err *err)
+csv_open(struct monitor_inst *in, const struct monitor_file *f, struct err *err)
 {
-    in->csv_fd = fsat_open(in->dirfd, in->partial_path,
-                           O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644, err);
-    if (in->csv_fd < 0)
-        return -1;
-    csv_write(in, csv_header, sizeof(csv_header) - 1);
-    if (in->csv_fd < 0)
-        return err_sys(err, EIO, "%s: write", in->partial_path);
-    return 0;
+    return monitor__csv_open(&in->csv, f, in->label, csv_header, err);
 }
 
 struct monitor_inst *
@@ -522,11 +421,9 @@ monitor__add(struct monitor *mon, const char *label, const char *memory_dir,
         return err_set(err, EINVAL, "%s: %s: unknown cgroup version", label,
                        memory_dir),
                NULL;
-    in = inst_new(label, memory_dir, ver, f);
-    if (open_fds(in, err) < 0 || csv_open(in, err) < 0) {
-        if (in->csv_fd >= 0)
-            csv_unlink(in);
-        inst_free(in);
+    in = inst_new(label, memory_dir, ver);
+    if (open_fds(in, err) < 0 || csv_open(in, f, err) < 0) {
+        inst_free(in, true);
         return err_prefix(err, "%s: memory monitor", label), NULL;
     }
     xgrow(&mon->inst, &mon->cap, mon->ninst + 1, sizeof(*mon->inst));
@@ -544,12 +441,10 @@ monitor__add_process(struct monitor *mon, const char *label, pid_t pid,
     struct monitor_inst *in;
 
     snprintf(dir, sizeof(dir), "/proc/%d", (int)pid);
-    in = inst_new(label, dir, TY_CG_NONE, f);
+    in = inst_new(label, dir, TY_CG_NONE);
     in->pid = pid;
-    if (csv_open(in, err) < 0) {
-        if (in->csv_fd >= 0)
-            csv_unlink(in);
-        inst_free(in);
+    if (csv_open(in, f, err) < 0) {
+        inst_free(in, true);
         return err_prefix(err, "%s: memory monitor", label), NULL;
     }
     xgrow(&mon->inst, &mon->cap, mon->ninst + 1, sizeof(*mon->inst));
@@ -595,7 +490,7 @@ monitor__instance_ended(struct monitor *mon, struct monitor_inst *in,
     in->st.final = in->st.last;
     in->st.ended = true;
     close_fds(in);
-    if (csv_finish(in, err) < 0)
+    if (monitor__csv_finish(&in->csv, err) < 0)
         return err_prefix(err, "%s: memory.csv", in->label);
     return 0;
 }
@@ -604,6 +499,19 @@ void
 monitor__stats(const struct monitor_inst *in, struct monitor_stats *out)
 {
     *out = in->st;
+}
+
+size_t
+monitor__csv_time(const struct monitor *mon, int64_t now_ms, char *buf,
+                  size_t size)
+{
+    int64_t t = now_ms - mon->start_ms;
+    size_t len;
+
+    time_rfc3339(mon->wall_start_ns + t * 1000000, buf, size);
+    len = strlen(buf);
+    len += (size_t)snprintf(buf + len, size - len, ",%lld", (long long)t);
+    return len < size ? len : size - 1;
 }
 
 const char *
@@ -622,9 +530,10 @@ monitor__destroy(struct monitor **monp)
     for (size_t i = 0; i < mon->ninst; i++) {
         struct err err = {0};
 
-        if (!mon->inst[i]->csv_failed && csv_finish(mon->inst[i], &err) < 0)
+        if (!mon->inst[i]->csv.failed &&
+            monitor__csv_finish(&mon->inst[i]->csv, &err) < 0)
             log_warnx("%s", err.msg);
-        inst_free(mon->inst[i]);
+        inst_free(mon->inst[i], false);
     }
     free(mon->inst);
     free(mon);

@@ -57,6 +57,29 @@ struct monitor_file {
     const char *final;
 };
 
+/* One series file being written (run/monitor_csv.c): rows go to partial,
+ * beneath dirfd, until monitor__csv_finish renames it to final. */
+struct monitor_csv {
+    int dirfd;     /* borrowed */
+    char *label;   /* the instance's, for warnings */
+    char *final;   /* relative to dirfd */
+    char *partial; /* NULL once renamed into place */
+    int fd;        /* -1 once closed or after a write error */
+    bool failed;   /* a write failed: the file stays .partial */
+};
+
+/* Create f->partial (truncated) and write header to it. */
+int monitor__csv_open(struct monitor_csv *c, const struct monitor_file *f,
+                      const char *label, const char *header, struct err *err);
+/* Append one whole row; a failed write stops the series with a warning. */
+void monitor__csv_write(struct monitor_csv *c, const char *row, size_t len);
+/* Make it durable and rename it into place (no-op when already done). */
+int monitor__csv_finish(struct monitor_csv *c, struct err *err);
+/* Close and free; with discard, remove the .partial file it created. */
+void monitor__csv_release(struct monitor_csv *c, bool discard);
+/* ",N" (N >= 0) or "," appended to buf at *len. */
+void monitor__csv_int(char *buf, size_t size, size_t *len, int64_t v);
+
 /* How an instance was asked for a pre-OOM snapshot. */
 enum monitor_via {
     MONITOR_VIA_NONE,   /* it could not be asked */
@@ -162,5 +185,9 @@ void monitor__stats(const struct monitor_inst *inst, struct monitor_stats *out);
  * unit applied), or -1 when there is no such line. */
 int64_t monitor__status_value(const char *text, const char *key);
 const char *monitor__inst_label(const struct monitor_inst *inst);
+/* "TIME,T_MS" of a row taken at now_ms, the clocks of memory.csv, into
+ * buf; returns its length. */
+size_t monitor__csv_time(const struct monitor *mon, int64_t now_ms, char *buf,
+                         size_t size);
 
 #endif

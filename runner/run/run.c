@@ -322,32 +322,12 @@ stop_all(struct run *r, enum stop_reason why, bool force)
             (r->opts.grace_ms > 0 ? r->opts.grace_ms : RUN_DEFAULT_GRACE_MS);
 }
 
-/* memory.csv grows in the runner's own folder and is moved into the
- * instance's when it ended (an instance cannot plant a link in its way). */
-static int
-memory_file(struct run *r, const struct run_inst *in, struct monitor_file *f,
-            char **partial, char **final, struct err *err)
-{
-    cleanup_free char *dir = xasprintf(INSTLOG_RUNNER_DIR "/%s", in->label);
-    int fd = fsat_dir(r->run_fd, dir, true, 0700, err);
-
-    if (fd < 0)
-        return -1;
-    close(fd);
-    *partial = xasprintf("%s/memory.csv.partial", dir);
-    *final = xasprintf("%s/memory.csv", in->label);
-    *f = (struct monitor_file){r->run_fd, *partial, *final};
-    return 0;
-}
-
 static void
 inst_started(struct run *r, struct run_inst *in)
 {
     enum ty__cgver ver = TY_CG_NONE;
     cleanup_free char *dir = r->be->ops->memory_cgroup(r->be, in->index, &ver);
-    cleanup_free char *partial = NULL;
-    cleanup_free char *final = NULL;
-    struct monitor_file f;
+    struct run_file f = {0};
     struct err e = {0};
     pid_t pid = 0;
 
@@ -357,15 +337,17 @@ inst_started(struct run *r, struct run_inst *in)
     if (r->be->ops->host_pid != NULL)
         pid = r->be->ops->host_pid(r->be, in->index);
     run__preoom_watch(r, in, pid, dir);
+    run__series_start(r, in, dir, pid);
     if (dir == NULL && pid <= 0)
         return;
-    if (memory_file(r, in, &f, &partial, &final, &e) < 0)
+    if (run__inst_file(r, in, "memory.csv", &f, &e) < 0)
         in->mon = NULL;
     else if (dir != NULL)
-        in->mon = monitor__add(r->mon, in->label, dir, ver, &f, now_ms(), &e);
+        in->mon = monitor__add(r->mon, in->label, dir, ver, &f.f, now_ms(), &e);
     else
         in->mon =
-            monitor__add_process(r->mon, in->label, pid, &f, now_ms(), &e);
+            monitor__add_process(r->mon, in->label, pid, &f.f, now_ms(), &e);
+    run__inst_file_release(&f);
     if (in->mon != NULL)
         monitor__set_id(in->mon, in->index);
     if (in->mon == NULL) {
@@ -384,6 +366,7 @@ inst_ended(struct run *r, struct run_inst *in, const struct backend_event *ev)
     in->end_wall_ns = ev->wall_ns;
     r->nended++;
     run__preoom_unwatch(in);
+    run__series_end(r, in);
     if (ev->type == BACKEND_START_FAILED) {
         if (in->error == NULL)
             in->error = xstrdup(ev->message);
@@ -509,6 +492,8 @@ handle_timers(struct run *r)
         syncsvc_tick(r->svc);
     if (monitor__next_due_ms(r->mon) <= now)
         monitor__sample(r->mon, now);
+    if (series__next_due_ms(r->series) <= now)
+        series__sample(r->series, now);
     if (!r->deadline_hit && now >= r->deadline_ms) {
         r->deadline_hit = true;
         run__progress_note(r, "the run's deadline passed; stopping every "
@@ -534,11 +519,14 @@ poll_timeout(const struct run *r)
     int64_t now = now_ms(), next = now + RUN_TICK_MS;
     int64_t sd = syncsvc_next_deadline_ms(r->svc);
     int64_t md = monitor__next_due_ms(r->mon);
+    int64_t pd = series__next_due_ms(r->series);
 
     if (sd >= 0 && sd < next)
         next = sd;
     if (md < next)
         next = md;
+    if (pd < next)
+        next = pd;
     if (!r->deadline_hit && r->deadline_ms < next)
         next = r->deadline_ms;
     if (r->kill_at_ms > 0 && r->kill_at_ms < next)
@@ -597,6 +585,7 @@ teardown(struct run *r)
 {
     cleanup_free char *tmp = NULL;
 
+    series__destroy(&r->series);
     monitor__destroy(&r->mon);
     backend_destroy(&r->be);
     syncsvc_destroy(&r->svc);
@@ -686,10 +675,12 @@ shutdown_backend(struct run *r)
  * sockets and threads, signalfds, the engine's connections, log files),
  * and per instance the memory monitor's cgroup files and memory.csv, its
  * sync connection, its run.out and run.err and the pipe or engine stream
- * they come from: about 7 on local:exec and 12 on local:docker measured,
- * so 16 leaves room. */
+ * they come from: about 7 on local:exec and 12 on local:docker measured;
+ * the process and disk series add their cgroup folder, processes.csv
+ * and, with run.disk, disk.csv, the outputs folder and the container's
+ * /proc folder: up to 17, so 20 leaves room. */
 #define RUN_FDS_BASE 64
-#define RUN_FDS_PER_INSTANCE 16
+#define RUN_FDS_PER_INSTANCE 20
 
 /* Raise the limit on open files, or fail before anything starts with the
  * number needed: a run that runs out mid-way loses instances. */
@@ -737,6 +728,8 @@ setup(struct run *r, struct err *err)
         monitor__new(r->comp->memory_sample_ns / 1000000, r->start_mono_ms);
     monitor__set_pre_oom(r->mon, &(struct monitor_pre_oom_cfg){
                                      r->comp->pre_oom, run__preoom_ask, r});
+    r->series = series__new(r->mon, r->comp->process_sample_ns / 1000000,
+                            r->comp->disk_sample_ns / 1000000);
     return 0;
 }
 
@@ -792,6 +785,7 @@ finish(struct run *r)
     run__progress_draw(r, true);
     /* Close memory.csv files and remove containers before the result is
      * written, so the result is the last file to appear. */
+    series__destroy(&r->series);
     monitor__destroy(&r->mon);
     shutdown_backend(r);
     backend_destroy(&r->be);

@@ -7,6 +7,7 @@
  *   run_result.c   result.json and the terminal summary
  *   run_progress.c progress lines while the run goes
  *   run_preoom.c   asking instances for a snapshot before an OOM kill
+ *   run_series.c   the series files, the per-process and disk series
  *
  * Everything runs on the orchestrator's thread. struct run owns every
  * pointer in it.
@@ -18,6 +19,7 @@
 #include "config/config.h"
 #include "run/monitor_int.h"
 #include "run/run.h"
+#include "run/series_int.h"
 #include "sync/sync.h"
 
 #include <stdbool.h>
@@ -56,6 +58,7 @@ struct run_inst {
     int64_t end_wall_ns;
     enum outcome outcome;
     struct monitor_inst *mon;
+    struct series_inst *series; /* processes.csv, disk.csv; NULL */
     pid_t pid;      /* its main process (the host's view), 0 when unknown */
     int procfd;     /* that process's /proc/<pid>, for a pre-OOM signal; -1 */
     char *cgdir;    /* its memory cgroup, for pre-OOM signals; NULL */
@@ -77,6 +80,7 @@ struct run {
     struct syncsvc *svc;
     struct backend *be;
     struct monitor *mon;
+    struct series *series; /* NULL before the monitor */
     struct run_inst *insts;
     size_t n;
     size_t nended;
@@ -169,6 +173,25 @@ int run__preoom_child(int procfd, pid_t pid);
 int run__preoom_env_signal(const char *env, size_t len);
 /* Whether sig is in the SigCgt mask of a /proc/<pid>/status text. */
 bool run__preoom_caught(const char *status, int sig);
+
+/* run_series.c */
+/* A series file of an instance: f names partial (in the runner's folder,
+ * made here) and final (in the instance's), beneath r->run_fd. */
+struct run_file {
+    struct monitor_file f;
+    char *partial, *final;
+};
+/* name ("memory.csv") of instance in; run__inst_file_release frees. */
+int run__inst_file(struct run *r, const struct run_inst *in, const char *name,
+                   struct run_file *out, struct err *err);
+void run__inst_file_release(struct run_file *f);
+/* Start the instance's process and disk series: its cgroup folder cgdir
+ * (NULL: its main process pid and descendants); a warning when they
+ * cannot be written. */
+void run__series_start(struct run *r, struct run_inst *in, const char *cgdir,
+                       pid_t pid);
+/* Its last sample, its files put in place (a warning when not). */
+void run__series_end(struct run *r, struct run_inst *in);
 
 /* run_progress.c */
 void run__progress_draw(struct run *r, bool final);

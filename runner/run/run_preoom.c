@@ -129,27 +129,6 @@ run__preoom_caught(const char *status, int sig)
     return end != p + 8 && (mask >> (sig - 1) & 1) != 0;
 }
 
-/* Up to max - 1 bytes of name in the folder dirfd, NUL-terminated; the
- * length or -errno. */
-static ssize_t
-read_at(int dirfd, const char *name, char *buf, size_t max)
-{
-    int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    size_t len = 0;
-    ssize_t n = 0;
-
-    if (fd < 0)
-        return -errno;
-    while (len < max - 1 && ((n = read(fd, buf + len, max - 1 - len)) > 0 ||
-                             (n < 0 && errno == EINTR)))
-        len += n > 0 ? (size_t)n : 0;
-    if (n < 0)
-        n = -errno;
-    close(fd);
-    buf[len] = '\0';
-    return n < 0 ? n : (ssize_t)len;
-}
-
 /* pidfd_send_signal with the value the profiler takes for a pre-OOM
  * request, as sigqueue would queue it. Where the kernel (before 5.1) or
  * valgrind does not have it, sigqueue itself to pid, the process whose
@@ -192,7 +171,7 @@ int
 run__preoom_signal(int procfd, int given, char *why, size_t whylen)
 {
     cleanup_free char *buf = xmalloc(PREOOM_MAPS_MAX);
-    ssize_t n = read_at(procfd, "environ", buf, PREOOM_ENVIRON_MAX);
+    ssize_t n = series__read_at(procfd, "environ", buf, PREOOM_ENVIRON_MAX);
     int sig;
 
     if (n < 0)
@@ -202,14 +181,14 @@ run__preoom_signal(int procfd, int given, char *why, size_t whylen)
      * nginx, postgres) leaves nothing to read there: the profiler mapped
      * in it, with the signal of the environment it was started with. */
     if (sig == 0 && given > 0 &&
-        (n = read_at(procfd, "maps", buf, PREOOM_MAPS_MAX)) > 0 &&
+        (n = series__read_at(procfd, "maps", buf, PREOOM_MAPS_MAX)) > 0 &&
         run__preoom_maps_heap(buf))
         sig = given;
     if (sig == 0) {
         snprintf(why, whylen, "%s", "no LD_PRELOAD of libtestyard-heap");
         return 0;
     }
-    n = read_at(procfd, "status", buf, PREOOM_STATUS_MAX);
+    n = series__read_at(procfd, "status", buf, PREOOM_STATUS_MAX);
     if (n < 0)
         return (int)n;
     if (!run__preoom_caught(buf, sig)) {
@@ -228,7 +207,7 @@ run__preoom_child(int procfd, pid_t pid)
     int fd;
 
     snprintf(path, sizeof(path), "task/%d/children", (int)pid);
-    if (read_at(procfd, path, buf, sizeof(buf)) <= 0)
+    if (series__read_at(procfd, path, buf, sizeof(buf)) <= 0)
         return -1;
     child = strtol(buf, &end, 10);
     if (end == buf || child <= 0 || child > INT32_MAX)
@@ -237,7 +216,7 @@ run__preoom_child(int procfd, pid_t pid)
     fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
         return -1;
-    if (read_at(fd, "status", buf, sizeof(buf)) < 0 ||
+    if (series__read_at(fd, "status", buf, sizeof(buf)) < 0 ||
         monitor__status_value(buf, "PPid") != (int64_t)pid) {
         close(fd);
         return -1;
@@ -313,7 +292,7 @@ signal_member(pid_t pid, const char *cgdir, int given, char *why, size_t whylen)
     fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
         return errno == ENOENT ? 0 : -errno;
-    if (read_at(fd, "cgroup", buf, sizeof(buf)) < 0 ||
+    if (series__read_at(fd, "cgroup", buf, sizeof(buf)) < 0 ||
         !run__preoom_in_cgroup(buf, cgdir))
         return 0;
     return run__preoom_signal(fd, given, why, whylen);
@@ -351,7 +330,7 @@ cgroup_pids(const char *cgdir, pid_t *pids)
 
     if (dfd < 0)
         return -errno;
-    len = read_at(dfd, "cgroup.procs", buf, sizeof(buf));
+    len = series__read_at(dfd, "cgroup.procs", buf, sizeof(buf));
     if (len < 0)
         return (int)len;
     if ((size_t)len == sizeof(buf) - 1 && (end = strrchr(buf, '\n')) != NULL)

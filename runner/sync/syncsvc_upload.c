@@ -38,13 +38,14 @@
 #include <unistd.h>
 
 /* Files the runner owns in an instance's folder. */
-static const char *const reserved[] = {"run.out", "run.err", "memory.csv",
-                                       "memory.csv.partial"};
+static const char *const reserved[] = {
+    "run.out",       "run.err",  "memory.csv", "memory.csv.partial",
+    "processes.csv", "disk.csv", NULL};
 
 static bool
 is_reserved(const char *name)
 {
-    for (size_t i = 0; i < ARRAY_LEN(reserved); i++)
+    for (size_t i = 0; reserved[i] != NULL; i++)
         if (strcmp(name, reserved[i]) == 0)
             return true;
     return false;

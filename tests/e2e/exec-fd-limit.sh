@@ -29,7 +29,7 @@ id=runid-fdlow
 rc=$?
 check_eq "hard limit 300: exit status 69" "$rc" 69
 check "the message gives the number needed and the limit" \
-    grep -q "^testyard: this run needs 1024 open files .* the limit is 300: raise it (ulimit -n 1024)" \
+    grep -q "^testyard: this run needs 1264 open files .* the limit is 300: raise it (ulimit -n 1264)" \
     "$RUNS/$id.log"
 check_eq "in one line" "$(wc -l <"$RUNS/$id.log")" 1
 check "no run folder" [ ! -e "$RUNS/$id" ]

@@ -253,13 +253,15 @@ t_yaml_json_same(void)
     CHECK_EQ_STR(j, y);
     CHECK_CONTAINS(y, "{\"name\":\"n1\",\"author\":\"me\",\"description\":"
                       "null,\"plan\":\"ms\",\"plan_dir\":");
-    CHECK_CONTAINS(y, "\"groups\":[{\"id\":\"providers\",\"instances\":1,"
-                      "\"resources\":{\"memory_bytes\":2147483648,"
-                      "\"millicpus\":1500,\"cpus\":1.5},"
-                      "\"log_limit_bytes\":67108864,"
-                      "\"output_quota_bytes\":1073741824,\"artifact\":"
-                      "\"img:2\",\"root\":false,\"params\":{\"size\":\"512MB\","
-                      "\"concurrency\":8,");
+    CHECK_CONTAINS(
+        y,
+        "\"groups\":[{\"id\":\"providers\",\"instances\":1,"
+        "\"resources\":{\"memory_bytes\":2147483648,"
+        "\"millicpus\":1500,\"cpus\":1.5},"
+        "\"log_limit_bytes\":67108864,"
+        "\"output_quota_bytes\":1073741824,\"artifact\":"
+        "\"img:2\",\"root\":false,\"disk\":[],\"params\":{\"size\":\"512MB\","
+        "\"concurrency\":8,");
     CHECK_CONTAINS(y, "\"run_config\":{\"timeout_ns\":3600000000000,");
     free(y);
     free(j);

@@ -775,10 +775,11 @@ t_json(void)
 
     CHECK_CONTAINS(s, "\"plan\":null,\"plan_dir\":null,\"manifest\":null,"
                       "\"case\":null,\"runner\":\"local:docker\"");
-    CHECK_CONTAINS(s, "\"artifact\":null,\"root\":false,\"command\":null,"
-                      "\"image\":\"redis\",\"args\":[\"--port\",\"1\"],"
-                      "\"env\":{\"A\":\"x\"},\"workdir\":\"/data\","
-                      "\"profiles\":{\"heap\":\"preload\"},\"params\":{}}");
+    CHECK_CONTAINS(
+        s, "\"artifact\":null,\"root\":false,\"disk\":[],\"command\":null,"
+           "\"image\":\"redis\",\"args\":[\"--port\",\"1\"],"
+           "\"env\":{\"A\":\"x\"},\"workdir\":\"/data\","
+           "\"profiles\":{\"heap\":\"preload\"},\"params\":{}}");
     CHECK_CONTAINS(s, "\"notes\":[\"no plan: test_params are passed to the "
                       "instances as written, unchecked (no manifest)\"]");
     free(s);
@@ -787,7 +788,8 @@ t_json(void)
                   "  - {id: providers, instances: {count: 2}}\n"
                   "  - {id: bb, instances: {count: 1},"
                   " run: {command: /bin/sh, test_params: {x: 1}}}\n");
-    CHECK_CONTAINS(s, "\"root\":false,\"params\":{\"size\":\"64MB\"}}");
+    CHECK_CONTAINS(
+        s, "\"root\":false,\"disk\":[],\"params\":{\"size\":\"64MB\"}}");
     CHECK_CONTAINS(s, "\"command\":[\"/bin/sh\"],\"image\":null,\"args\":[],"
                       "\"env\":{},\"workdir\":null,\"profiles\":{\"heap\":"
                       "null},\"params\":{\"x\":1}}");

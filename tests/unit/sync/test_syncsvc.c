@@ -497,6 +497,14 @@ t_upload_links_refused(void)
     send_frames(0, "{\"id\":5,\"op\":\"append\",\"name\":\"memory.csv\"}",
                 "{}\n", 3, true);
     expect_free(0, "invalid");
+    for (int i = 0; i < 2; i++) {
+        cleanup_free char *req =
+            xasprintf("{\"id\":%d,\"op\":\"append\",\"name\":\"%s\"}", 50 + i,
+                      i == 0 ? "processes.csv" : "disk.csv");
+
+        send_frames(0, req, "{}\n", 3, true);
+        expect_free(0, "invalid");
+    }
     begin_upload(0, "fine.bin", 1, &uid);
     free(outside);
     fix_stop();
