@@ -190,7 +190,11 @@ ty__work_write(struct ty *ty, struct ty__work *w, enum ty__work_mode mode,
         return 0;
     pthread_mutex_lock(&w->lock);
     if (!w->full) {
-        r.time_ms = ty__wall_ns() / 1000000;
+        /* the wall time of the caller's instant, not of this moment:
+         * rows are then as far apart on the wall clock as the rule
+         * spaced them on the monotonic one, however long the caller
+         * took to get here (results.out first, a slow machine) */
+        r.time_ms = (ty__wall_ns() - (ty__now_ns() - now_ns)) / 1000000;
         r.now_ns = now_ns;
         ty__metrics_each_counter(ty, render_row, &r);
         if (rows.len > 0 || rows.oom)
