@@ -242,9 +242,9 @@ bool daemon__pid_alive(long pid, unsigned long long start);
 void daemon__read_result(struct daemon *d, struct daemon_task *t);
 
 /* ---- the dashboard ----
- * dash.c: the routes outside /api, the login and its cookie, CSRF, and
- * the pieces every page shares; dash_queue.c: the queue and a task's
- * page; dash_history.c: the history pages and compare-two-runs. */
+ * dash.c: the routes outside /api, the login and its cookie, CSRF;
+ * dash_page.c: the pieces every page shares; dash_queue.c: the queue and
+ * a task's page; dash_history.c: the history pages and compare-two-runs. */
 /* Answer a request for a page (url outside /api; body a form, "" when
  * none). */
 enum MHD_Result daemon__dash(struct daemon *d, struct MHD_Connection *conn,
