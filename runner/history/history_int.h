@@ -47,6 +47,12 @@ extern const char *const history__outcome_names[HISTORY_NOUTCOMES];
  * change says nothing: a change of it must be at least this (and its
  * chart spans at least this either side of zero). */
 #define HISTORY_GROWTH_MIN_ABS 65536.0
+/* The least change of peak or final memory called a change point when
+ * the options set none: the report's least rise (1 MiB). Below it a
+ * figure moves with allocator arenas and page-cache charges from run to
+ * run (a plan's final usage flips between 300 and 600 KiB on a busy
+ * machine), however significant the split looks. */
+#define HISTORY_BYTES_MIN_ABS 1048576.0
 
 /* The figures of a group change points are looked for in. */
 enum { HISTORY_PEAK, HISTORY_FINAL, HISTORY_GROWTH, HISTORY_NFIGURES };

@@ -225,8 +225,9 @@ analyse_figure(struct history *h, const char *id, int f, double *v, size_t *at)
             at[n++] = i;
         }
     }
-    if (f == HISTORY_GROWTH && o.min_abs <= 0)
-        o.min_abs = HISTORY_GROWTH_MIN_ABS;
+    if (o.min_abs <= 0)
+        o.min_abs = f == HISTORY_GROWTH ? HISTORY_GROWTH_MIN_ABS
+                                        : HISTORY_BYTES_MIN_ABS;
     cp = xcalloc(n + 1, sizeof(*cp));
     history_changepoints(v, n, &o, cp, n, &found);
     for (size_t k = 0; k < found && k < n; k++)

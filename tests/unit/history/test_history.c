@@ -290,6 +290,52 @@ t_series(void)
     sqlite3_close(db);
 }
 
+/* The change points of name's runs, whose peaks are lo for runs 1-5 and
+ * hi for 6-10 (a step at run 6). */
+static int
+step_points(sqlite3 *db, const char *name, long long lo, long long hi)
+{
+    struct history_meta m = {.build_seconds = -1};
+    struct err err = {0};
+    struct history *h;
+    cJSON *j, *r;
+    int n = 0;
+
+    for (int i = 1; i <= 10; i++) {
+        char rel[32];
+        char *dir;
+
+        snprintf(rel, sizeof(rel), "%s%d", name, i);
+        dir = run_folder(rel, name, (i >= 6 ? hi : lo) + (i % 3) * 4096, 0);
+        CHECK_EQ_INT(history_record(db, &m, dir, &err), i);
+        free(dir);
+    }
+    h = history_load(db, name, 0, &err);
+    CHECK(h != NULL);
+    if (h == NULL)
+        return -1;
+    history_analyse(h, NULL);
+    j = history_json(h);
+    cJSON_ArrayForEach (r, j) {
+        n += cJSON_GetArraySize(cJSON_GetObjectItem(r, "change_points"));
+    }
+    cJSON_Delete(j);
+    history_destroy(&h);
+    return n;
+}
+
+static void
+t_small_figures(void)
+{
+    sqlite3 *db = migrated();
+
+    /* doubling, and clearly split, but 300 KiB: noise for memory */
+    CHECK_EQ_INT(step_points(db, "small", 300 << 10, 600 << 10), 0);
+    /* the same shape sixteen times larger is a change */
+    CHECK_EQ_INT(step_points(db, "large", 300LL << 14, 600LL << 14), 1);
+    sqlite3_close(db);
+}
+
 static const struct th_case cases[] = {
     {"migrate: made once, again a no-op", t_migrate},
     {"migrate: a newer database is refused", t_too_new},
@@ -297,6 +343,7 @@ static const struct th_case cases[] = {
     {"record: a missing or malformed file writes nothing", t_bad_files},
     {"record: a failed build without a folder", t_build_failed},
     {"load: the series, its change point, JSON and CSV", t_series},
+    {"analyse: a change of memory under 1 MiB is not one", t_small_figures},
     {NULL, NULL},
 };
 
