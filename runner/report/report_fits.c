@@ -442,11 +442,18 @@ unit_of(const char *x, char *buf, size_t size)
     snprintf(buf, size, "%.*s", (int)(n < 60 ? n : 60), s);
 }
 
-/* CPU seconds a person reads: "3.1 ms", "850.0 us", "1.25 s". */
+/* CPU seconds a person reads: "3.1 ms", "850.0 us", "1.25 s", "2.4 ns",
+ * "0.0031 ns" (per byte of traffic). */
 static void
 fmt_seconds(double s, char *buf, size_t size)
 {
-    if (s < 1e-3)
+    if (s == 0)
+        snprintf(buf, size, "0 s");
+    else if (s < 1e-9)
+        snprintf(buf, size, "%.2g ns", s * 1e9);
+    else if (s < 1e-6)
+        snprintf(buf, size, "%.1f ns", s * 1e9);
+    else if (s < 1e-3)
         snprintf(buf, size, "%.1f us", s * 1e6);
     else if (s < 1)
         snprintf(buf, size, "%.1f ms", s * 1e3);
@@ -464,6 +471,8 @@ report__fmt_per(const struct report_wfit *w, double slope, char *buf,
     unit_of(w->x, unit, sizeof(unit));
     if (w->seconds)
         fmt_seconds(a, v, sizeof(v));
+    else if (a > 0 && a < 10) /* bytes per byte of traffic: 0.25 B */
+        snprintf(v, sizeof(v), "%.2g B", a);
     else
         report__fmt_bytes(report__i64(llround(a)), v, sizeof(v));
     snprintf(buf, size, "%s%s%s per %s", slope < 0 ? "-" : "+", v,

@@ -311,6 +311,25 @@ struct work_ctx {
     bool names_cut, too_many;
 };
 
+/* With the table full, an untagged counter ("cycles") takes the place
+ * of a tagged one ("blocks_made,round=3"): a total across the run is
+ * what work is fitted against, a counter of one round moves in that
+ * round only. NULL when every kept counter is untagged. */
+static struct report_points *
+replace_tagged(struct report_work *wk, const char *name)
+{
+    for (size_t i = wk->ncounters; i-- > 0;) {
+        struct report_points *p = &wk->counters[i];
+
+        if (strchr(p->name, ',') == NULL)
+            continue;
+        report__points_release(p);
+        p->name = xstrdup(name);
+        return p;
+    }
+    return NULL;
+}
+
 static int
 work_row(struct report *r, struct report_inst *in, struct csvf *c,
          struct err *err)
@@ -333,8 +352,10 @@ work_row(struct report *r, struct report_inst *in, struct csvf *c,
     w->names_cut = w->names_cut || cut;
     p = points_get(&wk->counters, &wk->ncounters, REPORT_MAX_COUNTERS, name,
                    false);
+    if (p == NULL && strchr(name, ',') == NULL)
+        p = replace_tagged(wk, name);
     if (p == NULL)
-        w->too_many = true;
+        w->too_many = w->too_many || strchr(name, ',') == NULL;
     else
         report__points_add(p, t, -1, (double)v);
     return 0;
@@ -389,8 +410,8 @@ work_load(struct report *r, struct report_inst *in, struct err *err)
                      in->label, REPORT_MAX_WORK_ROWS);
     if (w.too_many)
         report__note(r,
-                     "%s/work.csv: more than %d counters; only the first "
-                     "%d are fitted against",
+                     "%s/work.csv: more than %d counters without tags; "
+                     "only the first %d are fitted against",
                      in->label, REPORT_MAX_COUNTERS, REPORT_MAX_COUNTERS);
     if (w.names_cut)
         report__note(r,

@@ -413,6 +413,41 @@ t_none(void)
     cJSON_Delete(s);
 }
 
+/* Per-round counters (tagged) fill the table first; a run-wide total
+ * written after them still gets a place, and no note says otherwise. */
+static void
+t_untagged_first(void)
+{
+    cleanup_free char *d = path_join(th_tmpdir(), "tags");
+    cleanup_free char *dir = kvd_write(d, 0);
+    cleanup_free char *table = NULL;
+    struct strbuf sb;
+    struct err err = {0};
+    const cJSON *f;
+    cJSON *s;
+    size_t against = 0;
+
+    strbuf_init(&sb);
+    strbuf_adds(&sb, "time_ms,name,value\n");
+    for (int i = 0; i <= 20; i++) {
+        long long t = START_MS + (long long)i * DUR_S * 1000 / 20;
+
+        for (int k = 0; k < 10; k++)
+            strbuf_addf(&sb, "%lld,\"made,round=%d\",%d\n", t, k, i);
+        strbuf_addf(&sb, "%lld,total,%d\n", t, i * 7);
+    }
+    put_text(dir, "kvd/0/work.csv", sb.buf);
+    strbuf_release(&sb);
+    CHECK_MSG(generate(dir, &table, &err) == 0, "%s", err.msg);
+    s = summary(dir);
+    CHECK(!has_note(s, "kvd/0/work.csv: more than"));
+    cJSON_ArrayForEach (f, at(s, "groups.#kvd.fits")) {
+        against += strcmp(at_str(f, "x"), "total") == 0;
+    }
+    CHECK(against > 0);
+    cJSON_Delete(s);
+}
+
 static const struct th_case cases[] = {
     {"rss_per_cycle", t_rss_per_cycle},
     {"flat_worker", t_flat_worker},
@@ -422,6 +457,7 @@ static const struct th_case cases[] = {
     {"html", t_html},
     {"malformed", t_malformed},
     {"bounded", t_bounded},
+    {"untagged_first", t_untagged_first},
     {"none", t_none},
     {NULL, NULL},
 };
