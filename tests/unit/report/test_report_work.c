@@ -367,28 +367,39 @@ t_malformed(void)
 }
 
 /* 10^6 rows over 50 names: read up to the bounds, said in a note. */
+/* The kvd run in folder name with sb's text (a header is put first) as
+ * kvd/0/work.csv, reported: its summary.json (the caller's). sb is
+ * released. */
+static cJSON *
+with_work(const char *name, struct strbuf *sb)
+{
+    cleanup_free char *d = path_join(th_tmpdir(), name);
+    cleanup_free char *dir = kvd_write(d, 0);
+    cleanup_free char *table = NULL;
+    cleanup_free char *text =
+        xasprintf("time_ms,name,value\n%s", sb->buf ? sb->buf : "");
+    struct err err = {0};
+
+    strbuf_release(sb);
+    put_text(dir, "kvd/0/work.csv", text);
+    CHECK_MSG(generate(dir, &table, &err) == 0, "%s", err.msg);
+    return summary(dir);
+}
+
 static void
 t_bounded(void)
 {
-    cleanup_free char *d = path_join(th_tmpdir(), "big");
-    cleanup_free char *dir = kvd_write(d, 0);
-    cleanup_free char *table = NULL;
     struct strbuf sb;
-    struct err err = {0};
     const cJSON *f;
     cJSON *s;
     size_t xs = 0;
 
     strbuf_init(&sb);
-    strbuf_adds(&sb, "time_ms,name,value\n");
     for (long i = 0; i < 1000000; i++)
         strbuf_addf(&sb, "%lld,c%ld,%ld\n",
                     (long long)(START_MS + i * DUR_S * 1000 / 1000000), i % 50,
                     i / 50);
-    put_text(dir, "kvd/0/work.csv", sb.buf);
-    strbuf_release(&sb);
-    CHECK_MSG(generate(dir, &table, &err) == 0, "%s", err.msg);
-    s = summary(dir);
+    s = with_work("big", &sb);
     CHECK(has_note(s, "kvd/0/work.csv: more than 200000 rows"));
     CHECK(has_note(s, "kvd/0/work.csv: more than 8 counters"));
     cJSON_ArrayForEach (f, at(s, "groups.#kvd.fits")) {
@@ -418,17 +429,12 @@ t_none(void)
 static void
 t_untagged_first(void)
 {
-    cleanup_free char *d = path_join(th_tmpdir(), "tags");
-    cleanup_free char *dir = kvd_write(d, 0);
-    cleanup_free char *table = NULL;
     struct strbuf sb;
-    struct err err = {0};
     const cJSON *f;
     cJSON *s;
     size_t against = 0;
 
     strbuf_init(&sb);
-    strbuf_adds(&sb, "time_ms,name,value\n");
     for (int i = 0; i <= 20; i++) {
         long long t = START_MS + (long long)i * DUR_S * 1000 / 20;
 
@@ -436,10 +442,7 @@ t_untagged_first(void)
             strbuf_addf(&sb, "%lld,\"made,round=%d\",%d\n", t, k, i);
         strbuf_addf(&sb, "%lld,total,%d\n", t, i * 7);
     }
-    put_text(dir, "kvd/0/work.csv", sb.buf);
-    strbuf_release(&sb);
-    CHECK_MSG(generate(dir, &table, &err) == 0, "%s", err.msg);
-    s = summary(dir);
+    s = with_work("tags", &sb);
     CHECK(!has_note(s, "kvd/0/work.csv: more than"));
     cJSON_ArrayForEach (f, at(s, "groups.#kvd.fits")) {
         against += strcmp(at_str(f, "x"), "total") == 0;
