@@ -98,6 +98,35 @@ struct backend_ops {
      * cgroup, the monitor samples it instead; a pre-OOM signal goes to
      * it (run/run_preoom.c). */
     pid_t (*host_pid)(struct backend *b, int index);
+    /* Optional (NULL: instances cannot be restarted). Start instance
+     * index again after its BACKEND_EXITED was read, keeping its identity
+     * and everything it wrote: local:exec runs the same argv with the same
+     * environment and working folder in the same cgroup, appending to its
+     * run.out and run.err; local:docker starts the same container again
+     * (POST /containers/{id}/start: its file system, binds, name, labels
+     * and limits kept) and follows its logs on. A BACKEND_STARTED or
+     * BACKEND_START_FAILED event follows, then in time BACKEND_EXITED, as
+     * for the first start; memory_cgroup() and host_pid() then answer for
+     * the new process. */
+    int (*restart)(struct backend *b, int index, struct err *err);
+    /* Optional: freeze (pause) or thaw (!pause) every process of a
+     * running instance (local:docker: POST /containers/{id}/pause and
+     * /unpause; local:exec: its freezer cgroup where there is one, else
+     * SIGSTOP / SIGCONT to each of its processes). */
+    int (*pause)(struct backend *b, int index, bool pause, struct err *err);
+    /* Optional: the address (numeric, "127.0.0.1", a container's address
+     * on the run's network) at which this host reaches a TCP port the
+     * running instance listens on, into buf; -1 when unknown. */
+    int (*address)(struct backend *b, int index, char *buf, size_t size);
+    /* Optional: run argv (NULL-terminated) where the running instance
+     * runs — local:exec: on the host, with the instance's environment and
+     * working folder; local:docker: inside its container (exec) — and wait
+     * at most timeout_ms for it: its exit status (0..255), or -1 with err
+     * (it could not run, it was killed, it timed out: killed then).
+     * Blocking: called from the runner's probe thread, never the
+     * orchestrator's, and safe alongside every other op. */
+    int (*probe)(struct backend *b, int index, const char *const *argv,
+                 int64_t timeout_ms, struct err *err);
     /* Optional. Everything destroy() does but freeing: stop what runs,
      * gather its logs, remove what was created. abort() may be called
      * from another thread while it runs to make it end soon, leaving what

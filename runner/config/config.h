@@ -46,6 +46,45 @@
 #define COMPOSITION_LOG_LIMIT ((uint64_t)64 << 20)    /* 64Mi */
 #define COMPOSITION_OUTPUT_QUOTA ((uint64_t)1 << 30)  /* 1Gi */
 #define COMPOSITION_MIN_LOG_LIMIT ((uint64_t)4 << 10) /* 4Ki */
+/* Defaults of a stage action's grace and of run.ready. */
+#define COMPOSITION_STAGE_GRACE_NS (INT64_C(10) * 1000000000)   /* 10s */
+#define COMPOSITION_READY_INTERVAL_NS (INT64_C(100) * 1000000)  /* 100ms */
+#define COMPOSITION_READY_TIMEOUT_NS (INT64_C(60) * 1000000000) /* 1m */
+/* The most entries run_config.stages may hold. */
+#define COMPOSITION_MAX_STAGES 256
+
+/* What an entry of global.run_config.stages is (docs/long-runs.md). */
+enum composition_stage_kind {
+    STAGE_RUN = 0, /* a stage: {name, duration | rounds} */
+    STAGE_RESTART, /* {restart: GROUP, grace}: stop, then start again */
+    STAGE_PAUSE,   /* {pause: GROUP}: freeze its processes */
+    STAGE_UNPAUSE, /* {unpause: GROUP} */
+    STAGE_STOP,    /* {stop: GROUP, grace}: stop it for good */
+};
+
+struct composition_stage {
+    enum composition_stage_kind kind;
+    char *name;          /* STAGE_RUN: unique among the stages; else NULL */
+    int64_t duration_ns; /* STAGE_RUN: > 0, or 0 when it counts rounds */
+    int64_t rounds;      /* STAGE_RUN: > 0, or 0 when it has a duration */
+    size_t group;        /* an action: its group, index into groups */
+    int64_t grace_ns;    /* restart, stop: SIGTERM to SIGKILL */
+    /* "FILE:LINE:COL: global.run_config.stages[i]", for errors found
+     * while the run goes. */
+    char *at;
+};
+
+/* run.ready (a group's, else global.run's): how the runner tells that an
+ * instance is ready, after its start and after each restart. Without
+ * one, an instance is ready when it calls ty_ready (the SDK), or, for a
+ * black-box group, when the backend has started it. */
+struct composition_ready {
+    int tcp;             /* run.ready.tcp: a port (1..65535), 0 = none */
+    char **command;      /* run.ready.command, NULL-terminated, or NULL:
+                            run where the instance runs, ready on exit 0 */
+    int64_t interval_ns; /* run.ready.interval: between probes */
+    int64_t timeout_ns;  /* run.ready.timeout: not ready by then = failed */
+};
 
 struct composition_group {
     char *id;
@@ -92,6 +131,8 @@ struct composition_group {
      * written: relative ones in the instance's outputs folder, absolute
      * ones in its file system. No ".." component. */
     char **disk;
+    /* run.ready; ready.tcp == 0 && ready.command == NULL: none. */
+    struct composition_ready ready;
 };
 
 struct composition {
@@ -118,6 +159,12 @@ struct composition {
     int64_t heap_profile_ns; /* 0 = no periodic heap profiles */
     uint64_t heap_rate;      /* mean bytes between heap samples */
     uint64_t heap_peak;      /* heap growth between peak snapshots; 0 off */
+    /* run_config.stages, in order (NULL, 0: the run is one stage, ended
+     * by its instances or its timeout). Holds at least one STAGE_RUN; an
+     * action never names a group twice in a way that cannot be (unpause
+     * without pause, anything after stop). */
+    struct composition_stage *stages;
+    size_t nstages;
     struct composition_group *groups;
     size_t ngroups;
     struct manifest *manifest;

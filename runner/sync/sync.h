@@ -129,6 +129,16 @@ void syncsvc_tick(struct syncsvc *svc);
  * longer be met fail for all waiters: "<group>/<index> <how>". */
 void syncsvc_instance_exited(struct syncsvc *svc, int instance,
                              const char *how);
+/* Instance `instance` is being restarted (a stage action): it is not
+ * dead to barriers — nothing fails for it and what it signalled stays
+ * counted — and its next process may say hello again. Each restart
+ * starts a new incarnation: a signal the new process sends to a state an
+ * earlier incarnation already signalled is not counted again and is
+ * answered with the sequence number that signal got, so a plan that runs
+ * from its start again passes the barriers it had passed, with the same
+ * numbers, and only then is counted. Its pending waits (of the process
+ * that ended) are dropped. */
+void syncsvc_instance_restarting(struct syncsvc *svc, int instance);
 /* Fail every pending wait (the run is being canceled); snapshot waits
  * asked for from then on are answered canceled at once. */
 void syncsvc_cancel_all(struct syncsvc *svc, const char *why);

@@ -165,6 +165,17 @@ TY_EXPORT void ty_message(struct ty *ty, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 TY_EXPORT void ty_stage_start(struct ty *ty, const char *stage);
 TY_EXPORT void ty_stage_end(struct ty *ty, const char *stage);
+/* The instance is ready for work (its state loaded, its port open): the
+ * event "ready". The runner times a start, and each restart of a
+ * composition's stages, up to it (docs/long-runs.md). Call it once per
+ * process; later calls send nothing. */
+TY_EXPORT void ty_ready(struct ty *ty);
+/* True once the coordinator asked this process to end (SIGTERM: the
+ * stages ended, a restart or stop action, a cancel) while a ty_load_run
+ * was going or after ty_stopping was first called: the load then ends at
+ * once and the case can return normally, its metrics written. A SIGTERM
+ * that comes when neither is so ends the process as it always did. */
+TY_EXPORT bool ty_stopping(struct ty *ty);
 
 /* ------------------------------------------------------------------------
  * Metrics. Names carry tags after commas: "duration,round=3,size=512MB".
