@@ -52,6 +52,11 @@ void report_print(const struct report *r, FILE *out);
 const char *report_run_dir(const struct report *r);
 void report_destroy(struct report **r);
 
+/* The round a barrier's state names (next-N, start-N, round-N, begin-N
+ * start round N; finish-N, end-N end it), *end telling which; -1 for any
+ * other state. */
+int report_round_of(const char *state, bool *end);
+
 /* ---- compare (report_compare.c) ---- */
 
 /* The comparison of a (before) and b (after) as JSON text and as a

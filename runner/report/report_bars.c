@@ -25,22 +25,29 @@ static const struct {
     {"begin-", BAR_START}, {"finish-", BAR_END},  {"end-", BAR_END},
 };
 
+int
+report_round_of(const char *state, bool *end)
+{
+    for (size_t i = 0; i < ARRAY_LEN(round_states); i++) {
+        size_t n = strlen(round_states[i].prefix);
+        const char *num = state + n;
+
+        if (strncmp(state, round_states[i].prefix, n) != 0 || *num == '\0' ||
+            strspn(num, "0123456789") != strlen(num) || strlen(num) > 6)
+            continue;
+        *end = round_states[i].kind == BAR_END;
+        return atoi(num);
+    }
+    return -1;
+}
+
 static void
 classify(struct report_barrier *b)
 {
-    b->kind = BAR_OTHER;
-    b->round = -1;
-    for (size_t i = 0; i < ARRAY_LEN(round_states); i++) {
-        size_t n = strlen(round_states[i].prefix);
-        const char *num = b->state + n;
+    bool end = false;
 
-        if (strncmp(b->state, round_states[i].prefix, n) != 0 || *num == '\0' ||
-            strspn(num, "0123456789") != strlen(num) || strlen(num) > 6)
-            continue;
-        b->kind = round_states[i].kind;
-        b->round = atoi(num);
-        return;
-    }
+    b->round = report_round_of(b->state, &end);
+    b->kind = b->round < 0 ? BAR_OTHER : end ? BAR_END : BAR_START;
 }
 
 static void

@@ -46,6 +46,7 @@ struct monitor_inst {
     int id;                   /* for the pre-OOM ask() */
     bool pre_oom_armed;       /* crossing the threshold asks */
     int64_t pre_oom_tried_ms; /* the last ask (CLOCK_MONOTONIC), -1 */
+    bool down;                /* between a restart's end and its start */
     struct monitor_stats st;
 };
 
@@ -465,7 +466,8 @@ monitor__sample(struct monitor *mon, int64_t now_ms)
     for (size_t i = 0; i < mon->ninst; i++) {
         struct monitor_inst *in = mon->inst[i];
 
-        if (!in->st.ended && !in->st.gone && sample_one(mon, in, now_ms) == 0)
+        if (!in->st.ended && !in->st.gone && !in->down &&
+            sample_one(mon, in, now_ms) == 0)
             pre_oom_check(mon, in, now_ms);
     }
     mon->next_due_ms = now_ms + mon->interval_ms;
@@ -492,6 +494,51 @@ monitor__instance_ended(struct monitor *mon, struct monitor_inst *in,
     close_fds(in);
     if (monitor__csv_finish(&in->csv, err) < 0)
         return err_prefix(err, "%s: memory.csv", in->label);
+    return 0;
+}
+
+void
+monitor__instance_down(struct monitor *mon, struct monitor_inst *in,
+                       int64_t now_ms)
+{
+    if (in->st.ended || in->down)
+        return;
+    (void)sample_one(mon, in, now_ms);
+    in->down = true;
+    close_fds(in);
+}
+
+int
+monitor__instance_up(struct monitor *mon, struct monitor_inst *in,
+                     const char *memory_dir, enum ty__cgver ver, pid_t pid,
+                     int64_t now_ms, struct err *err)
+{
+    if (in->st.ended || !in->down)
+        return 0;
+    close_fds(in);
+    in->down = false;
+    in->st.gone = false;
+    in->by_path = false;
+    if (in->pid > 0) {
+        if (pid <= 0)
+            return err_set(err, ESRCH, "%s: its new process is unknown",
+                           in->label);
+        in->pid = pid;
+        free(in->dir);
+        in->dir = xasprintf("/proc/%d", (int)pid);
+    } else {
+        if (memory_dir == NULL || (ver != TY_CG_V1 && ver != TY_CG_V2))
+            return err_set(err, ENOENT, "%s: its new cgroup is unknown",
+                           in->label);
+        free(in->dir);
+        in->dir = xstrdup(memory_dir);
+        in->ver = ver;
+        if (open_fds(in, err) < 0) {
+            in->st.gone = true;
+            return err_prefix(err, "%s: memory monitor", in->label);
+        }
+    }
+    (void)sample_one(mon, in, now_ms);
     return 0;
 }
 

@@ -180,6 +180,18 @@ void monitor__oom_reported(struct monitor *mon, struct monitor_inst *inst,
 int monitor__instance_ended(struct monitor *mon, struct monitor_inst *inst,
                             int64_t now_ms, struct err *err);
 
+/* The instance's process ended but it will be started again (a stage's
+ * restart): a last sample, its cgroup files closed; memory.csv stays
+ * open and nothing is sampled until monitor__instance_up. */
+void monitor__instance_down(struct monitor *mon, struct monitor_inst *inst,
+                            int64_t now_ms);
+/* Its new process started: sample memory_dir (ver) again, or, for an
+ * instance watched by process, the new pid; rows go on in the same
+ * memory.csv and the figures (peak, OOM) carry on. -1 with err when it
+ * cannot be read: the instance is then marked gone. */
+int monitor__instance_up(struct monitor *mon, struct monitor_inst *inst,
+                         const char *memory_dir, enum ty__cgver ver, pid_t pid,
+                         int64_t now_ms, struct err *err);
 void monitor__stats(const struct monitor_inst *inst, struct monitor_stats *out);
 /* The number after "Key:" on its line of a /proc/<pid>/status text (no
  * unit applied), or -1 when there is no such line. */

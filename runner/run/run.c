@@ -122,7 +122,9 @@ on_event(void *arg, int instance, const cJSON *ev)
     if (instance < 0 || (size_t)instance >= r->n || !cJSON_IsString(type))
         return;
     in = &r->insts[instance];
-    if (strcmp(type->valuestring, "success") == 0)
+    if (strcmp(type->valuestring, "ready") == 0)
+        run__stages_ready(r, in, READY_SDK);
+    else if (strcmp(type->valuestring, "success") == 0)
         in->success_event = true;
     else if (strcmp(type->valuestring, "failure") == 0 ||
              strcmp(type->valuestring, "crash") == 0) {
@@ -153,9 +155,18 @@ on_waiting(void *arg, int instance, bool waiting)
         r->insts[instance].waiting = waiting;
 }
 
+static void
+on_barrier(void *arg, const char *state, int64_t target, bool ok)
+{
+    (void)target;
+    if (ok)
+        run__stages_barrier(arg, state);
+}
+
 static const struct syncsvc_observer observer = {
     .on_event = on_event,
     .on_hello = on_hello,
+    .on_barrier = on_barrier,
     .on_waiting = on_waiting,
 };
 
@@ -304,8 +315,8 @@ start_instances(struct run *r, struct err *err)
     return rc;
 }
 
-static void
-stop_all(struct run *r, enum stop_reason why, bool force)
+void
+run__stop_all(struct run *r, enum stop_reason why, bool force)
 {
     for (size_t i = 0; i < r->n; i++) {
         struct run_inst *in = &r->insts[i];
@@ -314,6 +325,14 @@ stop_all(struct run *r, enum stop_reason why, bool force)
             continue;
         if (in->stopped == STOP_NONE)
             in->stopped = why;
+        if (in->paused && r->be->ops->pause != NULL) {
+            struct err e = {0};
+
+            /* A frozen process does not see its SIGTERM. */
+            if (r->be->ops->pause(r->be, (int)i, false, &e) < 0)
+                log_warnx("%s: unpause: %s", in->label, e.msg);
+            in->paused = false;
+        }
         r->be->ops->stop(r->be, (int)i, force);
     }
     if (!force)
@@ -453,10 +472,13 @@ handle_backend(struct run *r)
         in = &r->insts[ev.index];
         if (in->ended)
             continue;
-        if (ev.type == BACKEND_STARTED)
-            inst_started(r, in);
-        else
+        if (ev.type == BACKEND_STARTED) {
+            if (!in->started)
+                inst_started(r, in);
+            run__stages_started(r, in);
+        } else if (!run__stages_exited(r, in, &ev)) {
             inst_ended(r, in, &ev);
+        }
     }
 }
 
@@ -470,12 +492,13 @@ handle_signals(struct run *r)
             run__progress_lost(r);
         if (!r->canceled) {
             r->canceled = true;
+            run__stages_close(r, "cancel");
             run__progress_note(r, "canceling: stopping every instance "
                                   "(again to force)");
             syncsvc_cancel_all(r->svc, "the run was canceled");
-            stop_all(r, STOP_CANCEL, false);
+            run__stop_all(r, STOP_CANCEL, false);
         } else if (si.ssi_signo != SIGPIPE) {
-            stop_all(r, STOP_CANCEL, true);
+            run__stop_all(r, STOP_CANCEL, true);
             if (r->give_up_ms == 0)
                 r->give_up_ms = now_ms() + RUN_FORCE_WAIT_MS;
         }
@@ -496,14 +519,15 @@ handle_timers(struct run *r)
         series__sample(r->series, now);
     if (!r->deadline_hit && now >= r->deadline_ms) {
         r->deadline_hit = true;
+        run__stages_close(r, "deadline");
         run__progress_note(r, "the run's deadline passed; stopping every "
                               "instance");
         syncsvc_cancel_all(r->svc, "the run's deadline passed");
-        stop_all(r, STOP_DEADLINE, false);
+        run__stop_all(r, STOP_DEADLINE, false);
     }
     if (r->kill_at_ms > 0 && now >= r->kill_at_ms) {
         r->kill_at_ms = 0;
-        stop_all(r, STOP_NONE, true);
+        run__stop_all(r, STOP_NONE, true);
         if (r->deadline_hit && r->give_up_ms == 0)
             r->give_up_ms = now_ms() + RUN_REAP_WAIT_MS;
     }
@@ -511,6 +535,7 @@ handle_timers(struct run *r)
         r->give_up_ms = 0;
         give_up(r, false, "its end was not reported after it was killed");
     }
+    run__stages_tick(r);
 }
 
 static long
@@ -520,6 +545,7 @@ poll_timeout(const struct run *r)
     int64_t sd = syncsvc_next_deadline_ms(r->svc);
     int64_t md = monitor__next_due_ms(r->mon);
     int64_t pd = series__next_due_ms(r->series);
+    int64_t st = run__stages_next_ms(r);
 
     if (sd >= 0 && sd < next)
         next = sd;
@@ -527,6 +553,8 @@ poll_timeout(const struct run *r)
         next = md;
     if (pd < next)
         next = pd;
+    if (st < next)
+        next = st;
     if (!r->deadline_hit && r->deadline_ms < next)
         next = r->deadline_ms;
     if (r->kill_at_ms > 0 && r->kill_at_ms < next)
@@ -540,17 +568,24 @@ static int
 loop(struct run *r, struct err *err)
 {
     while (r->nended < r->n) {
-        zmq_pollitem_t items[4] = {
+        zmq_pollitem_t items[5] = {
             {syncsvc_socket(r->svc), 0, ZMQ_POLLIN, 0},
             {NULL, r->be->ops->notify_fd(r->be), ZMQ_POLLIN, 0},
             {NULL, r->sigfd, ZMQ_POLLIN, 0},
+            {NULL, run__stages_fd(r), ZMQ_POLLIN, 0},
             {NULL, run__progress_pipe_fd(r), 0, 0},
         };
-        int n = items[3].fd >= 0 ? 4 : 3;
+        int n = 3, pipe_at = -1;
 
+        if (items[3].fd >= 0)
+            n++;
+        else
+            items[3] = items[4];
+        if (items[n].fd >= 0)
+            pipe_at = n++;
         if (zmq_poll(items, n, poll_timeout(r)) < 0 && errno != EINTR)
             return err_sys(err, errno, "zmq_poll");
-        if (n == 4 && (items[3].revents & ZMQ_POLLERR))
+        if (pipe_at >= 0 && (items[pipe_at].revents & ZMQ_POLLERR))
             raise(SIGPIPE); /* its reader is gone: as if we had written */
         if (syncsvc_handle(r->svc, err) < 0)
             return -1;
@@ -559,6 +594,7 @@ loop(struct run *r, struct err *err)
         handle_timers(r);
         run__progress_draw(r, false);
     }
+    run__stages_close(r, "instances");
     return 0;
 }
 
@@ -585,6 +621,7 @@ teardown(struct run *r)
 {
     cleanup_free char *tmp = NULL;
 
+    run__stages_release(r);
     series__destroy(&r->series);
     monitor__destroy(&r->mon);
     backend_destroy(&r->be);
@@ -730,7 +767,7 @@ setup(struct run *r, struct err *err)
                                      r->comp->pre_oom, run__preoom_ask, r});
     r->series = series__new(r->mon, r->comp->process_sample_ns / 1000000,
                             r->comp->disk_sample_ns / 1000000);
-    return 0;
+    return run__stages_init(r, err);
 }
 
 static void
@@ -825,8 +862,9 @@ run_execute(struct composition *comp, const struct run_opts *opts,
     if (rc < 0) {
         if (r.failed.code == 0)
             r.failed.code = EIO;
+        run__stages_close(&r, "error");
         run__progress_note(&r, "an internal error; stopping every instance");
-        stop_all(&r, STOP_CANCEL, true);
+        run__stop_all(&r, STOP_CANCEL, true);
         give_up(&r, false, "stopped by an internal error of the coordinator");
     }
     finish(&r);

@@ -238,6 +238,21 @@ finished_cleanly(const struct run_inst *in)
            !in->failure_event;
 }
 
+/* Asked to end by the stages (their end, a stop action) and did: by
+ * SIGTERM, or exit 143 (a shell's report of it), reporting no failure. */
+static bool
+stopped_cleanly(struct run_inst *in)
+{
+    bool term = in->signal == SIGTERM ||
+                (in->signal == 0 && in->status == 128 + SIGTERM);
+
+    if (in->failure_event || in->crash_event)
+        return false;
+    if (!term && in->signal == SIGKILL && in->error == NULL)
+        in->error = xstrdup("did not end within its grace after SIGTERM");
+    return term;
+}
+
 void
 run__inst_decide(struct run_inst *in)
 {
@@ -248,6 +263,10 @@ run__inst_decide(struct run_inst *in)
             in->stopped == STOP_CANCEL ? OUTCOME_CANCELED : OUTCOME_FAILURE;
     else if (in->oom)
         in->outcome = OUTCOME_OOM;
+    else if (in->runner_failed)
+        in->outcome = OUTCOME_FAILURE;
+    else if (in->stopped == STOP_STAGES && !finished_cleanly(in))
+        in->outcome = stopped_cleanly(in) ? OUTCOME_SUCCESS : OUTCOME_FAILURE;
     else if (in->stopped == STOP_DEADLINE && !finished_cleanly(in))
         in->outcome = OUTCOME_TIMEOUT;
     else if (in->stopped == STOP_CANCEL && !finished_cleanly(in))

@@ -8,6 +8,8 @@
  *   run_progress.c progress lines while the run goes
  *   run_preoom.c   asking instances for a snapshot before an OOM kill
  *   run_series.c   the series files, the per-process and disk series
+ *   run_stages.c   the composition's stages and their actions (restarts)
+ *   run_ready.c    readiness probes (run.ready), on their own thread
  *
  * Everything runs on the orchestrator's thread. struct run owns every
  * pointer in it.
@@ -30,6 +32,39 @@ enum stop_reason {
     STOP_NONE = 0,
     STOP_DEADLINE,
     STOP_CANCEL,
+    STOP_STAGES, /* the stages ended, or a stage action stopped it */
+};
+
+/* How an instance was found ready. */
+enum ready_by {
+    READY_NONE = 0,
+    READY_SDK,     /* it called ty_ready */
+    READY_TCP,     /* run.ready.tcp accepted a connection */
+    READY_COMMAND, /* run.ready.command exited 0 */
+    READY_STARTED, /* a black-box program without a probe: started */
+};
+
+/* One restart of an instance by a stage action. Times are ms since the
+ * run started (monotonic, the clock of memory.csv's t_ms), -1 until
+ * known; *_unix_ms the same instants on the wall clock. */
+struct run_restart {
+    size_t action; /* index into comp->stages */
+    int64_t stop_ms, stop_unix_ms;
+    int64_t exit_ms;
+    int64_t start_ms;
+    int64_t ready_ms, ready_unix_ms;
+    enum ready_by by;
+    bool killed; /* it did not end within the grace: SIGKILL */
+};
+
+/* An entry of the stages that ran (or runs), for stages.jsonl and
+ * result.json. */
+struct run_stage_rec {
+    size_t entry;         /* index into comp->stages */
+    int64_t start_ms;     /* since the run started */
+    int64_t end_ms;       /* -1 while it runs */
+    int64_t start_unix_ms, end_unix_ms;
+    const char *ended_by; /* static: "duration", "rounds", ... or NULL */
 };
 
 struct run_inst {
@@ -65,6 +100,36 @@ struct run_inst {
     char *mon_lost; /* why memory figures are missing or incomplete */
     struct monitor_stats mstats; /* copied when the instance ended */
     bool has_mstats;
+
+    /* Stages (run_stages.c). */
+    uint64_t gen;        /* its incarnation: 0, then one more a restart */
+    bool restarting;     /* a restart stopped it; not running again yet */
+    bool await_ready;    /* started, not found ready yet */
+    bool paused;         /* a pause action froze it */
+    bool runner_failed;  /* the runner failed it (error says why) */
+    int64_t ready_ms;    /* its first start's readiness, -1 */
+    int64_t ready_unix_ms;
+    enum ready_by ready_by;
+    int64_t ready_due_ms;  /* give up waiting for ready (monotonic), 0 */
+    int64_t kill_at_ms;    /* an action's SIGKILL (monotonic), 0 */
+    struct run_restart *restarts;
+    size_t nrestarts, caprestarts;
+};
+
+/* Where the stages are (run_stages.c). */
+struct run_stages {
+    bool begun; /* every instance has started: the first stage began */
+    bool done;  /* no more entries run */
+    size_t next;       /* the next entry of comp->stages */
+    long cur;          /* the entry running, -1 */
+    int64_t cur_end_ms; /* a duration stage's end (monotonic) */
+    int64_t rounds;     /* round ends seen in a rounds stage */
+    int64_t last_round; /* the latest round that ended, in the whole run */
+    bool rounds_reached;
+    int64_t cancel_at_ms; /* fail the waits then (monotonic), 0 */
+    struct run_stage_rec *rec;
+    size_t nrec, caprec;
+    struct run_ready *ready;
 };
 
 struct run {
@@ -103,6 +168,7 @@ struct run {
     int progress_lines;   /* lines drawn last time */
     bool announced_start; /* "all started" said (no tty) */
     int64_t progress_at_ms;
+    struct run_stages st;
 };
 
 /* run_dir.c: make <runs>/<id> (validating a given id, drawing one
@@ -192,6 +258,64 @@ void run__series_start(struct run *r, struct run_inst *in, const char *cgdir,
                        pid_t pid);
 /* Its last sample, its files put in place (a warning when not). */
 void run__series_end(struct run *r, struct run_inst *in);
+
+/* run.c: ask (SIGTERM) or force (SIGKILL) every instance that has not
+ * ended to end, thawing a paused one first; why is kept as the reason of
+ * those that had none. */
+void run__stop_all(struct run *r, enum stop_reason why, bool force);
+
+/* run_stages.c */
+/* Set up (the readiness thread) once the backend is there. */
+int run__stages_init(struct run *r, struct err *err);
+void run__stages_release(struct run *r);
+/* The readiness probes' descriptor, to poll (-1 when none). */
+int run__stages_fd(const struct run *r);
+/* Each turn of the loop: begin, end and advance stages, run actions,
+ * kill after a grace, give up waiting for ready, read probe answers. */
+void run__stages_tick(struct run *r);
+/* When run__stages_tick next has something to do (monotonic ms), or
+ * INT64_MAX. */
+int64_t run__stages_next_ms(const struct run *r);
+/* A barrier was released (the sync service's observer). */
+void run__stages_barrier(struct run *r, const char *state);
+/* The instance said it is ready (ty_ready). */
+void run__stages_ready(struct run *r, struct run_inst *in, enum ready_by by);
+/* It started (its first start: after inst_started). */
+void run__stages_started(struct run *r, struct run_inst *in);
+/* Its process ended or failed to start: true when a restart takes it
+ * from here (the instance has not ended), false when it ended. */
+bool run__stages_exited(struct run *r, struct run_inst *in,
+                        const struct backend_event *ev);
+/* The run is ending (a cancel, the deadline, an internal error, or every
+ * instance ended): the stage that runs ends, and nothing more starts. */
+void run__stages_close(struct run *r, const char *why);
+/* "sdk", "tcp", ... for result.json; NULL for READY_NONE. */
+const char *run__ready_by_name(enum ready_by by);
+
+/* run_ready.c: readiness probes on their own thread. */
+struct run_ready;
+struct run_ready_answer {
+    int index;
+    uint64_t gen;
+    enum ready_by by;
+    int64_t mono_ms;
+    int64_t wall_ns;
+};
+struct run_ready *run__ready_new(struct backend *be, size_t n,
+                                 struct err *err);
+void run__ready_destroy(struct run_ready **rr);
+/* Readable when answers wait. */
+int run__ready_fd(const struct run_ready *rr);
+/* Probe instance index (incarnation gen) as ready says — at addr for a
+ * TCP port — until it succeeds or run__ready_forget. */
+int run__ready_watch(struct run_ready *rr, int index, uint64_t gen,
+                     const struct composition_ready *ready, const char *addr,
+                     struct err *err);
+/* Stop probing it; the last failure goes to why (may be NULL). */
+void run__ready_forget(struct run_ready *rr, int index, char *why,
+                       size_t size);
+/* 1 with an answer, 0 when none waits. */
+int run__ready_next(struct run_ready *rr, struct run_ready_answer *out);
 
 /* run_progress.c */
 void run__progress_draw(struct run *r, bool final);

@@ -86,6 +86,109 @@ add_memory(cJSON *o, const struct run_inst *in)
     add_pre_oom(m, &st->pre_oom);
 }
 
+static const char *
+action_name(enum composition_stage_kind k)
+{
+    switch (k) {
+    case STAGE_RESTART:
+        return "restart";
+    case STAGE_PAUSE:
+        return "pause";
+    case STAGE_UNPAUSE:
+        return "unpause";
+    case STAGE_STOP:
+        return "stop";
+    case STAGE_RUN:
+        break;
+    }
+    return "stage";
+}
+
+/* The name of the stage that ran last before entry (the one a restart
+ * came after), or NULL. */
+static const char *
+stage_before(const struct composition *c, size_t entry)
+{
+    for (size_t i = entry; i-- > 0;)
+        if (c->stages[i].kind == STAGE_RUN)
+            return c->stages[i].name;
+    return NULL;
+}
+
+static double
+secs(int64_t from_ms, int64_t to_ms)
+{
+    return (double)(to_ms - from_ms) / 1000.0;
+}
+
+static void
+add_restarts(cJSON *o, const struct run *r, const struct run_inst *in)
+{
+    cJSON *arr;
+
+    ty__json_count(o, "ready_ms", in->ready_ms);
+    ty__json_count(o, "ready_unix_ms", in->ready_unix_ms);
+    ty__json_string(o, "ready_by", run__ready_by_name(in->ready_by));
+    if (r->comp->nstages == 0)
+        return;
+    arr = cJSON_AddArrayToObject(o, "restarts");
+    for (size_t k = 0; k < in->nrestarts; k++) {
+        const struct run_restart *rs = &in->restarts[k];
+        cJSON *e = cJSON_CreateObject();
+
+        ty__json_string(e, "stage", stage_before(r->comp, rs->action));
+        cJSON_AddNumberToObject(e, "action_index", (double)rs->action);
+        ty__json_count(e, "stop_ms", rs->stop_ms);
+        ty__json_count(e, "stop_unix_ms", rs->stop_unix_ms);
+        ty__json_count(e, "exit_ms", rs->exit_ms);
+        ty__json_count(e, "start_ms", rs->start_ms);
+        ty__json_count(e, "ready_ms", rs->ready_ms);
+        ty__json_count(e, "ready_unix_ms", rs->ready_unix_ms);
+        if (rs->ready_ms >= 0)
+            cJSON_AddNumberToObject(e, "seconds",
+                                    secs(rs->stop_ms, rs->ready_ms));
+        else
+            cJSON_AddNullToObject(e, "seconds");
+        if (rs->exit_ms >= 0)
+            cJSON_AddNumberToObject(e, "down_seconds",
+                                    secs(rs->stop_ms, rs->exit_ms));
+        else
+            cJSON_AddNullToObject(e, "down_seconds");
+        ty__json_string(e, "ready_by", run__ready_by_name(rs->by));
+        cJSON_AddBoolToObject(e, "killed", rs->killed);
+        cJSON_AddItemToArray(arr, e);
+    }
+}
+
+/* The stages and actions that ran, in order. */
+static void
+add_stages(cJSON *o, const struct run *r)
+{
+    cJSON *arr;
+
+    if (r->comp->nstages == 0)
+        return;
+    arr = cJSON_AddArrayToObject(o, "stages");
+    for (size_t k = 0; k < r->st.nrec; k++) {
+        const struct run_stage_rec *rec = &r->st.rec[k];
+        const struct composition_stage *cs = &r->comp->stages[rec->entry];
+        cJSON *e = cJSON_CreateObject();
+
+        if (cs->kind == STAGE_RUN) {
+            cJSON_AddStringToObject(e, "stage", cs->name);
+        } else {
+            cJSON_AddStringToObject(e, "action", action_name(cs->kind));
+            cJSON_AddStringToObject(e, "group", r->comp->groups[cs->group].id);
+        }
+        ty__json_count(e, "start_ms", rec->start_ms);
+        ty__json_count(e, "end_ms", rec->end_ms);
+        ty__json_count(e, "start_unix_ms", rec->start_unix_ms);
+        ty__json_count(e, "end_unix_ms", rec->end_unix_ms);
+        ty__json_string(e, "ended_by", rec->ended_by);
+        cJSON_AddItemToArray(arr, e);
+    }
+}
+
 static cJSON *
 inst_json(const struct run *r, const struct run_inst *in)
 {
@@ -111,6 +214,7 @@ inst_json(const struct run *r, const struct run_inst *in)
     ty__json_string(o, "error", in->error);
     add_memory(o, in);
     ty__json_string(o, "monitor_lost", in->mon_lost);
+    add_restarts(o, r, in);
     return o;
 }
 
@@ -192,6 +296,7 @@ run__write_result(const struct run *r, struct err *err)
     if (r->failed.code != 0)
         cJSON_AddStringToObject(o, "error", r->failed.msg);
     cJSON_AddItemToObject(o, "groups", groups_json(r));
+    add_stages(o, r);
     insts = cJSON_AddArrayToObject(o, "instances");
     for (size_t i = 0; i < r->n; i++)
         cJSON_AddItemToArray(insts, inst_json(r, &r->insts[i]));

@@ -414,6 +414,43 @@ finish(struct series_inst *in, struct err *err)
     return 0;
 }
 
+void
+series__instance_down(struct series *s, struct series_inst *in, int64_t now_ms)
+{
+    if (in->ended)
+        return;
+    sample_procs(s, in, now_ms);
+    if (in->cgfd >= 0)
+        close(in->cgfd);
+    if (in->pidfd >= 0)
+        close(in->pidfd);
+    in->cgfd = in->pidfd = -1;
+    in->pid = 0;
+}
+
+void
+series__instance_up(struct series *s, struct series_inst *in,
+                    const char *cgroup_dir, pid_t pid, int64_t now_ms)
+{
+    char path[32];
+
+    if (in->ended)
+        return;
+    if (in->cgfd >= 0)
+        close(in->cgfd);
+    if (in->pidfd >= 0)
+        close(in->pidfd);
+    in->cgfd = in->pidfd = -1;
+    in->pid = pid;
+    if (cgroup_dir != NULL)
+        in->cgfd = open(cgroup_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (in->npaths > 0 && !in->host_fs && pid > 0) {
+        snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+        in->pidfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    }
+    sample_procs(s, in, now_ms);
+}
+
 int
 series__instance_ended(struct series *s, struct series_inst *in, int64_t now_ms,
                        struct err *err)

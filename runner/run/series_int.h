@@ -149,6 +149,15 @@ struct series_inst *series__add(struct series *s, const char *label,
 int64_t series__next_due_ms(const struct series *s);
 /* Sample whatever is due. */
 void series__sample(struct series *s, int64_t now_ms);
+/* A restart (monitor__instance_down / _up): its process ended and will
+ * be started again — a last process sample, its processes no longer
+ * looked for (disk paths in its outputs folder are still sampled) —
+ * and then its new process, in cgroup_dir (NULL: pid and its
+ * descendants); rows go on in the same files. */
+void series__instance_down(struct series *s, struct series_inst *in,
+                           int64_t now_ms);
+void series__instance_up(struct series *s, struct series_inst *in,
+                         const char *cgroup_dir, pid_t pid, int64_t now_ms);
 /* The instance ended: a last disk sample, its files put in place. */
 int series__instance_ended(struct series *s, struct series_inst *in,
                            int64_t now_ms, struct err *err);

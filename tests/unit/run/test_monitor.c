@@ -388,6 +388,66 @@ t_v2_fake_rows(void)
     free(dir);
 }
 
+/* A restart: down while the cgroup is gone (nothing sampled, no row),
+ * then up on the cgroup made again — rows go on in the same memory.csv
+ * and the peak carries over the restart. */
+static void
+t_down_up(void)
+{
+    char *dir = fake_v2_cgroup();
+    char *csv_path = path_join(th_tmpdir(), "memory.csv");
+    struct monitor *mon = monitor__new(250, 0);
+    struct monitor_stats st;
+    struct monitor_inst *in;
+    struct err err = {0};
+    char *csv, *rows;
+
+    in = monitor__add(mon, "g/0", dir, TY_CG_V2, mf(), 0, &err);
+    CHECK_MSG(in != NULL, "%s", err.msg);
+    th_write(dir, "memory.current", "9000\n");
+    th_write(dir, "memory.peak", "9000\n");
+    monitor__instance_down(mon, in, 100);
+    CHECK_EQ_INT(rm_rf(dir, NULL), 0);
+    monitor__sample(mon, 250);
+    monitor__sample(mon, 500);
+    monitor__stats(in, &st);
+    CHECK(!st.gone && !st.ended);
+    CHECK_EQ_INT(st.samples, 2);
+    free(fake_v2_cgroup());
+    th_write(dir, "memory.current", "3000\n");
+    th_write(dir, "memory.peak", "3000\n");
+    CHECK_EQ_INT(
+        monitor__instance_up(mon, in, dir, TY_CG_V2, 0, 600, &err), 0);
+    monitor__sample(mon, 750);
+    CHECK_EQ_INT(monitor__instance_ended(mon, in, 800, &err), 0);
+    monitor__stats(in, &st);
+    CHECK_EQ_INT(st.samples, 5);
+    CHECK_EQ_INT(st.peak, 9000);
+    CHECK_EQ_INT(st.final, 3000);
+    csv = th_read(csv_path, NULL);
+    rows = csv ? rows_without_time(csv) : NULL;
+    CHECK_EQ_STR(rows, ",0,1000,600,300,5000,,0\n"
+                       ",100,9000,600,300,9000,,0\n"
+                       ",600,3000,600,300,3000,,0\n"
+                       ",750,3000,600,300,3000,,0\n"
+                       ",800,3000,600,300,3000,,0\n");
+    /* Up on a cgroup that is not there: gone, with a message. */
+    in = monitor__add(mon, "g/1", dir, TY_CG_V2, mf(), 900, &err);
+    CHECK_MSG(in != NULL, "%s", err.msg);
+    monitor__instance_down(mon, in, 950);
+    CHECK_EQ_INT(rm_rf(dir, NULL), 0);
+    CHECK_EQ_INT(
+        monitor__instance_up(mon, in, dir, TY_CG_V2, 0, 1000, &err), -1);
+    CHECK_CONTAINS(err.msg, "g/1: memory monitor");
+    monitor__stats(in, &st);
+    CHECK(st.gone);
+    free(rows);
+    free(csv);
+    monitor__destroy(&mon);
+    free(csv_path);
+    free(dir);
+}
+
 static void
 t_backend_reports_oom(void)
 {
@@ -696,6 +756,7 @@ static const struct th_case cases[] = {
     {"real_vanish", t_real_vanish},
     {"v2_fake_rows", t_v2_fake_rows},
     {"backend_reports_oom", t_backend_reports_oom},
+    {"down_up", t_down_up},
     {"by_path_and_vanish", t_by_path_and_vanish},
     {"lost_instance", t_lost_instance},
     {"lost_unreadable", t_lost_unreadable},

@@ -1,0 +1,192 @@
+# shellcheck shell=bash
+# tests/helpers/stages.sh — a composition's stages in a real run (sourced
+# after tests/helpers/lib.sh by tests/e2e/stages.sh on local:exec and
+# tests/docker/stages.sh on local:docker, which run the same checks).
+#
+# check_restarts: the plan tests/e2e/stages_plan.c (case steady) runs
+# four stages of 1.5 s with a restart of its group between each; each
+# process replays 2 ms per cycle done before it says it is ready, so
+# each restart takes longer than the one before. result.json must time
+# three restarts (ready by the SDK, later ones longer), the instance's
+# outputs must be kept (its state folder counts 4 starts, run.out has the
+# lines of every process, memory.csv runs through every stage), and
+# stages.jsonl must hold the four stages in order.
+#
+# check_round_restart: two instances run rounds (barriers end-N); three
+# rounds, a restart of one of them, three more: the run succeeds, no
+# barrier fails, and the restarted instance passes its old rounds again
+# and catches up.
+#
+# check_probe: a black-box program that listens on a port only after a
+# delay, its group's run.ready a TCP probe of that port, restarted once:
+# the restart is timed by the probe.
+#
+# Each takes the runner and prints TAP lines.
+
+stages_plan() {
+    mkdir -p "$RUNS/plans/stages"
+    cp tests/e2e/stages_plan.c "$RUNS/plans/stages/main.c"
+    cp tests/e2e/stages_manifest.yaml "$RUNS/plans/stages/manifest.yaml"
+}
+
+# restart_secs FILE K — the K-th (0-based) restart's seconds of the first
+# instance in result.json FILE, times 1000 as an integer ("" when null).
+restart_ms() {
+    jq -r --argjson k "$2" '.instances[0].restarts[$k].seconds
+        | if . == null then "" else . * 1000 | floor end' "$1"
+}
+
+check_restarts() {
+    local id=stages-${1#local:} f rc dir res
+    stages_plan
+    f=$(composition "$id" <<EOF2
+metadata: {name: $id}
+global:
+  plan: stages
+  case: steady
+  runner: $1
+  run:
+    test_params: {rate: 100, replay_per_cycle: 2ms}
+  run_config:
+    timeout: 2m
+    stages:
+      - {name: one, duration: 1500ms}
+      - {restart: node, grace: 5s}
+      - {name: two, duration: 1500ms}
+      - {restart: node, grace: 5s}
+      - {name: three, duration: 1500ms}
+      - {restart: node, grace: 5s}
+      - {name: four, duration: 1500ms}
+groups:
+  - id: node
+    instances: {count: 1}
+EOF2
+)
+    rc=$(run_hostile "$id" "$f")
+    check_eq "$1 restarts: the run succeeds" "$rc" 0
+    [ "$rc" = 0 ] || show_log "$id"
+    res=$RUNS/$id/result.json
+    dir=$RUNS/$id/node/0
+    check_eq "$1 restarts: result.json has three restarts" \
+        "$(jq '.instances[0].restarts | length' "$res")" 3
+    check_eq "$1 restarts: ... each ready by the SDK's ty_ready" \
+        "$(jq -r '[.instances[0].restarts[].ready_by] | join(",")' "$res")" \
+        "sdk,sdk,sdk"
+    check_eq "$1 restarts: ... after the stages one, two, three" \
+        "$(jq -r '[.instances[0].restarts[].stage] | join(",")' "$res")" \
+        "one,two,three"
+    check "$1 restarts: the first takes at least its replay (150 cycles x 2 ms)" \
+        between "$(restart_ms "$res" 0)" 250 5000
+    check "$1 restarts: the third takes longer than the first by 300 ms or more" \
+        test "$(restart_ms "$res" 2)" -ge "$(($(restart_ms "$res" 0) + 300))"
+    check_eq "$1 restarts: the instance's state folder counts 4 starts" \
+        "$(cat "$dir/state/starts" 2>/dev/null)" 4
+    check_eq "$1 restarts: run.out has every process's ready line" \
+        "$(grep -c '"replayed [0-9]* cycles"' "$dir/run.out")" 4
+    check_eq "$1 restarts: the outcome is success (stopped by the stages' end)" \
+        "$(jq -r '.instances[0].outcome' "$res")" success
+    check_eq "$1 restarts: stages.jsonl has the four stages in order" \
+        "$(jq -r .stage "$RUNS/$id/stages.jsonl" | paste -sd,)" \
+        "one,two,three,four"
+    check "$1 restarts: ... each ended by its duration" \
+        json_lines_all "$RUNS/$id/stages.jsonl" '.ended_by == "duration"'
+    check_eq "$1 restarts: result.json's timeline has 4 stages and 3 restarts" \
+        "$(jq -r '[.stages[] | .stage // .action] | join(",")' "$res")" \
+        "one,restart,two,restart,three,restart,four"
+    check "$1 restarts: memory.csv has samples in the last stage" \
+        awk -F, -v t="$(jq '.stages[6].start_ms' "$res")" \
+        'NR > 1 && $2 > t && $3 > 0 { n++ } END { exit !(n > 2) }' \
+        "$dir/memory.csv"
+    check "$1 restarts: put.cycles in work.csv starts again after each restart" \
+        awk -F, '$2 == "put.cycles" { if ($3 < last) drops++; last = $3 }
+            END { exit !(drops == 3) }' "$dir/work.csv"
+}
+
+check_round_restart() {
+    local id=stages-rounds-${1#local:} f rc res
+    stages_plan
+    f=$(composition "$id" <<EOF2
+metadata: {name: $id}
+global:
+  plan: stages
+  case: rounds
+  runner: $1
+  run:
+    test_params: {round_pause: 150ms}
+  run_config:
+    timeout: 2m
+    stages:
+      - {name: before, rounds: 3}
+      - {restart: node}
+      - {name: after, rounds: 3}
+groups:
+  - id: node
+    instances: {count: 1}
+  - id: peer
+    instances: {count: 1}
+EOF2
+)
+    rc=$(run_hostile "$id" "$f")
+    check_eq "$1 rounds: the run succeeds" "$rc" 0
+    [ "$rc" = 0 ] || show_log "$id"
+    res=$RUNS/$id/result.json
+    check_eq "$1 rounds: node restarted once, peer never" \
+        "$(jq -r '[.instances[] | "\(.group):\(.restarts | length)"] | join(",")' "$res")" \
+        "node:1,peer:0"
+    check "$1 rounds: no barrier failed" \
+        json_lines_all "$RUNS/$id/barriers.jsonl" '.result == "released"'
+    check_eq "$1 rounds: stages.jsonl: before and after, each by its rounds" \
+        "$(jq -r '"\(.stage):\(.ended_by):\(.rounds)"' "$RUNS/$id/stages.jsonl" | paste -sd,)" \
+        "before:rounds:3,after:rounds:3"
+    check "$1 rounds: the rounds went on past the restart (end-6 released)" \
+        grep -q '"end-6"' "$RUNS/$id/barriers.jsonl"
+}
+
+# free_port — a TCP port nothing listens on here now.
+free_port() {
+    local p
+    for p in $(shuf -i 20000-40000 -n 20); do
+        ss -Htln "sport = :$p" 2>/dev/null | grep -q . || { echo "$p"; return; }
+    done
+    echo 34567
+}
+
+check_probe() {
+    local id=stages-probe-${1#local:} f rc res port prog=$RUNS/bin/late_listen
+    mkdir -p "$RUNS/bin"
+    check "$1 probe: late_listen builds" \
+        cc -O1 -g -o "$prog" tests/e2e/late_listen.c
+    port=$(free_port)
+    f=$(composition "$id" <<EOF2
+metadata: {name: $id}
+global:
+  runner: $1
+  run_config:
+    timeout: 2m
+    stages:
+      - {name: one, duration: 1s}
+      - {restart: srv, grace: 3s}
+      - {name: two, duration: 1s}
+groups:
+  - id: srv
+    instances: {count: 1}
+    run:
+      command: [$prog, "$port", "700"]
+      ready: {tcp: $port, interval: 50ms, timeout: 20s}
+EOF2
+)
+    rc=$(run_hostile "$id" "$f")
+    check_eq "$1 probe: the run succeeds" "$rc" 0
+    [ "$rc" = 0 ] || show_log "$id"
+    res=$RUNS/$id/result.json
+    check_eq "$1 probe: the first start is found ready by the TCP probe" \
+        "$(jq -r '.instances[0].ready_by' "$res")" tcp
+    check_eq "$1 probe: the restart too" \
+        "$(jq -r '.instances[0].restarts[0].ready_by' "$res")" tcp
+    check "$1 probe: ... after the program's 700 ms delay, not before" \
+        between "$(restart_ms "$res" 0)" 700 8000
+    check_eq "$1 probe: the program started twice, in the same outputs" \
+        "$(grep -c start "$RUNS/$id/srv/0/starts.log" 2>/dev/null)" 2
+    check_eq "$1 probe: it was not killed (it ends on SIGTERM)" \
+        "$(jq -r '.instances[0].restarts[0].killed' "$res")" false
+}
