@@ -36,6 +36,10 @@ static const char *const action_keys[] = {"restart", "pause", "unpause",
 
 #define MAX_ROUNDS 1000000000
 
+static const char entry_what[] = "a stage {name, duration or rounds} or an "
+                                 "action {restart, pause, unpause or stop: "
+                                 "GROUP}";
+
 /* What a group is at a point of the list. */
 enum group_state { GROUP_RUNNING = 0, GROUP_PAUSED, GROUP_STOPPED };
 
@@ -381,15 +385,14 @@ parse_entry(struct stages_load *sl, size_t i, struct err *err)
     yamltree__path_index(ipath, "global.run_config.stages", i);
     c->nstages = i + 1;
     st->at = xasprintf("%s:%d:%d: %s", e->file, e->line, e->col, ipath);
-    if (yamltree__want_map(e, ipath, err) < 0 ||
-        composition__check_keys(e, ipath, stage_keys, err) < 0 ||
-        entry_kind(e, ipath, &st->kind, err) < 0)
-        return -1;
+    if (e->kind != YNODE_MAP)
+        return composition__fail_got(e, ipath, entry_what, err);
     if (yamltree__len(e) == 0)
         return yamltree__fail(e, ipath, err,
-                              "expected a stage {name, duration or rounds} "
-                              "or an action {restart, pause, unpause or "
-                              "stop: GROUP}, got an empty mapping");
+                              "expected %s, got an empty mapping", entry_what);
+    if (composition__check_keys(e, ipath, stage_keys, err) < 0 ||
+        entry_kind(e, ipath, &st->kind, err) < 0)
+        return -1;
     if (st->kind != STAGE_RUN)
         return parse_action(sl, e, ipath, i, st, err);
     sl->nrun++;
