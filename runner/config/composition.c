@@ -34,7 +34,7 @@ static const char *const global_keys[] = {
 static const char *const run_keys[] = {
     "test_params",  "profiles", "artifact", "root", "log_limit",
     "output_quota", "command",  "image",    "args", "env",
-    "workdir",      "disk",     NULL};
+    "workdir",      "disk",     "ready",    NULL};
 static const char *const run_config_keys[] = {"timeout",
                                               "keep_containers",
                                               "network",
@@ -43,13 +43,12 @@ static const char *const run_config_keys[] = {"timeout",
                                               "pre_oom_snapshot",
                                               "process_sample",
                                               "disk_sample",
+                                              "stages",
                                               NULL};
 static const char *const profile_keys[] = {"heap", "heap_rate", "heap_peak",
                                            NULL};
 static const char *const networks[] = {"host", "bridge", NULL};
 
-/* Sampling or profiling faster than this only measures the sampler. */
-#define MIN_INTERVAL_NS (INT64_C(10) * 1000000)
 #define MAX_TOTAL_INSTANCES 1000000
 /* The most runners a registry may list (composition_opts.runners). */
 #define MAX_RUNNERS 16
@@ -129,10 +128,10 @@ parse_metadata(struct comp_load *l, struct err *err)
     return 0;
 }
 
-/* An interval of at least MIN_INTERVAL_NS (or 0 when zero_ok). */
-static int
-read_interval(const struct ynode *map, const char *path, const char *key,
-              bool zero_ok, int64_t *out, struct err *err)
+int
+composition__read_interval(const struct ynode *map, const char *path,
+                           const char *key, bool zero_ok, int64_t *out,
+                           struct err *err)
 {
     char kpath[YAMLTREE_PATH_MAX];
     const struct ynode *v = yamltree__get(map, key);
@@ -196,7 +195,8 @@ read_process_sample(const struct ynode *map, const char *path, int64_t *out,
         *out = 0;
         return 0;
     }
-    return read_interval(map, path, "process_sample", true, out, err);
+    return composition__read_interval(map, path, "process_sample", true, out,
+                                      err);
 }
 
 static int
@@ -212,6 +212,7 @@ parse_run_config(struct comp_load *l, struct err *err)
 
     if (bad)
         return -1;
+    l->stages = yamltree__get(rc, "stages");
     if ((v = yamltree__get(rc, "timeout")) != NULL &&
         (yamltree__duration(v, yamltree__path_key(kpath, path, "timeout"),
                             &c->timeout_ns, err) < 0 ||
@@ -231,15 +232,15 @@ parse_run_config(struct comp_load *l, struct err *err)
         free(c->network);
         c->network = xstrdup(networks[i]);
     }
-    if (read_interval(rc, path, "memory_sample_interval", false,
-                      &c->memory_sample_ns, err) < 0 ||
+    if (composition__read_interval(rc, path, "memory_sample_interval", false,
+                                   &c->memory_sample_ns, err) < 0 ||
         read_pre_oom(rc, path, &c->pre_oom, err) < 0 ||
         read_process_sample(rc, path, &c->process_sample_ns, err) < 0 ||
-        read_interval(rc, path, "disk_sample", false, &c->disk_sample_ns, err) <
-            0)
+        composition__read_interval(rc, path, "disk_sample", false,
+                                   &c->disk_sample_ns, err) < 0)
         return -1;
-    return read_interval(rc, path, "diagnostics_interval", false,
-                         &c->diagnostics_ns, err);
+    return composition__read_interval(rc, path, "diagnostics_interval", false,
+                                      &c->diagnostics_ns, err);
 }
 
 /* profiles.heap_peak: a size, 0 or off (no peak snapshots). */
@@ -361,7 +362,8 @@ parse_global_run(struct comp_load *l, struct err *err)
     if (composition__run_outputs(run, path, &l->global_log_limit,
                                  &l->global_output_quota, err) < 0 ||
         composition__read_program(run, path, true, &l->global_prog, err) < 0 ||
-        composition__read_disk(run, path, &l->global_disk, err) < 0)
+        composition__read_disk(run, path, &l->global_disk, err) < 0 ||
+        composition__read_ready(run, path, &l->global_ready, err) < 0)
         return -1;
     return parse_profiles(l, run, path, err);
 }
@@ -590,7 +592,8 @@ load(const struct yamltree *t, void *arg, struct err *err)
             0 ||
         composition__check_keys(l->root, "", top_keys, err) < 0 ||
         parse_metadata(l, err) < 0 || parse_global(l, err) < 0 ||
-        composition__parse_groups(l, err) < 0 || check_root(l, err) < 0 ||
+        composition__parse_groups(l, err) < 0 ||
+        composition__parse_stages(l, err) < 0 || check_root(l, err) < 0 ||
         composition__resolve_programs(l, err) < 0 ||
         check_plan_needed(l, err) < 0 ||
         composition__resolve_instances(l, err) < 0)
@@ -622,6 +625,7 @@ composition_load(const char *path, const struct composition_opts *opts,
     rc = yamltree__load_with(path, load, &l, err);
     free(l.src);
     strv_free(l.global_disk);
+    strv_free(l.global_ready.command);
     if (rc < 0)
         composition_destroy(&c);
     return c;
@@ -645,8 +649,14 @@ composition_destroy(struct composition **cp)
         strv_free(c->groups[i].env);
         free(c->groups[i].workdir);
         strv_free(c->groups[i].disk);
+        strv_free(c->groups[i].ready.command);
     }
     free(c->groups);
+    for (size_t i = 0; i < c->nstages; i++) {
+        free(c->stages[i].name);
+        free(c->stages[i].at);
+    }
+    free(c->stages);
     manifest_destroy(&c->manifest);
     free(c->path);
     free(c->name);

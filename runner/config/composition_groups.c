@@ -26,9 +26,9 @@ static const char *const group_keys[] = {"id", "instances", "resources", "run",
 static const char *const instance_keys[] = {"count", "percentage", NULL};
 static const char *const resource_keys[] = {"memory", "cpu", NULL};
 static const char *const group_run_keys[] = {
-    "test_params", "artifact", "root", "log_limit", "output_quota",
-    "command",     "image",    "args", "env",       "workdir",
-    "profiles",    "disk",     NULL};
+    "test_params", "artifact", "root",  "log_limit", "output_quota",
+    "command",     "image",    "args",  "env",       "workdir",
+    "profiles",    "disk",     "ready", NULL};
 
 /* Docker refuses memory limits under 6 MiB. */
 #define MIN_MEMORY ((uint64_t)6 << 20)
@@ -282,6 +282,7 @@ parse_run(struct comp_load *l, size_t i, const char *path, struct err *err)
     l->c->groups[i].log_limit = l->global_log_limit;
     l->c->groups[i].output_quota = l->global_output_quota;
     l->c->groups[i].disk = copy_paths(l->global_disk);
+    l->c->groups[i].ready = composition__ready_copy(&l->global_ready);
     if (run == NULL)
         return 0;
     if (yamltree__want_map(run, rpath, err) < 0 ||
@@ -289,7 +290,8 @@ parse_run(struct comp_load *l, size_t i, const char *path, struct err *err)
         composition__run_outputs(run, rpath, &l->c->groups[i].log_limit,
                                  &l->c->groups[i].output_quota, err) < 0 ||
         composition__read_program(run, rpath, false, &s->prog, err) < 0 ||
-        composition__read_disk(run, rpath, &l->c->groups[i].disk, err) < 0)
+        composition__read_disk(run, rpath, &l->c->groups[i].disk, err) < 0 ||
+        composition__read_ready(run, rpath, &l->c->groups[i].ready, err) < 0)
         return -1;
     s->root = yamltree__get(run, "root");
     if (composition__read_root(s->root, rpath, &l->c->groups[i].root, err) < 0)

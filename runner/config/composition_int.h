@@ -2,7 +2,9 @@
  * config/composition_int.h — what the files of the composition loader share
  * while a composition is being loaded (composition.c reads the top and
  * global sections and drives the load, composition_groups.c reads the
- * groups and resolves instances and parameters). Not for other modules.
+ * groups and resolves instances and parameters, composition_program.c
+ * the programs groups run instead of the plan, composition_stages.c
+ * run_config.stages and run.ready). Not for other modules.
  *
  * Nodes are borrowed from the tree being loaded; the struct composition
  * being filled is owned by composition_load() until it returns it.
@@ -13,6 +15,9 @@
 #include "config/config.h"
 #include "config/params_int.h"
 #include "config/yamltree_int.h"
+
+/* Sampling or profiling faster than this only measures the sampler. */
+#define MIN_INTERVAL_NS (INT64_C(10) * 1000000)
 
 /* The keys of a run section (global.run or a group's) that name a
  * program instead of the plan, each NULL when absent; checked for type
@@ -58,8 +63,10 @@ struct comp_load {
     uint64_t global_log_limit;         /* global.run.log_limit or default */
     uint64_t global_output_quota;      /* global.run.output_quota or default */
     char **global_disk;                /* global.run.disk, or NULL; owned */
-    const struct ynode *groups;        /* the groups list */
-    struct comp_group_src *src;        /* one per group */
+    struct composition_ready global_ready; /* global.run.ready; owned */
+    const struct ynode *stages;            /* run_config.stages, or NULL */
+    const struct ynode *groups;            /* the groups list */
+    struct comp_group_src *src;            /* one per group */
 };
 
 /* Keys Testground compositions have and testyard does not: the hint
@@ -79,6 +86,11 @@ int composition__run_outputs(const struct ynode *run, const char *run_path,
  * distinct paths without "..". */
 int composition__read_disk(const struct ynode *run, const char *run_path,
                            char ***out, struct err *err);
+/* An interval at map[key] of at least MIN_INTERVAL_NS (or 0 when
+ * zero_ok); *out is left as it is when the key is absent. */
+int composition__read_interval(const struct ynode *map, const char *path,
+                               const char *key, bool zero_ok, int64_t *out,
+                               struct err *err);
 /* Whether s is a percentage such as "25%" or "12.5%" (*pct: 25, 12.5). */
 bool composition__percent_text(const char *s, double *pct);
 /* Read the groups list into l->c->groups and l->src. */
@@ -89,6 +101,11 @@ int composition__resolve_instances(struct comp_load *l, struct err *err);
  * the groups that run the plan; the others' parameters as written. */
 int composition__check_case(struct comp_load *l, struct err *err);
 
+/* composition_program.c: a scalar with some text (not null, not empty);
+ * "expected WHAT, got ..." at v (an empty list said so). */
+bool composition__is_text(const struct ynode *v);
+int composition__fail_got(const struct ynode *v, const char *path,
+                          const char *what, struct err *err);
 /* composition_program.c: the program keys of the run section at run
  * (global.run when global), type-checked into *p. */
 int composition__read_program(const struct ynode *run, const char *run_path,
@@ -98,5 +115,16 @@ int composition__read_program(const struct ynode *run, const char *run_path,
  * global < group, commands and folders resolved, checked against the
  * runner. */
 int composition__resolve_programs(struct comp_load *l, struct err *err);
+
+/* composition_stages.c: run.ready of the run section at run (global.run
+ * or a group's) into *out, replacing it (off: none); left as it is when
+ * absent. */
+int composition__read_ready(const struct ynode *run, const char *run_path,
+                            struct composition_ready *out, struct err *err);
+/* A copy of src for a group, which owns it. */
+struct composition_ready
+composition__ready_copy(const struct composition_ready *src);
+/* l->stages into l->c->stages, once the groups are read. */
+int composition__parse_stages(struct comp_load *l, struct err *err);
 
 #endif

@@ -6,9 +6,10 @@
  * Keys come in a fixed order and every key is always present (null when
  * unset), so the output can be compared byte for byte; a group that runs
  * its own program has the keys of that program too (command, image, args,
- * env, workdir, profiles), which a group that runs the plan has not, and
- * "notes" is there when there is something to say. Sizes are in bytes,
- * durations in nanoseconds, cpu in millicpus and cpus; 0 memory or cpu
+ * env, workdir, profiles), which a group that runs the plan has not,
+ * "stages" is there when run_config.stages is, a group's "ready" when it
+ * has run.ready, and "notes" when there is something to say. Sizes are in
+ * bytes, durations in nanoseconds, cpu in millicpus and cpus; 0 memory or cpu
  * means no limit.
  */
 #include "config/config.h"
@@ -103,6 +104,29 @@ program_json(cJSON *o, const struct composition_group *g)
     cJSON_AddItemToObject(o, "profiles", p);
 }
 
+/* run.ready, when the group has one. */
+static void
+ready_json(cJSON *o, const struct composition_group *g)
+{
+    const struct composition_ready *rd = &g->ready;
+    cJSON *r;
+
+    if (rd->tcp == 0 && rd->command == NULL)
+        return;
+    r = cJSON_CreateObject();
+    if (rd->tcp != 0)
+        add_int(r, "tcp", rd->tcp);
+    else
+        cJSON_AddNullToObject(r, "tcp");
+    if (rd->command != NULL)
+        cJSON_AddItemToObject(r, "command", strings_json(rd->command));
+    else
+        cJSON_AddNullToObject(r, "command");
+    add_int(r, "interval_ns", (long long)rd->interval_ns);
+    add_int(r, "timeout_ns", (long long)rd->timeout_ns);
+    cJSON_AddItemToObject(o, "ready", r);
+}
+
 static cJSON *
 group_json(const struct composition_group *g)
 {
@@ -120,10 +144,56 @@ group_json(const struct composition_group *g)
     ty__json_string(o, "artifact", g->artifact);
     cJSON_AddBoolToObject(o, "root", g->root);
     cJSON_AddItemToObject(o, "disk", strings_json(g->disk));
+    ready_json(o, g);
     if (composition_group_blackbox(g))
         program_json(o, g);
     cJSON_AddItemToObject(o, "params", cJSON_Duplicate(g->params, 1));
     return o;
+}
+
+/* A stage {stage, duration_ns, rounds} or an action {action, group,
+ * grace_ns}; 0 duration, rounds or grace (pause, unpause) as null. */
+static cJSON *
+stage_json(const struct composition *c, const struct composition_stage *st)
+{
+    static const char *const actions[] = {
+        [STAGE_RESTART] = "restart",
+        [STAGE_PAUSE] = "pause",
+        [STAGE_UNPAUSE] = "unpause",
+        [STAGE_STOP] = "stop",
+    };
+    cJSON *o = cJSON_CreateObject();
+    bool graced = st->kind == STAGE_RESTART || st->kind == STAGE_STOP;
+
+    if (st->kind == STAGE_RUN) {
+        cJSON_AddStringToObject(o, "stage", st->name);
+        if (st->rounds == 0)
+            add_int(o, "duration_ns", (long long)st->duration_ns);
+        else
+            cJSON_AddNullToObject(o, "duration_ns");
+        if (st->rounds != 0)
+            add_int(o, "rounds", (long long)st->rounds);
+        else
+            cJSON_AddNullToObject(o, "rounds");
+        return o;
+    }
+    cJSON_AddStringToObject(o, "action", actions[st->kind]);
+    cJSON_AddStringToObject(o, "group", c->groups[st->group].id);
+    if (graced)
+        add_int(o, "grace_ns", (long long)st->grace_ns);
+    else
+        cJSON_AddNullToObject(o, "grace_ns");
+    return o;
+}
+
+static cJSON *
+stages_json(const struct composition *c)
+{
+    cJSON *a = cJSON_CreateArray();
+
+    for (size_t i = 0; i < c->nstages; i++)
+        cJSON_AddItemToArray(a, stage_json(c, &c->stages[i]));
+    return a;
 }
 
 /* The ids of the groups that run their own program with test_params. */
@@ -183,6 +253,8 @@ composition_to_json(const struct composition *c)
     add_int(o, "total_instances", (long long)c->total_instances);
     cJSON_AddItemToObject(o, "run_config", run_config_json(c));
     cJSON_AddItemToObject(o, "profiles", profiles_json(c));
+    if (c->nstages > 0)
+        cJSON_AddItemToObject(o, "stages", stages_json(c));
     for (size_t i = 0; i < c->ngroups; i++)
         cJSON_AddItemToArray(groups, group_json(&c->groups[i]));
     cJSON_AddItemToObject(o, "groups", groups);

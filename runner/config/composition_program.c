@@ -54,17 +54,16 @@ static const struct {
      "set global.run_config.diagnostics_interval"},
 };
 
-/* A scalar with some text: not null, not empty. */
-static bool
-is_text(const struct ynode *v)
+bool
+composition__is_text(const struct ynode *v)
 {
     return v->kind == YNODE_SCALAR && v->len > 0 &&
            yamltree__scalar_type(v) != YSCALAR_NULL;
 }
 
-static int
-fail_got(const struct ynode *v, const char *path, const char *what,
-         struct err *err)
+int
+composition__fail_got(const struct ynode *v, const char *path, const char *what,
+                      struct err *err)
 {
     char got[128];
 
@@ -79,20 +78,21 @@ check_command(const struct ynode *v, const char *path, struct err *err)
 {
     char ipath[YAMLTREE_PATH_MAX];
 
-    if (is_text(v))
+    if (composition__is_text(v))
         return 0;
     if (v->kind != YNODE_SEQ || yamltree__len(v) == 0)
-        return fail_got(v, path,
-                        "a program and its arguments, [path, arg...], or "
-                        "one path",
-                        err);
+        return composition__fail_got(
+            v, path,
+            "a program and its arguments, [path, arg...], or "
+            "one path",
+            err);
     for (size_t i = 0; i < yamltree__len(v); i++)
-        if (!is_text(yamltree__val_at(v, i)))
-            return fail_got(yamltree__val_at(v, i),
-                            yamltree__path_index(ipath, path, i),
-                            "a non-empty string (one word of the command; "
-                            "no shell splits it)",
-                            err);
+        if (!composition__is_text(yamltree__val_at(v, i)))
+            return composition__fail_got(
+                yamltree__val_at(v, i), yamltree__path_index(ipath, path, i),
+                "a non-empty string (one word of the command; "
+                "no shell splits it)",
+                err);
     return 0;
 }
 
@@ -102,15 +102,16 @@ check_args(const struct ynode *v, const char *path, struct err *err)
     char ipath[YAMLTREE_PATH_MAX];
 
     if (v->kind != YNODE_SEQ)
-        return fail_got(v, path, "a list of arguments", err);
+        return composition__fail_got(v, path, "a list of arguments", err);
     for (size_t i = 0; i < yamltree__len(v); i++) {
         const struct ynode *a = yamltree__val_at(v, i);
 
         if (a->kind != YNODE_SCALAR || yamltree__scalar_type(a) == YSCALAR_NULL)
-            return fail_got(a, yamltree__path_index(ipath, path, i),
-                            "one argument (a string, number or bool; \"\" "
-                            "for an empty one)",
-                            err);
+            return composition__fail_got(
+                a, yamltree__path_index(ipath, path, i),
+                "one argument (a string, number or bool; \"\" "
+                "for an empty one)",
+                err);
     }
     return 0;
 }
@@ -196,15 +197,17 @@ valid_image_ref(const char *ref)
 static int
 check_image(const struct ynode *v, const char *path, struct err *err)
 {
-    if (!is_text(v))
-        return fail_got(v, path, "an image name such as memcached:1.6", err);
+    if (!composition__is_text(v))
+        return composition__fail_got(
+            v, path, "an image name such as memcached:1.6", err);
     if (valid_image_ref(v->str))
         return 0;
-    return fail_got(v, path,
-                    "a Docker image reference such as memcached:1.6 or "
-                    "registry:5000/team/app@sha256:<digest> (repository "
-                    "names are lowercase)",
-                    err);
+    return composition__fail_got(
+        v, path,
+        "a Docker image reference such as memcached:1.6 or "
+        "registry:5000/team/app@sha256:<digest> (repository "
+        "names are lowercase)",
+        err);
 }
 
 static bool
@@ -244,10 +247,11 @@ check_env(const struct ynode *v, const char *path, struct err *err)
 
         yamltree__path_key(kpath, path, k->str);
         if (!valid_env_name(k->str))
-            return fail_got(k, kpath,
-                            "a variable name (letters, digits and '_', not "
-                            "starting with a digit)",
-                            err);
+            return composition__fail_got(
+                k, kpath,
+                "a variable name (letters, digits and '_', not "
+                "starting with a digit)",
+                err);
         if ((why = reserved_why(k->str)) != NULL)
             return yamltree__fail(k, kpath, err,
                                   "testyard sets %s itself in every instance "
@@ -255,10 +259,11 @@ check_env(const struct ynode *v, const char *path, struct err *err)
                                   k->str, why);
         if (val->kind != YNODE_SCALAR ||
             yamltree__scalar_type(val) == YSCALAR_NULL)
-            return fail_got(val, kpath,
-                            "a value (a string, number or bool; \"\" for an "
-                            "empty one)",
-                            err);
+            return composition__fail_got(
+                val, kpath,
+                "a value (a string, number or bool; \"\" for an "
+                "empty one)",
+                err);
     }
     return 0;
 }
@@ -292,16 +297,19 @@ check_group_profiles(const struct ynode *p, const char *path,
         if ((*heap)->kind == YNODE_SCALAR &&
             strcmp((*heap)->str, heap_modes[i]) == 0)
             return 0;
-    return fail_got(*heap, kpath,
-                    "preload or off (a group's profiles.heap; the interval "
-                    "of periodic profiles is global.run.profiles.heap)",
-                    err);
+    return composition__fail_got(
+        *heap, kpath,
+        "preload or off (a group's profiles.heap; the interval "
+        "of periodic profiles is global.run.profiles.heap)",
+        err);
 }
 
 static int
 check_workdir(const struct ynode *v, const char *path, struct err *err)
 {
-    return is_text(v) ? 0 : fail_got(v, path, "a folder", err);
+    return composition__is_text(v)
+               ? 0
+               : composition__fail_got(v, path, "a folder", err);
 }
 
 /* A key of run read with its checker, into *out. */
@@ -521,8 +529,8 @@ resolve_workdir(const struct comp_load *l, struct composition_group *g,
             g->workdir = xstrdup(wd->v->str);
             return 0;
         }
-        return fail_got(wd->v, wd->path, "an absolute path in the container",
-                        err);
+        return composition__fail_got(wd->v, wd->path,
+                                     "an absolute path in the container", err);
     }
     g->workdir = from_composition(l, wd->v->str);
     if (path_is_dir(g->workdir))
