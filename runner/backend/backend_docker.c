@@ -53,8 +53,8 @@
 #include <string.h>
 #include <unistd.h>
 
-static void
-push_event(struct dk_backend *k, const struct backend_event *ev)
+void
+dk__push_event(struct dk_backend *k, const struct backend_event *ev)
 {
     char one = 1;
 
@@ -70,7 +70,7 @@ push_simple(struct dk_backend *k, enum backend_event_type type, int index,
     struct backend_event ev;
 
     backend__event_init(&ev, type, index, msg);
-    push_event(k, &ev);
+    dk__push_event(k, &ev);
 }
 
 bool
@@ -165,8 +165,10 @@ read_peak(struct dk_inst *di)
         di->peak = m.usage;
 }
 
+/* time_ns: the event's (0 when unknown); a `die` from before the last
+ * restart (an events stream replayed after a drop) is not this run's. */
 static void
-on_die(struct dk_backend *k, int index)
+on_die(struct dk_backend *k, int index, int64_t time_ns)
 {
     struct dk_inst *di = &k->insts[index];
     struct backend_event ev;
@@ -176,11 +178,13 @@ on_die(struct dk_backend *k, int index)
     bool oom;
 
     pthread_mutex_lock(&k->lock);
-    if (di->dead) {
+    if (di->dead || di->restarting ||
+        (time_ns > 0 && time_ns < di->run_since_ns)) {
         pthread_mutex_unlock(&k->lock);
         return;
     }
     di->dead = true;
+    di->paused = false;
     oom = di->oom;
     k->logs_pending++;
     pthread_mutex_unlock(&k->lock);
@@ -199,7 +203,7 @@ on_die(struct dk_backend *k, int index)
      * the orchestrator always hears of a start before the end. */
     pthread_mutex_lock(&k->lock);
     if (di->started) {
-        push_event(k, &ev);
+        dk__push_event(k, &ev);
     } else {
         di->exit_ev = ev;
         di->exit_held = true;
@@ -224,7 +228,7 @@ on_event(void *arg, const struct docker_event *ev)
     if (index >= 0 && strcmp(ev->action, "oom") == 0)
         read_peak(&k->insts[index]);
     if (index >= 0 && strcmp(ev->action, "die") == 0)
-        on_die(k, index);
+        on_die(k, index, ev->time_ns);
     return 0;
 }
 
@@ -392,7 +396,6 @@ static void
 start_index(struct dk_backend *k, size_t i)
 {
     struct dk_inst *di = &k->insts[i];
-    struct docker_state st;
     struct err e = {0};
     bool skip;
 
@@ -407,16 +410,33 @@ start_index(struct dk_backend *k, size_t i)
         push_simple(k, BACKEND_START_FAILED, (int)i, e.msg);
         return;
     }
+    dk__report_started(k, i);
+}
+
+void
+dk__report_started(struct dk_backend *k, size_t i)
+{
+    struct dk_inst *di = &k->insts[i];
+    struct docker_state st;
+    struct err e = {0};
+    char *cgdir = NULL;
+    enum ty__cgver ver = TY_CG_V1;
+    int pid = 0;
+
     if (docker_container_state(k->d, di->id, &st, &e) == 0)
-        di->pid = st.pid;
+        pid = st.pid;
+    if (pid > 0)
+        cgdir = container_cgroup(pid, di->id, &ver);
     pthread_mutex_lock(&k->lock);
-    if (di->pid > 0)
-        di->cgdir = container_cgroup(di->pid, di->id, &di->cgver);
+    di->pid = pid;
+    free(di->cgdir);
+    di->cgdir = cgdir;
+    di->cgver = ver;
     di->started = true;
     push_simple(k, BACKEND_STARTED, (int)i, NULL); /* before any exit */
     if (di->exit_held) {
         di->exit_held = false;
-        push_event(k, &di->exit_ev);
+        dk__push_event(k, &di->exit_ev);
     }
     pthread_mutex_unlock(&k->lock);
 }
@@ -587,7 +607,15 @@ dk_next_event(struct backend *b, struct backend_event *ev)
 
     while (read(k->notify[0], buf, sizeof(buf)) > 0)
         ;
-    return backend__queue_pop(&k->queue, ev) ? 1 : 0;
+    if (!backend__queue_pop(&k->queue, ev))
+        return 0;
+    if (ev->type == BACKEND_EXITED && ev->index >= 0 &&
+        (size_t)ev->index < k->n) {
+        pthread_mutex_lock(&k->lock);
+        k->insts[ev->index].ended_read = true;
+        pthread_mutex_unlock(&k->lock);
+    }
+    return 1;
 }
 
 static void
@@ -597,6 +625,7 @@ dk_stop(struct backend *b, int index, bool force)
     struct dk_inst *di;
     struct err e = {0};
     cleanup_free char *id = NULL;
+    bool paused;
 
     if (index < 0 || (size_t)index >= k->n)
         return;
@@ -605,6 +634,7 @@ dk_stop(struct backend *b, int index, bool force)
     di->stop_asked = true;
     if (di->started && !di->dead && di->id != NULL && !k->gone)
         id = xstrdup(di->id);
+    paused = di->paused;
     pthread_mutex_unlock(&k->lock);
     /* An engine that does not answer now would only hold the loop. */
     if (id != NULL && k->watch != NULL &&
@@ -612,6 +642,9 @@ dk_stop(struct backend *b, int index, bool force)
         log_debug("%s: not stopped: the engine does not answer", di->name);
         return;
     }
+    /* The engine kills no paused container. */
+    if (id != NULL && paused && dk__pause(b, index, false, &e) < 0)
+        log_debug("%s: unpause: %s", di->name, e.msg);
     if (id != NULL &&
         docker_container_kill(k->d, id, force ? "SIGKILL" : "SIGTERM", &e) < 0)
         log_debug("%s: kill: %s", di->name, e.msg);
@@ -689,6 +722,10 @@ static const struct backend_ops docker_ops = {
     .stop = dk_stop,
     .memory_cgroup = dk_memory_cgroup,
     .host_pid = dk_host_pid,
+    .restart = dk__restart,
+    .pause = dk__pause,
+    .address = dk__address,
+    .probe = dk__probe,
     .shutdown = dk__shutdown,
     .abort = dk__abort,
     .destroy = dk_destroy,

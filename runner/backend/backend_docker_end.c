@@ -187,6 +187,7 @@ dk__shutdown(struct backend *b)
     if (k->watch != NULL && docker_watch_down_since(k->watch) > 0)
         dk__engine_lost(k, NULL);
     join_workers(k);
+    dk__restarts_wait(k);
     wait_logs(k);
     k->logs_deadline = now_mono_ns() + (int64_t)DK_LOGS_WAIT_MS * 1000000;
     if (k->events_running) {

@@ -9,6 +9,8 @@
  *   backend_docker_spec.c  each container's environment, labels, binds
  *                          and HostConfig
  *   backend_docker_end.c   stopping, removing, an engine that went away
+ *   backend_docker_run.c   restart, pause, address and probe of a
+ *                          container that was started
  *
  * struct dk_backend owns every pointer in it; `lock` guards what its
  * comment says.
@@ -66,6 +68,11 @@ struct dk_inst {
     struct backend_event exit_ev;
     bool removed;
     char *cgdir; /* memory cgroup, from the pid at start */
+    bool ended_read;    /* its BACKEND_EXITED was handed out */
+    bool paused;        /* pause() froze it */
+    bool restarting;    /* a restart's thread has it */
+    int64_t run_since_ns; /* wall clock before its last restart's start:
+                           * a `die` from before is the last run's */
     enum ty__cgver cgver;
     int64_t peak; /* highest usage read by this backend, -1 */
 };
@@ -103,6 +110,7 @@ struct dk_backend {
     bool aborted;  /* abort(): no waiting for the engine to come back */
     bool shut;     /* shutdown() done */
     size_t logs_pending;
+    size_t restarts_running; /* restart threads not yet done */
     struct docker_watch *watch;
     int64_t logs_deadline; /* monotonic ns: followers are cut after it */
 
@@ -120,6 +128,21 @@ bool dk__is_aborted(struct dk_backend *k);
 /* The engine has been away for the grace period (msg NULL: shutdown()
  * gives up on its own): every call ends now, the orchestrator hears. */
 void dk__engine_lost(void *arg, const char *msg);
+
+/* After a (re)start of instance i: its pid and cgroup from inspect, and
+ * BACKEND_STARTED, then an exit heard meanwhile. */
+void dk__report_started(struct dk_backend *k, size_t i);
+/* A pushed event, and notify_fd woken. */
+void dk__push_event(struct dk_backend *k, const struct backend_event *ev);
+
+/* backend_docker_run.c: the interface's optional ops. */
+int dk__restart(struct backend *b, int index, struct err *err);
+int dk__pause(struct backend *b, int index, bool pause, struct err *err);
+int dk__address(struct backend *b, int index, char *buf, size_t size);
+int dk__probe(struct backend *b, int index, const char *const *argv,
+              int64_t timeout_ms, struct err *err);
+/* shutdown(): wait for the restart threads to be done. */
+void dk__restarts_wait(struct dk_backend *k);
 
 /* backend_docker_image.c: every group's image and the profiler's files,
  * before anything is created (fails with EXIT_UNAVAILABLE

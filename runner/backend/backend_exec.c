@@ -25,6 +25,18 @@
  * (run.env already merged); with profiles.heap: preload, the heap
  * profiler's absolute path goes first in LD_PRELOAD, before whatever
  * LD_PRELOAD that environment has.
+ *
+ * restart() runs an ended instance again as it first ran (the same argv,
+ * environment, folder, cgroup — kept until destroy — and the same steps
+ * between fork and exec), its output appended to the same logs, which
+ * the pump keeps between runs for the groups a stage restarts. pause()
+ * freezes the instance's cgroup where the kernel has cgroup.freeze (v2),
+ * else stops each of its processes (its cgroup's and its process
+ * group's) with SIGSTOP. probe() runs a command on the host as the
+ * instance would see it (proc_run_opts). The orchestrator reaps only the
+ * instances' own pids, so a probe's child is its caller's to wait for.
+ * Events pushed outside SIGCHLD (a restart's start) wake notify_fd through
+ * a pipe next to the signalfd, both under one epoll descriptor.
  */
 #include "backend/backend.h"
 
@@ -47,6 +59,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
@@ -58,6 +71,9 @@ struct exec_inst {
     pid_t pid;          /* 0 before start, -1 after reaped */
     struct cgroup *cg;  /* NULL without cgroups */
     int64_t oom_before; /* the cgroup's OOM count at start */
+    int slot;           /* its logs in the pump, -1 before */
+    bool ended_read;    /* its BACKEND_EXITED was handed out */
+    bool paused;
 };
 
 struct exec_backend {
@@ -65,6 +81,9 @@ struct exec_backend {
     struct backend_config cfg;
     struct cgroup_sys *cgs;
     int sigfd;
+    int wake[2]; /* events pushed outside SIGCHLD */
+    int epfd;    /* notify_fd: sigfd and wake[0] */
+    struct backend_instance *bis; /* copy of the array given to start_all */
     struct exec_inst *insts;
     size_t n;
     struct exec_guard *guard;   /* kills the groups if the coordinator dies */
@@ -85,6 +104,29 @@ push_simple(struct exec_backend *x, enum backend_event_type type, int index,
     backend__queue_push(&x->queue, &ev);
 }
 
+/* Make notify_fd readable for an event pushed outside SIGCHLD. */
+static void
+wake_up(struct exec_backend *x)
+{
+    char one = 1;
+
+    if (write(x->wake[1], &one, 1) < 0 && errno != EAGAIN)
+        log_warn("exec backend: notify");
+}
+
+/* Whether a stage restarts the instance's group: its logs are then kept
+ * between its runs. */
+static bool
+group_restarts(const struct composition *c, const char *group)
+{
+    for (size_t i = 0; c != NULL && i < c->nstages; i++)
+        if (c->stages[i].kind == STAGE_RESTART &&
+            c->stages[i].group < c->ngroups &&
+            strcmp(c->groups[c->stages[i].group].id, group) == 0)
+            return true;
+    return false;
+}
+
 static bool
 some_preload(const struct composition *c)
 {
@@ -92,6 +134,22 @@ some_preload(const struct composition *c)
         if (c->groups[i].heap_preload)
             return true;
     return false;
+}
+
+static int
+make_notify(struct exec_backend *x, struct err *err)
+{
+    struct epoll_event ev = {.events = EPOLLIN};
+
+    if (pipe2(x->wake, O_NONBLOCK | O_CLOEXEC) < 0)
+        return err_sys(err, errno, "pipe");
+    x->epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (x->epfd < 0)
+        return err_sys(err, errno, "epoll_create1");
+    if (epoll_ctl(x->epfd, EPOLL_CTL_ADD, x->sigfd, &ev) < 0 ||
+        epoll_ctl(x->epfd, EPOLL_CTL_ADD, x->wake[0], &ev) < 0)
+        return err_sys(err, errno, "epoll_ctl");
+    return 0;
 }
 
 static int
@@ -111,37 +169,61 @@ exec_prepare(struct backend *b, struct err *err)
     x->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
     if (x->sigfd < 0)
         return err_sys(err, errno, "signalfd");
+    if (make_notify(x, err) < 0)
+        return -1;
     x->pump = logpump__new(err);
     return x->pump ? 0 : -1;
 }
 
+static int
+make_pipes(int out[2], int errp[2], struct err *err)
+{
+    if (pipe2(out, O_CLOEXEC) < 0)
+        return err_sys(err, errno, "pipe");
+    if (pipe2(errp, O_CLOEXEC) < 0) {
+        close(out[0]);
+        close(out[1]);
+        return err_sys(err, errno, "pipe");
+    }
+    return 0;
+}
+
 /* The instance's folder, made beneath the run folder without following a
  * link, and its capped logs with a pipe for each stream: out[0] and
- * err[0] are read by the pump, the write ends go to the child. */
+ * err[0] are read by the pump, the write ends go to the child. On a
+ * restart the pump's entry gets the new pipes and appends. */
 static int
 open_outputs(struct exec_backend *x, const struct backend_instance *in,
              int out[2], int errp[2], struct err *err)
 {
+    struct exec_inst *ei = &x->insts[in->index];
     cleanup_free char *rel = xasprintf("%s/%d", in->group, in->group_index);
-    int d = fsat_dir(x->cfg.run_fd, rel, true, 0755, err);
     struct instlog *log;
+    int d;
 
-    if (d < 0)
+    if (ei->slot >= 0) {
+        if (make_pipes(out, errp, err) < 0)
+            return -1;
+        if (logpump__restart(x->pump, ei->slot, out[0], errp[0], err) == 0)
+            return 0;
+        close(out[1]);
+        close(errp[1]);
+        return -1;
+    }
+    if ((d = fsat_dir(x->cfg.run_fd, rel, true, 0755, err)) < 0)
         return -1;
     close(d);
     log = instlog_open(x->cfg.run_fd, in->group, in->group_index, in->log_limit,
                        err);
     if (log == NULL)
         return -1;
-    if (pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
-        if (out[0] >= 0) {
-            close(out[0]);
-            close(out[1]);
-        }
+    if (make_pipes(out, errp, err) < 0) {
         instlog_destroy(&log);
-        return err_sys(err, errno, "pipe");
+        return -1;
     }
-    if (logpump__add(x->pump, out[0], errp[0], log, rel, err) < 0) {
+    ei->slot = logpump__add(x->pump, out[0], errp[0], log, rel,
+                            group_restarts(x->cfg.comp, in->group), err);
+    if (ei->slot < 0) {
         close(out[0]);
         close(out[1]);
         close(errp[0]);
@@ -231,9 +313,11 @@ make_cgroup(struct exec_backend *x, const struct backend_instance *in,
                           err);
 }
 
+/* Fork and exec the instance (its cgroup made already), for its first
+ * run and each restart. */
 static int
-start_one(struct exec_backend *x, const struct backend_instance *in,
-          struct err *err)
+spawn(struct exec_backend *x, const struct backend_instance *in,
+      struct err *err)
 {
     struct exec_inst *ei = &x->insts[in->index];
     const char *bin = program(x, in);
@@ -242,11 +326,6 @@ start_one(struct exec_backend *x, const struct backend_instance *in,
     pid_t pid, parent;
     int e;
 
-    if (mkdir_p(in->tempdir, err) < 0)
-        return -1;
-    ei->cg = make_cgroup(x, in, err);
-    if (ei->cg == NULL && cgroup_sys_usable(x->cgs))
-        return -1;
     ei->oom_before = ei->cg ? cgroup__oom_kills(ei->cg) : -1;
     if (open_outputs(x, in, out, errp, err) < 0)
         return -1;
@@ -283,14 +362,32 @@ start_one(struct exec_backend *x, const struct backend_instance *in,
 }
 
 static int
+start_one(struct exec_backend *x, const struct backend_instance *in,
+          struct err *err)
+{
+    struct exec_inst *ei = &x->insts[in->index];
+
+    if (mkdir_p(in->tempdir, err) < 0)
+        return -1;
+    ei->cg = make_cgroup(x, in, err);
+    if (ei->cg == NULL && cgroup_sys_usable(x->cgs))
+        return -1;
+    return spawn(x, in, err);
+}
+
+static int
 exec_start_all(struct backend *b, const struct backend_instance *insts,
                size_t n, struct err *err)
 {
     struct exec_backend *x = (struct exec_backend *)b;
     struct err ge = {0};
 
+    x->bis = xcalloc(n, sizeof(*x->bis));
+    memcpy(x->bis, insts, n * sizeof(*insts));
     x->insts = xcalloc(n, sizeof(*x->insts));
     x->n = n;
+    for (size_t i = 0; i < n; i++)
+        x->insts[i].slot = -1;
     x->guard = exec_guard__new(n, &ge);
     if (x->guard == NULL)
         log_warnx("instances may outlive a killed coordinator: %s", ge.msg);
@@ -309,16 +406,7 @@ exec_start_all(struct backend *b, const struct backend_instance *insts,
 static int
 exec_notify_fd(struct backend *b)
 {
-    return ((struct exec_backend *)b)->sigfd;
-}
-
-static int
-find_pid(const struct exec_backend *x, pid_t pid)
-{
-    for (size_t i = 0; i < x->n; i++)
-        if (x->insts[i].pid == pid)
-            return (int)i;
-    return -1;
+    return ((struct exec_backend *)b)->epfd;
 }
 
 static void
@@ -333,25 +421,28 @@ reaped(struct exec_backend *x, int index, int status)
     if (ei->cg != NULL)
         ev.oom = cgroup__oom_kills(ei->cg) > ei->oom_before;
     ei->pid = -1;
+    ei->paused = false;
     exec_guard__set(x->guard, (size_t)index, 0);
     backend__queue_push(&x->queue, &ev);
 }
 
+/* Only the instances' own pids: a probe's child is its caller's to wait
+ * for (waitpid(-1) here would take it from under probe()). */
 static void
 reap_children(struct exec_backend *x)
 {
     struct signalfd_siginfo si;
+    char buf[64];
     int status;
-    pid_t pid;
 
     while (read(x->sigfd, &si, sizeof(si)) > 0)
         ;
-    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-        int index = find_pid(x, pid);
-
-        if (index >= 0)
-            reaped(x, index, status);
-    }
+    while (read(x->wake[0], buf, sizeof(buf)) > 0)
+        ;
+    for (size_t i = 0; i < x->n; i++)
+        if (x->insts[i].pid > 0 &&
+            waitpid(x->insts[i].pid, &status, WNOHANG) == x->insts[i].pid)
+            reaped(x, (int)i, status);
 }
 
 static int
@@ -361,7 +452,44 @@ exec_next_event(struct backend *b, struct backend_event *ev)
 
     if (backend__queue_empty(&x->queue))
         reap_children(x);
-    return backend__queue_pop(&x->queue, ev) ? 1 : 0;
+    if (!backend__queue_pop(&x->queue, ev))
+        return 0;
+    if (ev->type == BACKEND_EXITED && ev->index >= 0 &&
+        (size_t)ev->index < x->n)
+        x->insts[ev->index].ended_read = true;
+    return 1;
+}
+
+/* Each process of the instance: its cgroup's (what left the process group
+ * too) and its process group's (where there is no cgroup). */
+static void
+signal_all(const struct exec_inst *ei, int sig)
+{
+    if (ei->cg != NULL)
+        (void)cgroup__signal_all(ei->cg, sig);
+    kill(-ei->pid, sig);
+}
+
+static int
+exec_pause(struct backend *b, int index, bool pause, struct err *err)
+{
+    struct exec_backend *x = (struct exec_backend *)b;
+    struct exec_inst *ei;
+    struct err fe = {0};
+
+    if (index < 0 || (size_t)index >= x->n)
+        return err_set(err, EINVAL, "no instance %d", index);
+    ei = &x->insts[index];
+    if (ei->pid <= 0)
+        return err_set(err, EBUSY, "instance %d is not running", index);
+    if (ei->cg == NULL || cgroup__freeze(ei->cg, pause, &fe) < 0) {
+        /* Twice: a process forked while the first pass went is caught by
+         * the second. */
+        signal_all(ei, pause ? SIGSTOP : SIGCONT);
+        signal_all(ei, pause ? SIGSTOP : SIGCONT);
+    }
+    ei->paused = pause;
+    return 0;
 }
 
 static void
@@ -378,6 +506,8 @@ exec_stop(struct backend *b, int index, bool force)
     kill(-ei->pid, force ? SIGKILL : SIGTERM);
     if (force && ei->cg != NULL)
         cgroup__kill_all(ei->cg, NULL);
+    if (ei->paused) /* a stopped process would not act on SIGTERM */
+        (void)exec_pause(b, index, false, NULL);
 }
 
 static char *
@@ -399,6 +529,94 @@ exec_host_pid(struct backend *b, int index)
     if (index < 0 || (size_t)index >= x->n || x->insts[index].pid <= 0)
         return 0;
     return x->insts[index].pid;
+}
+
+static int
+exec_restart(struct backend *b, int index, struct err *err)
+{
+    struct exec_backend *x = (struct exec_backend *)b;
+    struct exec_inst *ei;
+    struct err e = {0};
+
+    if (index < 0 || (size_t)index >= x->n)
+        return err_set(err, EINVAL, "no instance %d", index);
+    ei = &x->insts[index];
+    if (ei->pid >= 0 || !ei->ended_read)
+        return err_set(err, EBUSY, "instance %d has not ended", index);
+    ei->ended_read = false;
+    if (spawn(x, &x->bis[index], &e) < 0) {
+        push_simple(x, BACKEND_START_FAILED, index, e.msg);
+        ei->ended_read = true; /* it may be tried again */
+    } else {
+        push_simple(x, BACKEND_STARTED, index, NULL);
+    }
+    wake_up(x);
+    return 0;
+}
+
+static int
+exec_address(struct backend *b, int index, char *buf, size_t size)
+{
+    struct exec_backend *x = (struct exec_backend *)b;
+
+    if (index < 0 || (size_t)index >= x->n)
+        return -1;
+    snprintf(buf, size, "127.0.0.1");
+    return 0;
+}
+
+/* prog as execve takes it: itself when it names a path, else the first
+ * executable of that name in the instance's PATH (the usual one when it
+ * has none). Caller frees. */
+static char *
+find_program(const char *prog, char *const *env)
+{
+    const char *path = strv_getenv(env, "PATH");
+
+    if (strchr(prog, '/') != NULL)
+        return xstrdup(prog);
+    if (path == NULL || *path == '\0')
+        path = "/usr/local/bin:/usr/bin:/bin";
+    for (const char *p = path; *p != '\0';) {
+        size_t len = strcspn(p, ":");
+        char *cand = xasprintf("%.*s/%s", (int)len, len ? p : ".", prog);
+
+        if (access(cand, X_OK) == 0)
+            return cand;
+        free(cand);
+        p += len;
+        if (*p == ':')
+            p++;
+    }
+    return xstrdup(prog);
+}
+
+/* On the calling thread (the runner's probe thread): proc_run_opts waits
+ * for its own child's pid, and kills its process group at the deadline. */
+static int
+exec_probe(struct backend *b, int index, const char *const *argv,
+           int64_t timeout_ms, struct err *err)
+{
+    struct exec_backend *x = (struct exec_backend *)b;
+    const struct backend_instance *in;
+    struct strvec av = {0};
+    struct proc_opts o = {.group = true};
+    int rc;
+
+    if (index < 0 || (size_t)index >= x->n || argv == NULL || argv[0] == NULL)
+        return err_set(err, EINVAL, "no instance %d or no command", index);
+    in = &x->bis[index];
+    o.env = in->env;
+    o.cwd = in->workdir ? in->workdir : in->tempdir;
+    o.timeout_ms = timeout_ms > INT32_MAX ? INT32_MAX : (int)timeout_ms;
+    if (o.timeout_ms <= 0)
+        o.timeout_ms = 1;
+    strvec_push_owned(&av, find_program(argv[0], in->env));
+    for (size_t i = 1; argv[i] != NULL; i++)
+        strvec_push(&av, argv[i]);
+    rc = proc_run_opts(av.v, &o, NULL, err);
+    strvec_release(&av);
+    return rc;
 }
 
 /* Kill what is still running, wait for it, and remove the cgroups. */
@@ -424,7 +642,13 @@ exec_destroy(struct backend *b)
     free(x->heap_lib);
     if (x->sigfd >= 0)
         close(x->sigfd);
+    if (x->epfd >= 0)
+        close(x->epfd);
+    for (int i = 0; i < 2; i++)
+        if (x->wake[i] >= 0)
+            close(x->wake[i]);
     free(x->insts);
+    free(x->bis);
     backend__queue_release(&x->queue);
     free(x);
 }
@@ -437,6 +661,10 @@ static const struct backend_ops exec_ops = {
     .stop = exec_stop,
     .memory_cgroup = exec_memory_cgroup,
     .host_pid = exec_host_pid,
+    .restart = exec_restart,
+    .pause = exec_pause,
+    .address = exec_address,
+    .probe = exec_probe,
     .destroy = exec_destroy,
 };
 
@@ -452,6 +680,8 @@ backend_exec_new(const struct backend_config *cfg, struct err *err)
     snprintf(x->base.sync_host, sizeof(x->base.sync_host), "127.0.0.1");
     x->cfg = *cfg;
     x->sigfd = -1;
+    x->epfd = -1;
+    x->wake[0] = x->wake[1] = -1;
     backend__queue_init(&x->queue);
     return &x->base;
 }

@@ -461,10 +461,10 @@ cgroup__oom_kills(const struct cgroup *cg)
         cg->dir[0], ty__cgroup_file(cg->ver, TY_CGF_EVENTS), "oom_kill");
 }
 
-/* SIGKILL each pid listed in procs; returns how many were listed, or
+/* sig to each pid listed in procs; returns how many were listed, or
  * -errno when the file cannot be read. */
 static int
-kill_listed(const char *procs)
+signal_listed(const char *procs, int sig)
 {
     struct err e = {0};
     cleanup_free char *buf = file_read(procs, 64 << 20, NULL, &e);
@@ -479,7 +479,7 @@ kill_listed(const char *procs)
         if (end == p)
             break;
         if (pid > 0) {
-            kill((pid_t)pid, SIGKILL);
+            kill((pid_t)pid, sig);
             n++;
         }
         p = end;
@@ -509,7 +509,7 @@ cgroup__kill_all(const struct cgroup *cg, struct err *err)
     if (cg->ver == TY_CG_V2 && cgroup__file_in(cg->dir[0], "cgroup.kill"))
         (void)write_file(cg->dir[0], "cgroup.kill", "1", NULL);
     for (int waited = 0; waited < KILL_WAIT_MS; waited++) {
-        n = kill_listed(cg->procs[0]);
+        n = signal_listed(cg->procs[0], SIGKILL);
         if (n == 0 || n == -ENOENT)
             return 0;
         if (n < 0)
@@ -518,6 +518,22 @@ cgroup__kill_all(const struct cgroup *cg, struct err *err)
     }
     return err_set(err, EBUSY, "%s: %d processes still there after SIGKILL",
                    cg->dir[0], n);
+}
+
+int
+cgroup__signal_all(const struct cgroup *cg, int sig)
+{
+    int n = signal_listed(cg->procs[0], sig);
+
+    return n < 0 ? -1 : n;
+}
+
+int
+cgroup__freeze(const struct cgroup *cg, bool freeze, struct err *err)
+{
+    if (cg->ver != TY_CG_V2 || !cgroup__file_in(cg->dir[0], "cgroup.freeze"))
+        return err_set(err, ENOTSUP, "%s: no cgroup.freeze", cg->dir[0]);
+    return write_file(cg->dir[0], "cgroup.freeze", freeze ? "1" : "0", err);
 }
 
 /* rmdir, waiting while the kernel finishes tearing exited tasks down. */

@@ -102,6 +102,13 @@ int cgroup__nprocs(const struct cgroup *cg);
  * has it, else each pid of cgroup.procs, again until none is left) and wait
  * up to a second for them to be gone. */
 int cgroup__kill_all(const struct cgroup *cg, struct err *err);
+/* Send sig to every process in the cgroup now; how many there were, or
+ * -1 when its list cannot be read. */
+int cgroup__signal_all(const struct cgroup *cg, int sig);
+/* Freeze (or thaw) every process in the cgroup through cgroup.freeze
+ * (v2, Linux 5.2); ENOTSUP where there is none (v1: this module makes no
+ * freezer cgroups), and the caller stops the processes another way. */
+int cgroup__freeze(const struct cgroup *cg, bool freeze, struct err *err);
 /* Remove the cgroup's directories and then its parents up to and including
  * CGROUP_BASE, leaving parents that other cgroups still use. Fails with
  * EBUSY while processes remain in it. */

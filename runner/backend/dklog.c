@@ -241,6 +241,36 @@ dklog__finish(struct dklog *l, const char *id, int64_t deadline_ns)
     pthread_mutex_unlock(&l->mu);
 }
 
+int
+dklog__restart(struct dklog *l, const char *id, struct err *err)
+{
+    int64_t until = now_mono_ns() + (int64_t)DKLOG_ATTACH_WAIT_S * 1000000000;
+
+    if (l == NULL)
+        return 0;
+    pthread_mutex_lock(&l->mu);
+    while (l->claimed && !l->done && now_mono_ns() < until) {
+        pthread_mutex_unlock(&l->mu);
+        usleep(10000);
+        pthread_mutex_lock(&l->mu);
+    }
+    pthread_mutex_unlock(&l->mu);
+    if (l->following)
+        join_follower(l);
+    if (instlog_resume(l->log, err) < 0)
+        return -1;
+    pthread_mutex_lock(&l->mu);
+    l->attached = 0;
+    l->claimed = l->done = false;
+    pthread_mutex_unlock(&l->mu);
+    free(l->id);
+    l->id = NULL;
+    docker_cancel_destroy(&l->cancel);
+    l->cancel = docker_cancel_new();
+    (void)dklog__attach(l, id);
+    return 0;
+}
+
 void
 dklog__destroy(struct dklog **lp)
 {

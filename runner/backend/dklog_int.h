@@ -43,6 +43,11 @@ void dklog__exited(struct dklog *l, const char *id);
  * wait for the follower until deadline_ns (monotonic) and then cut it, or
  * copy; the files are in place afterwards. */
 void dklog__finish(struct dklog *l, const char *id, int64_t deadline_ns);
+/* The container id was started again (its last run's end was heard):
+ * once what that run wrote is in place (waited for, bounded), take what
+ * the new run writes after it (instlog_resume) through a new follower;
+ * call before the start, as dklog__attach. */
+int dklog__restart(struct dklog *l, const char *id, struct err *err);
 void dklog__destroy(struct dklog **l);
 
 #endif

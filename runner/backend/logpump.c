@@ -29,6 +29,7 @@ struct pump_ent {
     struct instlog *log;
     char *label;
     bool warned; /* a write failed and was said */
+    bool keep;   /* the log stays for a restart after the pipes end */
 };
 
 struct logpump {
@@ -58,7 +59,8 @@ ent_finish(struct pump_ent *e)
         log_warnx("%s", err.msg);
         err_output_note(&err);
     }
-    instlog_destroy(&e->log);
+    if (!e->keep)
+        instlog_destroy(&e->log);
 }
 
 /* Read what fd has; end of file or an error closes it. */
@@ -172,33 +174,86 @@ logpump__new(struct err *err)
     return p;
 }
 
-int
-logpump__add(struct logpump *p, int out_fd, int err_fd, struct instlog *log,
-             const char *label, struct err *err)
+static int
+set_pipes(const int fds[2], const char *label, struct err *err)
 {
-    char one = 1;
-    int fds[2] = {out_fd, err_fd};
-
     for (int s = 0; s < 2; s++) {
         (void)fcntl(fds[s], F_SETPIPE_SZ, PUMP_PIPE_SIZE);
         if (fcntl(fds[s], F_SETFL, O_NONBLOCK) < 0)
             return err_sys(err, errno, "%s: log pipe", label);
     }
-    pthread_mutex_lock(&p->mu);
-    xgrow(&p->ents, &p->cap, p->n + 1, sizeof(*p->ents));
-    p->ents[p->n++] = (struct pump_ent){
-        .fd = {out_fd, err_fd}, .log = log, .label = xstrdup(label)};
-    pthread_mutex_unlock(&p->mu);
+    return 0;
+}
+
+static void
+wake(struct logpump *p)
+{
+    char one = 1;
+
     if (write(p->wake[1], &one, 1) < 0 && errno != EAGAIN)
         log_warn("log pump: wake");
-    return 0;
+}
+
+int
+logpump__add(struct logpump *p, int out_fd, int err_fd, struct instlog *log,
+             const char *label, bool keep, struct err *err)
+{
+    int fds[2] = {out_fd, err_fd};
+    int slot;
+
+    if (set_pipes(fds, label, err) < 0)
+        return -1;
+    pthread_mutex_lock(&p->mu);
+    xgrow(&p->ents, &p->cap, p->n + 1, sizeof(*p->ents));
+    slot = (int)p->n;
+    p->ents[p->n++] = (struct pump_ent){.fd = {out_fd, err_fd},
+                                        .log = log,
+                                        .label = xstrdup(label),
+                                        .keep = keep};
+    pthread_mutex_unlock(&p->mu);
+    wake(p);
+    return slot;
+}
+
+int
+logpump__restart(struct logpump *p, int slot, int out_fd, int err_fd,
+                 struct err *err)
+{
+    struct pump_ent *e;
+    int fds[2] = {out_fd, err_fd};
+    int rc = -1;
+
+    pthread_mutex_lock(&p->mu);
+    e = &p->ents[slot];
+    for (int s = 0; s < 2; s++)
+        if (e->fd[s] >= 0) {
+            drain(p, e, s);
+            if (e->fd[s] >= 0)
+                close(e->fd[s]);
+            e->fd[s] = -1;
+        }
+    if (!e->keep || e->log == NULL)
+        err_set(err, EINVAL, "%s: its logs were not kept", e->label);
+    else if (set_pipes(fds, e->label, err) == 0 &&
+             instlog_resume(e->log, err) == 0)
+        rc = 0;
+    if (rc == 0) {
+        e->fd[0] = out_fd;
+        e->fd[1] = err_fd;
+        e->warned = false;
+    } else {
+        close(out_fd);
+        close(err_fd);
+    }
+    pthread_mutex_unlock(&p->mu);
+    wake(p);
+    return rc;
 }
 
 void
 logpump__destroy(struct logpump **pp, int drain_ms)
 {
     struct logpump *p = pp ? *pp : NULL;
-    char one = 1;
 
     if (p == NULL)
         return;
@@ -206,11 +261,12 @@ logpump__destroy(struct logpump **pp, int drain_ms)
     p->stop = true;
     p->stop_by_ns = now_mono_ns() + (int64_t)drain_ms * 1000000;
     pthread_mutex_unlock(&p->mu);
-    if (write(p->wake[1], &one, 1) < 0 && errno != EAGAIN)
-        log_warn("log pump: wake");
+    wake(p);
     pthread_join(p->thread, NULL);
-    for (size_t i = 0; i < p->n; i++)
+    for (size_t i = 0; i < p->n; i++) {
         free(p->ents[i].label);
+        instlog_destroy(&p->ents[i].log);
+    }
     free(p->ents);
     close(p->wake[0]);
     close(p->wake[1]);

@@ -312,6 +312,47 @@ instlog_finish(struct instlog *l, struct err *err)
     return rc;
 }
 
+/* A file in the runner's folder again for the stream, holding what its
+ * descriptor holds: the file now in the instance's folder, or the ring a
+ * cut file was laid out from (replaced by its laid-out form, it is still
+ * open here), so its offsets still work. */
+static int
+cap_resume(struct instlog *l, struct capfile *c, int priv, struct err *err)
+{
+    uint64_t cap = c->head + c->tail;
+    uint64_t len = c->total < cap ? c->total : cap;
+    cleanup_free char *buf = xmalloc(COPY_CHUNK);
+    int fd = fsat_open(priv, c->name, O_RDWR | O_CREAT | O_TRUNC, 0644, err);
+
+    if (fd < 0)
+        return -1;
+    if (copy_head(c, len, fd, buf) < 0) {
+        err_sys(err, errno ? errno : EIO, "%s/%s", l->priv, c->name);
+        close(fd);
+        return -1;
+    }
+    close(c->fd);
+    c->fd = fd;
+    return 0;
+}
+
+int
+instlog_resume(struct instlog *l, struct err *err)
+{
+    cleanup_close int priv = -1;
+
+    if (!l->finished)
+        return 0;
+    priv = fsat_dir(l->run_fd, l->priv, true, 0700, err);
+    if (priv < 0)
+        return err_prefix(err, "the logs of %s", l->inst);
+    for (int i = 0; i < 2; i++)
+        if (l->f[i].error == 0 && cap_resume(l, &l->f[i], priv, err) < 0)
+            return err_prefix(err, "the logs of %s", l->inst);
+    l->finished = false;
+    return 0;
+}
+
 void
 instlog_destroy(struct instlog **lp)
 {

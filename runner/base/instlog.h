@@ -38,6 +38,12 @@ int instlog_write(struct instlog *l, int stream, const void *data, size_t len,
 /* Lay out what was cut and move both files into the instance's folder
  * (made when missing). Idempotent. */
 int instlog_finish(struct instlog *l, struct err *err);
+/* After instlog_finish, take bytes again for an instance started anew:
+ * each stream goes on where it stopped (the cap counts what came before),
+ * in a file back in the runner's folder; the next instlog_finish puts the
+ * whole stream in place over the one it put there before. A no-op when
+ * not finished. */
+int instlog_resume(struct instlog *l, struct err *err);
 /* Bytes offered to a stream so far (kept or cut). */
 uint64_t instlog_total(const struct instlog *l, int stream);
 /* Close (without finishing: unfinished files stay in .runner); NULL-safe,

@@ -234,6 +234,10 @@ int docker_container_logs_to_fds(struct docker *d, const char *id,
  * is not running fails with err->code EBUSY. */
 int docker_container_kill(struct docker *d, const char *id, const char *signal,
                           struct err *err);
+/* POST /containers/{id}/pause (pause) or /unpause (!pause): freeze or
+ * thaw every process of the container. */
+int docker_container_pause(struct docker *d, const char *id, bool pause,
+                           struct err *err);
 /* DELETE /containers/{id}?v=1[&force=1] (force kills a running one). */
 int docker_container_remove(struct docker *d, const char *id, bool force,
                             struct err *err);
@@ -242,6 +246,27 @@ int docker_container_remove(struct docker *d, const char *id, bool force,
  * engine's array. */
 cJSON *docker_container_list(struct docker *d, const char *const *labels,
                              bool all, struct err *err);
+
+/* --- exec ------------------------------------------------------------- */
+
+/* POST /containers/{id}/exec: a command (argv, NULL-terminated) to run in
+ * the running container as user ("uid[:gid]", NULL = the container's),
+ * its output not attached; *exec_id gets its id. */
+int docker_exec_create(struct docker *d, const char *id,
+                       const char *const *argv, const char *user,
+                       char **exec_id, struct err *err);
+/* POST /exec/{id}/start, detached: it runs on its own. */
+int docker_exec_start(struct docker *d, const char *exec_id, struct err *err);
+/* GET /exec/{id}/json: whether it ended (it ran and its ExitCode is
+ * known), its exit code then, and its pid as the host sees it (0 when
+ * unknown). */
+struct docker_exec_state {
+    bool ended;
+    int exit_code;
+    int pid;
+};
+int docker_exec_inspect(struct docker *d, const char *exec_id,
+                        struct docker_exec_state *st, struct err *err);
 
 /* --- networks ---------------------------------------------------------- */
 

@@ -1,7 +1,7 @@
 /*
  * docker_containers.c — container endpoints of the Docker client: the
  * create body from a struct docker_container_spec, create, start, wait,
- * inspect (raw and as a struct docker_state), kill, remove and list.
+ * inspect (raw and as a struct docker_state), kill, pause, remove and list.
  * Logs are in docker_logs.c.
  */
 #include "docker/docker_int.h"
@@ -261,6 +261,17 @@ docker_container_kill(struct docker *d, const char *id, const char *signal,
 
     docker__resp_release(&resp);
     return rc;
+}
+
+int
+docker_container_pause(struct docker *d, const char *id, bool pause,
+                       struct err *err)
+{
+    cleanup_free char *eid = docker__esc_path(id);
+    cleanup_free char *path =
+        xasprintf("/containers/%s/%s", eid, pause ? "pause" : "unpause");
+
+    return docker__call_simple(d, "POST", path, NULL, err);
 }
 
 int

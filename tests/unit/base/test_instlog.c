@@ -147,10 +147,59 @@ t_replaces_planted_link(void)
     free(root);
 }
 
+/* A restarted instance's logs: appended to what the first run wrote, the
+ * cap counting both runs, under the limit and past it. */
+static void
+t_resume_appends(void)
+{
+    const char *tmp = th_tmpdir();
+    struct err err = {0};
+    int fd = fsat_root(tmp, &err);
+    struct instlog *l = instlog_open(fd, "g", 0, 8192, &err);
+    uint64_t total;
+    size_t len;
+    char *s, *m;
+
+    CHECK(instlog_write(l, 1, "first\n", 6, &err) == 0);
+    CHECK_MSG(instlog_finish(l, &err) == 0, "%s", err.msg);
+    s = slurp(tmp, "g/0/run.out", &len);
+    CHECK_EQ_STR(s, "first\n");
+    free(s);
+    CHECK_MSG(instlog_resume(l, &err) == 0, "%s", err.msg);
+    CHECK(instlog_write(l, 1, "second\n", 7, &err) == 0);
+    CHECK(instlog_write(l, 2, "err2\n", 5, &err) == 0);
+    CHECK_MSG(instlog_finish(l, &err) == 0, "%s", err.msg);
+    s = slurp(tmp, "g/0/run.out", &len);
+    CHECK_EQ_STR(s, "first\nsecond\n");
+    free(s);
+    s = slurp(tmp, "g/0/run.err", &len);
+    CHECK_EQ_STR(s, "err2\n");
+    free(s);
+    /* Past the limit, then once more: the head is the first run's, the
+     * tail the last run's, the marker counts what came in between. */
+    CHECK(instlog_resume(l, &err) == 0);
+    total = 13 + flood(l, 5000);
+    CHECK_MSG(instlog_finish(l, &err) == 0, "%s", err.msg);
+    CHECK(instlog_resume(l, &err) == 0);
+    CHECK(instlog_write(l, 1, "third\n", 6, &err) == 0);
+    CHECK_EQ_INT(instlog_total(l, 1), total + 6);
+    CHECK_MSG(instlog_finish(l, &err) == 0, "%s", err.msg);
+    s = slurp(tmp, "g/0/run.out", &len);
+    CHECK(len <= 8192 + 128);
+    CHECK(strncmp(s, "first\nsecond\nline 0\n", 20) == 0);
+    CHECK(strcmp(s + len - 17, "\nline 4999\nthird\n") == 0);
+    m = strstr(s, "\n[testyard: ");
+    CHECK(m != NULL);
+    free(s);
+    instlog_destroy(&l);
+    close(fd);
+}
+
 static const struct th_case cases[] = {
     {"under_limit_whole", t_under_limit_whole},
     {"head_tail_marker", t_head_tail_marker},
     {"replaces_planted_link", t_replaces_planted_link},
+    {"resume_appends", t_resume_appends},
     {NULL, NULL},
 };
 
