@@ -88,6 +88,8 @@ struct ty {
     char *fail_reason;    /* set by ty_fail() */
     pthread_mutex_t lock; /* guards errmsg and the sync connection */
 
+    int ready; /* ty_ready sent its event (read with __atomic builtins) */
+
     struct ty__conn *conn;       /* NULL when no coordinator */
     struct ty__metrics *metrics; /* ty_metrics.c */
     struct ty__heapctl *heapctl; /* ty_heapctl.c */
@@ -116,6 +118,12 @@ int ty__output_append(struct ty *ty, const char *name, const char *data,
 /* Emit an event: one JSON line on stdout and, when connected, to the sync
  * service. Takes ownership of ev. */
 void ty__event(struct ty *ty, cJSON *ev);
+
+/* SIGTERM (ty_stop.c): ty_main installs the handler; ty_load_run counts
+ * itself in and out (+1, -1) and ends its load once a stop was asked. */
+void ty__stop_install(void);
+void ty__stop_load(int delta);
+bool ty__stop_asked(void);
 
 /* Module hooks called by ty_main. */
 int ty__sync_connect(struct ty *ty);

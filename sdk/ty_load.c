@@ -19,8 +19,10 @@
  *
  * Workers are the calling thread and concurrency - 1 threads made here;
  * each keeps the caller's signal mask, as a thread of the plan would.
- * Every wait is a sleep of at most WAIT_SLICE_NS, so *stop and the end are
- * seen within that.
+ * Every wait is a sleep of at most WAIT_SLICE_NS, so *stop, a SIGTERM
+ * (ty_stop.c) and the end are seen within that. A load with no duration,
+ * cycles or stop lasts until the coordinator stops the instance or 2 s
+ * before the run's deadline.
  */
 #include "ty_int.h"
 
@@ -76,11 +78,6 @@ check_limits(struct ty *ty, const struct ty_load *o)
                           "load %s: cycles: expected 0 (no limit) or more, "
                           "got %lld",
                           o->name, (long long)o->cycles);
-    if (o->duration_ns == 0 && o->cycles == 0 && o->stop == NULL)
-        return ty__seterr(ty, -EINVAL,
-                          "load %s: duration_ns, cycles, stop: none is set, "
-                          "so the load would never end; give at least one",
-                          o->name);
     return 0;
 }
 
@@ -129,7 +126,8 @@ should_end(struct load *l, int64_t now)
 {
     if (atomic_load(&l->ended_ns) != 0)
         return true;
-    if (l->o->stop != NULL && __atomic_load_n(l->o->stop, __ATOMIC_ACQUIRE)) {
+    if ((l->o->stop != NULL && __atomic_load_n(l->o->stop, __ATOMIC_ACQUIRE)) ||
+        ty__stop_asked()) {
         mark_ended(l, now);
         return true;
     }
@@ -340,7 +338,9 @@ ty_load_run(struct ty *ty, const struct ty_load *o,
     l.interval_ns = o->rate > 0 ? 1e9 / o->rate : 0;
     l.start_ns = ty__now_ns();
     l.end_ns = end_of(ty, o, l.start_ns);
+    ty__stop_load(+1);
     rc = run_workers(&l, o->concurrency > 0 ? o->concurrency : 1);
+    ty__stop_load(-1);
     fill_result(&l, out);
     load_release(&l);
     return rc;

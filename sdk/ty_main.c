@@ -2,7 +2,8 @@
  * ty_main.c — the plan's entry point, its events and how it records failure.
  *
  * ty_main builds the handle from the environment, connects to the
- * coordinator, installs a crash handler, runs the case named by TEST_CASE
+ * coordinator, installs a crash handler and the SIGTERM one (ty_stop.c),
+ * runs the case named by TEST_CASE
  * between the metrics' and the heap profiler's init and fini hooks, and
  * records how it ended. Events are JSON lines on stdout (the runner keeps
  * stdout as run.out) shaped after Testground's run.out events:
@@ -166,6 +167,14 @@ void
 ty_stage_end(struct ty *ty, const char *stage)
 {
     stage_event(ty, "stage_end", stage);
+}
+
+void
+ty_ready(struct ty *ty)
+{
+    if (ty == NULL || __atomic_exchange_n(&ty->ready, 1, __ATOMIC_ACQ_REL))
+        return;
+    ty__event(ty, event_new("ready"));
 }
 
 static void
@@ -392,6 +401,7 @@ ty_main(int argc, char **argv, const struct ty_case *cases)
         return 1;
     }
     crash_install(ty);
+    ty__stop_install();
     rc = run(ty, cases);
     ty__sync_close(ty);
     ty__destroy(&ty);

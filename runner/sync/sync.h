@@ -14,7 +14,8 @@
  * and syncsvc_tick() when syncsvc_next_deadline_ms() passes. Membership comes
  * from the backend: syncsvc_instance_exited() is called when an instance
  * ends, and every barrier that can no longer reach its target fails at once
- * for all its waiters with a message naming the instance.
+ * for all its waiters with a message naming the instance;
+ * syncsvc_instance_restarting() when it ends to be started again.
  *
  * Only a client that knows the run's secret (syncsvc_secret) is served;
  * anyone else gets the same `denied`, which says nothing about the run.
@@ -47,8 +48,8 @@ struct syncsvc_instance {
  * callbacks are optional and run on the orchestrator's thread inside
  * syncsvc_handle / syncsvc_tick / syncsvc_instance_exited. */
 struct syncsvc_observer {
-    /* An instance event (type "message", "start", "success", "failure",
-     * "crash", "stage_start", "stage_end"); event is borrowed. */
+    /* An instance event (type "message", "start", "ready", "success",
+     * "failure", "crash", "stage_start", "stage_end"); event is borrowed. */
     void (*on_event)(void *arg, int instance, const cJSON *event);
     /* An instance said hello (it is connected). */
     void (*on_hello)(void *arg, int instance);

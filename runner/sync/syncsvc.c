@@ -188,6 +188,23 @@ svc__list_del(struct svc_waiter **head, struct svc_waiter *w)
     w->prev = w->next = NULL;
 }
 
+int
+svc__list_drop_inst(struct syncsvc *svc, struct svc_waiter **head, int inst)
+{
+    struct svc_waiter *w = *head, *next;
+    int n = 0;
+
+    for (; w != NULL; w = next) {
+        next = w->next;
+        if (w->inst != inst)
+            continue;
+        svc__list_del(head, w);
+        svc__waiter_free(svc, w);
+        n++;
+    }
+    return n;
+}
+
 const char *
 svc__inst_name(const struct syncsvc *svc, int i, char *buf, size_t size)
 {
@@ -239,6 +256,7 @@ peer_lookup(struct syncsvc *svc, struct svc_ctx *c)
 
     c->inst = cn != NULL ? cn->inst : -1;
     c->board = cn != NULL ? cn->board : 0;
+    c->stale = cn != NULL && cn->stale;
 }
 
 /* The secret comes first: until it is right, every answer is the same
@@ -297,6 +315,25 @@ op_event(struct syncsvc *svc, const struct svc_ctx *c,
 
 /* ---- the message loop ---------------------------------------------------- */
 
+/* A connection of a process that ended in a restart: whatever it still
+ * sent (a hello too) changes nothing. It had the secret, so the answer
+ * may say why; no one is likely to read it. */
+static void
+refuse_stale(struct syncsvc *svc, const struct svc_ctx *c,
+             const struct ty_wire_req *req)
+{
+    char name[300];
+
+    svc__inst_name(svc, c->inst, name, sizeof(name));
+    log_debug("sync service: %s request %lld from a process that was "
+              "restarted, refused",
+              name, (long long)req->id);
+    svc__reply_status(svc, &c->peer, req->id, TY_WIRE_DENIED,
+                      "%s was restarted: this connection was its earlier "
+                      "process's",
+                      name);
+}
+
 typedef void (*svc_handler)(struct syncsvc *svc, const struct svc_ctx *c,
                             const struct ty_wire_req *req);
 
@@ -341,6 +378,8 @@ handle_message(struct syncsvc *svc, struct ty_wire_msg *m)
                             m->nparts == 3 ? zmq_msg_size(&m->part[2]) : 0,
                             m->nparts == 3, &req, why, sizeof(why)) < 0)
         svc__reply_status(svc, &c.peer, req.id, TY_WIRE_INVALID, "%s", why);
+    else if (c.stale)
+        refuse_stale(svc, &c, &req);
     else if (req.op != TY_WIRE_HELLO && c.inst < 0)
         svc__auth_refuse(svc, &c, req.id, "a request before hello");
     else if (handlers[req.op] == NULL)
@@ -418,6 +457,27 @@ syncsvc_instance_exited(struct syncsvc *svc, int instance, const char *how)
     svc__upload_drop_all(svc, instance);
     svc__snapshot_cancel(svc, instance, in->how);
     svc__barrier_exited(svc, instance);
+}
+
+/* Nothing fails and nothing is answered: the waits' process is gone, and
+ * the instance is still one that will signal. Its new process says hello
+ * on new connections; the old ones are refused until they close. */
+void
+syncsvc_instance_restarting(struct syncsvc *svc, int instance)
+{
+    struct svc_inst *in;
+
+    if (instance < 0 || (size_t)instance >= svc->ninst)
+        return;
+    in = &svc->inst[instance];
+    if (!in->alive)
+        return;
+    in->incarnation++;
+    svc__conn_restarting(svc, instance);
+    svc__barrier_restarting(svc, instance);
+    svc__topic_restarting(svc, instance);
+    svc__snapshot_drop(svc, instance);
+    svc__upload_drop_all(svc, instance);
 }
 
 void

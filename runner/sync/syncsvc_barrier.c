@@ -9,7 +9,9 @@
  * reach the target. When an instance ends (syncsvc_instance_exited) every
  * barrier that drops below that fails at once for all its waiters, and a
  * barrier asked for later that is already out of reach fails on the spot;
- * the error names the instance and how it ended.
+ * the error names the instance and how it ended. An instance being
+ * restarted stays alive: its waits are dropped, and the signals its new
+ * process repeats are answered from syncsvc_replay.c without counting.
  *
  * Each release, failure and timeout is one line of <run_dir>/barriers.jsonl,
  * which the report uses to line memory samples up with rounds.
@@ -295,15 +297,26 @@ release_reached(struct syncsvc *svc, struct svc_state *st)
     }
 }
 
-static int64_t
-signal_state(struct syncsvc *svc, struct svc_state *st, int inst)
+/* Count c's signal to st, or replay an earlier incarnation's
+ * (syncsvc_replay.c): 0 counted, 1 replayed (nothing changes), -1 when
+ * the run's states had no room (answer sent). *seq gets its number. */
+static int
+signal_state(struct syncsvc *svc, const struct svc_ctx *c, int64_t id,
+             struct svc_state *st, int64_t *seq)
 {
+    int inst = c->inst;
+    int rc = svc__replay_check(svc, c, id, st, seq);
+
+    if (rc != 0)
+        return rc;
     if (!has_signalled(st, inst) && svc->inst[inst].alive) {
         st->pending--;
         st->gpending[svc->inst[inst].gidx]--;
     }
     st->signalled[inst / 64] |= 1ULL << (inst % 64);
-    return ++st->count;
+    *seq = ++st->count;
+    svc__replay_note(st, inst);
+    return 0;
 }
 
 /* Whether barrier (st, target, scope) is out of reach; if so, why goes
@@ -399,13 +412,16 @@ svc__op_signal(struct syncsvc *svc, const struct svc_ctx *c,
 {
     struct svc_state *st = state_get(svc, c, req->id, req->state);
     struct ty_wire_resp r;
+    int rc;
 
     if (st == NULL)
         return;
     ty__wire_resp_init(&r, req->id);
-    r.seq = signal_state(svc, st, c->inst);
+    if ((rc = signal_state(svc, c, req->id, st, &r.seq)) < 0)
+        return;
     svc__reply(svc, &c->peer, &r);
-    release_reached(svc, st);
+    if (rc == 0)
+        release_reached(svc, st);
 }
 
 /* A release board slot named in req must be one of the connection's;
@@ -460,15 +476,15 @@ svc__op_signal_wait(struct syncsvc *svc, const struct svc_ctx *c,
 {
     struct svc_state *st;
     int64_t seq;
-    int scope;
+    int scope, rc;
 
     if (!board_slot_ok(svc, c, req) || (scope = scope_of(svc, c, req)) == -2)
         return;
     st = state_get(svc, c, req->id, req->state);
-    if (st == NULL)
+    if (st == NULL || (rc = signal_state(svc, c, req->id, st, &seq)) < 0)
         return;
-    seq = signal_state(svc, st, c->inst);
-    release_reached(svc, st);
+    if (rc == 0)
+        release_reached(svc, st);
     wait_common(svc, c, req, st, seq, scope);
 }
 
@@ -529,6 +545,36 @@ svc__barrier_exited(struct syncsvc *svc, int inst)
     svc__map_each(&svc->states, exited_state, &ew);
 }
 
+/* Drop inst's waiters of st's barriers, and barriers left with none,
+ * with no answer and nothing logged: the process that waited is gone. */
+static void
+restarting_state(void *value, void *arg)
+{
+    struct exit_walk *ew = arg;
+    struct svc_state *st = value;
+    struct svc_barrier *b = st->barriers, *next;
+
+    for (; b != NULL; b = next) {
+        int n = svc__list_drop_inst(ew->svc, &b->waiters, ew->inst);
+
+        next = b->next;
+        if (n > 0)
+            set_waiting(ew->svc, ew->inst, -n);
+        if (b->waiters == NULL) {
+            barrier_unlink(st, b);
+            free(b);
+        }
+    }
+}
+
+void
+svc__barrier_restarting(struct syncsvc *svc, int inst)
+{
+    struct exit_walk ew = {svc, inst};
+
+    svc__map_each(&svc->states, restarting_state, &ew);
+}
+
 struct cancel_walk {
     struct syncsvc *svc;
     const char *why;
@@ -570,6 +616,8 @@ svc__state_free(void *value)
         free(b);
     }
     free(st->released);
+    free(st->order);
+    free(st->replays);
     free(st->signalled);
     free(st->gpending);
     free(st->name);

@@ -76,10 +76,41 @@ conn_drop(struct syncsvc *svc, struct svc_conn *cn)
 {
     if (cn->fd >= 0 && (size_t)cn->fd < svc->nfd && svc->by_fd[cn->fd] == cn)
         svc->by_fd[cn->fd] = NULL;
-    svc->inst[cn->inst].npeers--;
-    svc__snapshot_conn_closed(svc, cn->inst, cn->id, cn->len);
+    if (!cn->stale) {
+        svc->inst[cn->inst].npeers--;
+        svc__snapshot_conn_closed(svc, cn->inst, cn->id, cn->len);
+    }
     svc__map_del(&svc->peers, cn->id, cn->len);
     free(cn);
+}
+
+struct restart_walk {
+    struct syncsvc *svc;
+    int inst;
+};
+
+static void
+conn_restarting(void *value, void *arg)
+{
+    struct restart_walk *rw = arg;
+    struct svc_conn *cn = value;
+
+    if (cn->inst != rw->inst || cn->stale)
+        return;
+    cn->stale = true;
+    rw->svc->inst[cn->inst].npeers--;
+}
+
+/* The connections stay on record, by routing id and descriptor, until
+ * their DISCONNECTED (or a new connection on their descriptor or with
+ * their routing id): what they still send is refused, not taken for a
+ * new process's hello. */
+void
+svc__conn_restarting(struct syncsvc *svc, int inst)
+{
+    struct restart_walk rw = {svc, inst};
+
+    svc__map_each(&svc->peers, conn_restarting, &rw);
 }
 
 /* Read one monitor event; false when none is queued. */

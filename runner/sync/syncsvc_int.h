@@ -6,6 +6,7 @@
  *   syncsvc_auth.c    the run's secret, refusals
  *   syncsvc_conn.c    connections that said hello, their slots, closes
  *   syncsvc_barrier.c states, signals, barriers, membership, barriers.jsonl
+ *   syncsvc_replay.c  restarted instances: their signals' order, replays
  *   syncsvc_topic.c   bounded topics and cursor fetches
  *   syncsvc_upload.c  output uploads and appends
  *   syncsvc_snapshot.c snapshot waits: pre-OOM snapshot requests
@@ -117,6 +118,9 @@ struct svc_upload;
  * its routing id. */
 struct svc_conn {
     int inst;
+    /* Of a process of inst that ended in a restart: it holds no slot and
+     * is refused until it closes (syncsvc_instance_restarting). */
+    bool stale;
     int fd;        /* the descriptor it came in on, -1 when unknown */
     int64_t board; /* its first release board slot, 0 = none */
     size_t len;
@@ -130,6 +134,7 @@ struct svc_inst {
     char *outdir;
     bool alive;
     bool hello;
+    int incarnation;   /* restarts so far (syncsvc_instance_restarting) */
     char *how;         /* how it ended, once it has */
     int waits;         /* pending barrier and fetch waits */
     int barrier_waits; /* of which barriers, for on_waiting */
@@ -163,9 +168,22 @@ struct svc_barrier {
     struct svc_barrier *next;
 };
 
+/* Where a restarted instance's current incarnation is in a state's
+ * order: the next earlier signal of it to replay is at or after pos;
+ * SIZE_MAX when there is none left (it counts again). */
+struct svc_replay {
+    int inst;
+    int incarnation;
+    size_t pos;
+};
+
 struct svc_state {
     char *name;
     int64_t count;
+    int32_t *order; /* order[seq - 1]: the instance that got seq */
+    size_t capa;    /* of order, which holds count entries */
+    struct svc_replay *replays;
+    size_t nreplays, capreplays;
     uint64_t *signalled; /* bitmap over instances */
     int64_t pending;     /* live instances that have not signalled */
     int64_t *gpending;   /* the same per group (svc->groups) */
@@ -255,6 +273,7 @@ struct svc_ctx {
     const zmq_msg_t *frame; /* the JSON frame (peer address, descriptor) */
     int inst;               /* -1 before hello */
     int64_t board;          /* the connection's first board slot, 0 = none */
+    bool stale;             /* a connection of a process that was restarted */
 };
 
 /* syncsvc.c */
@@ -282,6 +301,10 @@ void svc__waiter_free(struct syncsvc *svc, struct svc_waiter *w);
 void svc__waiter_drop(struct svc_waiter *w);
 void svc__list_add(struct svc_waiter **head, struct svc_waiter *w);
 void svc__list_del(struct svc_waiter **head, struct svc_waiter *w);
+/* Unlink and free, unanswered, the waiters of instance inst in a list;
+ * how many there were. */
+int svc__list_drop_inst(struct syncsvc *svc, struct svc_waiter **head,
+                        int inst);
 /* The index of a group id in svc->groups, or -1. */
 int svc__group_find(const struct syncsvc *svc, const char *group);
 /* "<group>/<index>" in buf. */
@@ -311,6 +334,9 @@ struct svc_conn *svc__conn_of(struct syncsvc *svc, const struct svc_ctx *c);
 int svc__conn_claim(struct syncsvc *svc, const struct svc_ctx *c, int inst);
 /* Give back the slots of connections that closed. */
 void svc__conn_poll(struct syncsvc *svc);
+/* Instance inst is restarting: its connections give back their slots now
+ * and are refused until they close. */
+void svc__conn_restarting(struct syncsvc *svc, int inst);
 
 /* syncsvc_barrier.c */
 void svc__op_signal(struct syncsvc *svc, const struct svc_ctx *c,
@@ -321,8 +347,20 @@ void svc__op_signal_wait(struct syncsvc *svc, const struct svc_ctx *c,
                          const struct ty_wire_req *req);
 void svc__barrier_timeout(struct syncsvc *svc, struct svc_waiter *w);
 void svc__barrier_exited(struct syncsvc *svc, int inst);
+/* Drop instance inst's barrier waits without an answer (it restarts). */
+void svc__barrier_restarting(struct syncsvc *svc, int inst);
 void svc__barrier_cancel_all(struct syncsvc *svc, const char *why);
 void svc__state_free(void *state);
+
+/* syncsvc_replay.c */
+/* Whether the signal of c's instance to st repeats one an earlier
+ * incarnation of it sent: 1 with *seq the number that signal got (nothing
+ * counts), 0 when it counts, -1 (answer sent) when the run's states have
+ * no room to remember it. On 0, call svc__replay_note once it is counted. */
+int svc__replay_check(struct syncsvc *svc, const struct svc_ctx *c, int64_t id,
+                      struct svc_state *st, int64_t *seq);
+/* Remember that inst got st->count (room was made by svc__replay_check). */
+void svc__replay_note(struct svc_state *st, int inst);
 
 /* syncsvc_board.c */
 /* Make the board in dir (a new folder) for the coordinator's user and
@@ -345,6 +383,8 @@ void svc__op_fetch(struct syncsvc *svc, const struct svc_ctx *c,
                    const struct ty_wire_req *req);
 void svc__fetch_timeout(struct syncsvc *svc, struct svc_waiter *w);
 void svc__topic_cancel_all(struct syncsvc *svc, const char *why);
+/* Drop instance inst's fetch waits without an answer (it restarts). */
+void svc__topic_restarting(struct syncsvc *svc, int inst);
 void svc__topic_free(void *topic);
 
 /* syncsvc_upload.c */
@@ -370,6 +410,8 @@ void svc__snapshot_timeout(struct syncsvc *svc, struct svc_waiter *w);
 void svc__snapshot_cancel(struct syncsvc *svc, int inst, const char *why);
 /* The run is ending: cancel every snapshot wait, and new ones at once. */
 void svc__snapshot_close_all(struct syncsvc *svc, const char *why);
+/* Forget instance inst's snapshot wait, if any, with no answer. */
+void svc__snapshot_drop(struct syncsvc *svc, int inst);
 /* Forget the snapshot wait of a connection that closed (no answer). */
 void svc__snapshot_conn_closed(struct syncsvc *svc, int inst,
                                const unsigned char *id, size_t len);

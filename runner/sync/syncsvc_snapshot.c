@@ -79,6 +79,13 @@ svc__snapshot_cancel(struct syncsvc *svc, int inst, const char *why)
 }
 
 void
+svc__snapshot_drop(struct syncsvc *svc, int inst)
+{
+    if (svc->inst[inst].snapshot != NULL)
+        snapshot_end(svc, svc->inst[inst].snapshot);
+}
+
+void
 svc__snapshot_conn_closed(struct syncsvc *svc, int inst,
                           const unsigned char *id, size_t len)
 {

@@ -261,6 +261,7 @@ svc__fetch_timeout(struct syncsvc *svc, struct svc_waiter *w)
 struct cancel_walk {
     struct syncsvc *svc;
     const char *why;
+    int inst; /* restarting_topic */
 };
 
 static void
@@ -281,9 +282,26 @@ cancel_topic(void *value, void *arg)
 void
 svc__topic_cancel_all(struct syncsvc *svc, const char *why)
 {
-    struct cancel_walk cw = {svc, why};
+    struct cancel_walk cw = {svc, why, -1};
 
     svc__map_each(&svc->topics, cancel_topic, &cw);
+}
+
+static void
+restarting_topic(void *value, void *arg)
+{
+    struct cancel_walk *cw = arg;
+    struct svc_topic *t = value;
+
+    svc__list_drop_inst(cw->svc, &t->waiters, cw->inst);
+}
+
+void
+svc__topic_restarting(struct syncsvc *svc, int inst)
+{
+    struct cancel_walk cw = {svc, NULL, inst};
+
+    svc__map_each(&svc->topics, restarting_topic, &cw);
 }
 
 void

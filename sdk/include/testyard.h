@@ -217,9 +217,12 @@ TY_EXPORT int ty_metrics_flush(struct ty *ty);
  * The load ends at the first of: duration_ns after the start (no task
  * starts later; in the open loop, tasks due by then that could not start
  * are `missed`), `cycles` tasks started, *stop non-zero (read with an
- * atomic load; set it from any thread), a task returning > 0, and 2 s
- * before the run's deadline. Tasks in flight finish; ty_load_run returns
- * when they have. Give at least one of duration_ns, cycles and stop.
+ * atomic load; set it from any thread), a task returning > 0, the
+ * coordinator asking the process to end (SIGTERM: see ty_stopping), and
+ * 2 s before the run's deadline. Tasks in flight finish; ty_load_run
+ * returns when they have. With none of duration_ns, cycles and stop, the
+ * load lasts until the coordinator stops the instance (a composition's
+ * stages: docs/long-runs.md) or the run's deadline.
  *
  * Metrics, the name's tags kept after the suffix ("put,stage=2" gives
  * "put.cycles,stage=2"): counters "<name>.cycles" (tasks run) and

@@ -77,6 +77,27 @@ index_in_group(int i)
     return fix_split > 0 && i >= fix_split ? i - fix_split : i;
 }
 
+static void *
+dealer_new(const char *rid)
+{
+    void *s = zmq_socket(F.ctx, ZMQ_DEALER);
+    int linger = 0;
+
+    zmq_setsockopt(s, ZMQ_ROUTING_ID, rid, strlen(rid));
+    zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof(linger));
+    CHECK(zmq_connect(s, syncsvc_endpoint(F.svc)) == 0);
+    return s;
+}
+
+void *
+fix_replace(int c, const char *rid)
+{
+    void *old = F.cli[c];
+
+    F.cli[c] = dealer_new(rid);
+    return old;
+}
+
 void
 fix_start_opts(int n, size_t max_entries, size_t max_bytes,
                const char *board_dir)
@@ -85,7 +106,6 @@ fix_start_opts(int n, size_t max_entries, size_t max_bytes,
     char **dirs = xcalloc((size_t)n, sizeof(char *));
     struct syncsvc_config cfg = {0};
     struct err err = {0};
-    int linger = 0;
 
     memset(&F, 0, sizeof(F));
     snprintf(F.dir, sizeof(F.dir), "%s", th_tmpdir());
@@ -123,10 +143,7 @@ fix_start_opts(int n, size_t max_entries, size_t max_bytes,
         char rid[32];
 
         snprintf(rid, sizeof(rid), "c%d", i);
-        F.cli[i] = zmq_socket(F.ctx, ZMQ_DEALER);
-        zmq_setsockopt(F.cli[i], ZMQ_ROUTING_ID, rid, strlen(rid));
-        zmq_setsockopt(F.cli[i], ZMQ_LINGER, &linger, sizeof(linger));
-        CHECK(zmq_connect(F.cli[i], syncsvc_endpoint(F.svc)) == 0);
+        F.cli[i] = dealer_new(rid);
     }
 }
 
