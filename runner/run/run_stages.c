@@ -3,7 +3,8 @@
  * docs/long-runs.md): stages that last a duration or a number of rounds,
  * and between them actions on a group — restart, pause, unpause, stop.
  *
- * The first stage begins once every instance has started. A duration
+ * The first stage begins once every instance has started, and those
+ * with a readiness probe are ready (or failed). A duration
  * stage ends when its time is up; a rounds stage after that many rounds
  * ended (a finish-N or end-N barrier released, each N once). An action
  * runs at once: pause and unpause are done when asked; a restart stops
@@ -626,6 +627,9 @@ run__stages_tick(struct run *r)
     if (!r->st.begun) {
         if (r->nstarted + r->nended < r->n)
             return;
+        for (size_t i = 0; i < r->n; i++)
+            if (!r->insts[i].ended && r->insts[i].await_ready)
+                return;
         r->st.begun = true;
         advance(r);
         return;

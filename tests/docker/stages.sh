@@ -18,7 +18,9 @@ need_docker "a composition's stages on local:docker"
 check_restarts local:docker
 check_round_restart local:docker
 check_probe local:docker
-for id in stages-docker stages-rounds-docker stages-probe-docker; do
+check_pause local:docker
+for id in stages-docker stages-rounds-docker stages-probe-docker \
+    stages-pause-docker; do
     check_eq "$id: no container left" "$(containers_of_run "$id")" 0
     remove_run_containers "$id"
 done

@@ -13,7 +13,10 @@ cd "$(dirname "$0")/../.." || exit 1
 check_restarts local:exec
 check_round_restart local:exec
 check_probe local:exec
-for id in stages-exec stages-rounds-exec stages-probe-exec; do
+check_pause local:exec
+check_command_probe local:exec
+for id in stages-exec stages-rounds-exec stages-probe-exec stages-pause-exec \
+    stages-cmd-exec; do
     check "$id: no process left" no_procs "$id"
     exec_leftovers "$id"
 done

@@ -190,3 +190,101 @@ EOF2
     check_eq "$1 probe: it was not killed (it ends on SIGTERM)" \
         "$(jq -r '.instances[0].restarts[0].killed' "$res")" false
 }
+
+# latency_max_over RESULTS SECONDS — put.latency's last record in a
+# results.out has a max of SECONDS or more.
+latency_max_over() {
+    jq -se --argjson s "$2" '[.[] | select(.type == "histogram" and
+        .name == "put.latency")] | last | .measures.max >= $s' "$1" >/dev/null
+}
+
+# check_pause RUNNER — the node paused for 1.5 s between two stages: no
+# work.csv row while it is frozen (its threads are), memory still sampled,
+# and the open loop's latency shows the stall (a task due in the pause
+# counts from when it was due).
+check_pause() {
+    local id=stages-pause-${1#local:} f rc res dir p u
+    stages_plan
+    f=$(composition "$id" <<EOF2
+metadata: {name: $id}
+global:
+  plan: stages
+  case: steady
+  runner: $1
+  run:
+    test_params: {rate: 100, replay_per_cycle: 0s}
+  run_config:
+    timeout: 2m
+    stages:
+      - {name: before, duration: 2500ms}
+      - {pause: node}
+      - {name: frozen, duration: 1500ms}
+      - {unpause: node}
+      - {name: after, duration: 1s}
+groups:
+  - id: node
+    instances: {count: 1}
+EOF2
+)
+    rc=$(run_hostile "$id" "$f")
+    check_eq "$1 pause: the run succeeds" "$rc" 0
+    [ "$rc" = 0 ] || show_log "$id"
+    res=$RUNS/$id/result.json
+    dir=$RUNS/$id/node/0
+    check_eq "$1 pause: the timeline has the pause and the unpause" \
+        "$(jq -r '[.stages[] | .stage // "\(.action) \(.group)"] | join(",")' "$res")" \
+        "before,pause node,frozen,unpause node,after"
+    p=$(jq '.stages[1].start_unix_ms' "$res")
+    u=$(jq '.stages[3].start_unix_ms' "$res")
+    check "$1 pause: no work.csv row while it was frozen" \
+        awk -F, -v p="$((p + 50))" -v u="$u" \
+        'NR > 1 && $1 >= p && $1 < u { n++ } END { exit n > 0 }' \
+        "$dir/work.csv"
+    check "$1 pause: ... but rows before and after it" \
+        awk -F, -v p="$p" -v u="$u" 'NR > 1 && $1 < p { a++ }
+            NR > 1 && $1 > u { b++ } END { exit !(a > 0 && b > 0) }' \
+        "$dir/work.csv"
+    check "$1 pause: memory.csv was sampled while it was frozen" \
+        awk -F, -v p="$(jq '.stages[2].start_ms' "$res")" \
+        -v u="$(jq '.stages[2].end_ms' "$res")" \
+        'NR > 1 && $2 > p && $2 < u && $3 > 0 { n++ } END { exit !(n > 2) }' \
+        "$dir/memory.csv"
+    check "$1 pause: put.latency's worst task waited the pause (1.3 s or more)" \
+        latency_max_over "$dir/results.out" 1.3
+}
+
+# check_command_probe RUNNER — run.ready.command: the shell tests for a
+# file the program writes after a delay (local:exec: on the host, in the
+# instance's environment).
+check_command_probe() {
+    local id=stages-cmd-${1#local:} f rc res
+    f=$(composition "$id" <<EOF2
+metadata: {name: $id}
+global:
+  runner: $1
+  run_config:
+    timeout: 1m
+    stages:
+      - {name: one, duration: 500ms}
+      - {restart: srv, grace: 2s}
+      - {name: two, duration: 500ms}
+groups:
+  - id: srv
+    instances: {count: 1}
+    run:
+      command: [/bin/sh, -c, 'sleep 0.6; touch "\$TEST_OUTPUTS_PATH/up"; trap "exit 0" TERM; while :; do sleep 0.05; done']
+      ready:
+        command: [/bin/sh, -c, 'test -e "\$TEST_OUTPUTS_PATH/up" && rm "\$TEST_OUTPUTS_PATH/up"']
+        interval: 50ms
+EOF2
+)
+    rc=$(run_hostile "$id" "$f")
+    check_eq "$1 command probe: the run succeeds" "$rc" 0
+    [ "$rc" = 0 ] || show_log "$id"
+    res=$RUNS/$id/result.json
+    check_eq "$1 command probe: first start and restart ready by the command" \
+        "$(jq -r '[.instances[0].ready_by, .instances[0].restarts[0].ready_by] | join(",")' "$res")" \
+        "command,command"
+    check "$1 command probe: ... the restart after the program's 0.6 s" \
+        between "$(restart_ms "$res" 0)" 600 8000
+}
