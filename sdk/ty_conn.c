@@ -16,6 +16,7 @@
  * then sees a pid that is not the owner's and refuses to touch the socket.
  */
 #include "ty_conn.h"
+#include "ty_int.h"
 
 #include "ty_board.h"
 #include "ty_zmtp.h"
@@ -43,6 +44,7 @@ struct ty__creq {
     struct ty__creq *prev, *next; /* pending list */
     int64_t id;
     bool async, done;
+    bool stoppable; /* a barrier: given up when the process is asked to end */
     int rc;
     int notify_fd; /* written a byte when answered or broken; -1: none */
     struct ty_wire_resp resp;
@@ -482,6 +484,9 @@ ty__conn_board_enable(struct ty__conn *c, int64_t first)
 
 /* ---- requests ---------------------------------------------------------- */
 
+/* How often a barrier's wait looks whether the process was asked to end. */
+#define STOP_LOOK_MS 50
+
 /* Wait on the condition until deadline_ms; false once it has passed. */
 static bool
 cond_wait_until(struct ty__conn *c, int64_t deadline_ms)
@@ -516,6 +521,8 @@ creq_build(struct ty__conn *c, struct ty_wire_req *req, bool async, int *rc)
     pthread_mutex_unlock(&c->mu);
     r->id = req->id;
     r->async = async;
+    r->stoppable =
+        req->op == TY_WIRE_BARRIER || req->op == TY_WIRE_SIGNAL_WAIT;
     r->notify_fd = -1;
     ty__wire_resp_init(&r->resp, r->id);
     return r;
@@ -590,9 +597,21 @@ ty__conn_wait(struct ty__conn *c, struct ty__creq *r, int64_t deadline_ms,
     int rc;
 
     pthread_mutex_lock(&c->mu);
-    while (!r->done && !c->broken && cond_wait_until(c, deadline_ms))
-        ;
-    if (r->done) {
+    /* A barrier is waited for in slices, to see a SIGTERM taken as a
+     * request to end (ty_stop.c): the plan then hears -ECANCELED at
+     * once instead of being killed at the end of its grace. */
+    while (!r->done && !c->broken && !(r->stoppable && ty__stop_asked())) {
+        int64_t until = deadline_ms;
+
+        if (r->stoppable && until > ty__now_ms() + STOP_LOOK_MS)
+            until = ty__now_ms() + STOP_LOOK_MS;
+        if (!cond_wait_until(c, until) && until == deadline_ms)
+            break;
+    }
+    if (!r->done && !c->broken && r->stoppable && ty__stop_asked()) {
+        rc = -ECANCELED;
+        pending_del(c, r);
+    } else if (r->done) {
         rc = r->rc;
         if (rc == 0) {
             *resp = r->resp;

@@ -14,8 +14,9 @@ check_restarts local:exec
 check_round_restart local:exec
 check_probe local:exec
 check_pause local:exec
+check_hang local:exec
 check_command_probe local:exec
-for id in stages-exec stages-rounds-exec stages-probe-exec stages-pause-exec \
+for id in stages-exec stages-rounds-exec stages-probe-exec stages-pause-exec stages-hang-exec \
     stages-cmd-exec; do
     check "$id: no process left" no_procs "$id"
     exec_leftovers "$id"

@@ -17,6 +17,9 @@
  * restarted process runs from round 1 again: the rounds its earlier
  * process passed are passed again at once (their signals were kept), and
  * it catches up with the others.
+ *
+ * The case "hang" waits at a barrier no one signals: asked to end, its
+ * wait gives up at once (ty_stopping) and it returns normally.
  */
 #include "testyard.h"
 
@@ -139,9 +142,22 @@ run_rounds(struct ty *ty)
     return 0;
 }
 
+/* Wait at a barrier no one signals, until asked to end. */
+static int
+run_hang(struct ty *ty)
+{
+    (void)ty_stopping(ty);
+    ty_ready(ty);
+    if (ty_barrier(ty, "never", 1, 600000) < 0 && ty_stopping(ty))
+        return 0;
+    return ty_fail(ty, "the barrier \"never\" did not end with a stop: %s",
+                   ty_errmsg(ty));
+}
+
 static const struct ty_case cases[] = {
     {"steady", run_steady},
     {"rounds", run_rounds},
+    {"hang", run_hang},
     {NULL, NULL},
 };
 

@@ -17,6 +17,10 @@
 # barrier fails, and the restarted instance passes its old rounds again
 # and catches up.
 #
+# check_hang: a plan waiting at a barrier when its restart comes ends on
+# the SIGTERM (its wait gives up: ty_stopping), not by the SIGKILL after
+# the grace.
+#
 # check_probe: a black-box program that listens on a port only after a
 # delay, its group's run.ready a TCP probe of that port, restarted once:
 # the restart is timed by the probe.
@@ -287,4 +291,34 @@ EOF2
         "command,command"
     check "$1 command probe: ... the restart after the program's 0.6 s" \
         between "$(restart_ms "$res" 0)" 600 8000
+}
+
+check_hang() {
+    local id=stages-hang-${1#local:} f rc res
+    stages_plan
+    f=$(composition "$id" <<EOF2
+metadata: {name: $id}
+global:
+  plan: stages
+  case: hang
+  runner: $1
+  run_config:
+    timeout: 1m
+    stages:
+      - {name: one, duration: 500ms}
+      - {restart: node, grace: 20s}
+      - {name: two, duration: 500ms}
+groups:
+  - id: node
+    instances: {count: 1}
+EOF2
+)
+    rc=$(run_hostile "$id" "$f")
+    check_eq "$1 hang: the run succeeds" "$rc" 0
+    [ "$rc" = 0 ] || show_log "$id"
+    res=$RUNS/$id/result.json
+    check_eq "$1 hang: the waiting process ended on SIGTERM, not killed" \
+        "$(jq -r '.instances[0].restarts[0].killed' "$res")" false
+    check "$1 hang: ... within 2 s of it (its grace is 20 s)" \
+        json_true "$res" '.instances[0].restarts[0].down_seconds < 2'
 }
