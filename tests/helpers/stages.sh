@@ -53,6 +53,7 @@ global:
     test_params: {rate: 100, replay_per_cycle: 2ms}
   run_config:
     timeout: 2m
+    process_sample: 200ms
     stages:
       - {name: one, duration: 1500ms}
       - {restart: node, grace: 5s}
@@ -101,6 +102,13 @@ EOF2
         awk -F, -v t="$(jq '.stages[6].start_ms' "$res")" \
         'NR > 1 && $2 > t && $3 > 0 { n++ } END { exit !(n > 2) }' \
         "$dir/memory.csv"
+    check "$1 restarts: processes.csv samples 4 processes of the plan, one a stage" \
+        test "$(awk -F, 'NR > 1 && $5 == "stages" { print $3 }' "$dir/processes.csv" |
+            sort -u | wc -l)" -eq 4
+    check "$1 restarts: ... the last one in the last stage" \
+        awk -F, -v t="$(jq '.stages[6].start_ms' "$res")" \
+        'NR > 1 && $2 > t && $5 == "stages" && $7 > 0 { n++ } END { exit !(n > 2) }' \
+        "$dir/processes.csv"
     check "$1 restarts: put.cycles in work.csv starts again after each restart" \
         awk -F, '$2 == "put.cycles" { if ($3 < last) drops++; last = $3 }
             END { exit !(drops == 3) }' "$dir/work.csv"
