@@ -128,10 +128,12 @@ parse_metadata(struct comp_load *l, struct err *err)
     return 0;
 }
 
-int
-composition__read_interval(const struct ynode *map, const char *path,
-                           const char *key, bool zero_ok, int64_t *out,
-                           struct err *err)
+/* A duration at map[key] of at least min (or 0 when zero_ok), what
+ * the message says was expected otherwise. */
+static int
+read_at_least(const struct ynode *map, const char *path, const char *key,
+              int64_t min, bool zero_ok, const char *what, int64_t *out,
+              struct err *err)
 {
     char kpath[YAMLTREE_PATH_MAX];
     const struct ynode *v = yamltree__get(map, key);
@@ -141,11 +143,29 @@ composition__read_interval(const struct ynode *map, const char *path,
     yamltree__path_key(kpath, path, key);
     if (yamltree__duration(v, kpath, out, err) < 0)
         return -1;
-    if (*out >= MIN_INTERVAL_NS || (zero_ok && *out == 0))
+    if (*out >= min || (zero_ok && *out == 0))
         return 0;
-    return yamltree__fail(v, kpath, err,
-                          "expected a duration of at least 10ms%s, got %s",
-                          zero_ok ? " (or 0 or off for none)" : "", v->str);
+    return yamltree__fail(v, kpath, err, "expected %s, got %s", what, v->str);
+}
+
+int
+composition__read_interval(const struct ynode *map, const char *path,
+                           const char *key, bool zero_ok, int64_t *out,
+                           struct err *err)
+{
+    return read_at_least(map, path, key, MIN_INTERVAL_NS, zero_ok,
+                         zero_ok ? "a duration of at least 10ms (or 0 or off "
+                                   "for none)"
+                                 : "a duration of at least 10ms",
+                         out, err);
+}
+
+int
+composition__read_positive(const struct ynode *map, const char *path,
+                           const char *key, int64_t *out, struct err *err)
+{
+    return read_at_least(map, path, key, 1, false, "a duration above 0", out,
+                         err);
 }
 
 /* run_config.pre_oom_snapshot: a fraction 0 < f < 1 of the memory limit,
@@ -213,12 +233,8 @@ parse_run_config(struct comp_load *l, struct err *err)
     if (bad)
         return -1;
     l->stages = yamltree__get(rc, "stages");
-    if ((v = yamltree__get(rc, "timeout")) != NULL &&
-        (yamltree__duration(v, yamltree__path_key(kpath, path, "timeout"),
-                            &c->timeout_ns, err) < 0 ||
-         (c->timeout_ns == 0 &&
-          yamltree__fail(v, kpath, err, "expected a duration above 0, got %s",
-                         v->str) < 0)))
+    if (composition__read_positive(rc, path, "timeout", &c->timeout_ns, err) <
+        0)
         return -1;
     if ((v = yamltree__get(rc, "keep_containers")) != NULL &&
         yamltree__bool(v, yamltree__path_key(kpath, path, "keep_containers"),

@@ -91,6 +91,9 @@ int composition__read_disk(const struct ynode *run, const char *run_path,
 int composition__read_interval(const struct ynode *map, const char *path,
                                const char *key, bool zero_ok, int64_t *out,
                                struct err *err);
+/* A duration above 0 at map[key]; *out is left as it is when absent. */
+int composition__read_positive(const struct ynode *map, const char *path,
+                               const char *key, int64_t *out, struct err *err);
 /* Whether s is a percentage such as "25%" or "12.5%" (*pct: 25, 12.5). */
 bool composition__percent_text(const char *s, double *pct);
 /* Read the groups list into l->c->groups and l->src. */

@@ -52,25 +52,6 @@ struct stages_load {
     size_t nrun;             /* STAGE_RUN entries so far */
 };
 
-/* A duration above 0 at map[key], when present. */
-static int
-read_positive(const struct ynode *map, const char *path, const char *key,
-              int64_t *out, struct err *err)
-{
-    char kpath[YAMLTREE_PATH_MAX];
-    const struct ynode *v = yamltree__get(map, key);
-
-    if (v == NULL)
-        return 0;
-    yamltree__path_key(kpath, path, key);
-    if (yamltree__duration(v, kpath, out, err) < 0)
-        return -1;
-    if (*out > 0)
-        return 0;
-    return yamltree__fail(v, kpath, err, "expected a duration above 0, got %s",
-                          v->str);
-}
-
 /* run.ready.command: [probe, arg...] into *out. */
 static int
 read_probe(const struct ynode *v, const char *path, char ***out,
@@ -128,7 +109,7 @@ read_ready_map(const struct ynode *r, const char *path,
     if (composition__read_interval(r, path, "interval", false, &rd->interval_ns,
                                    err) < 0)
         return -1;
-    return read_positive(r, path, "timeout", &rd->timeout_ns, err);
+    return composition__read_positive(r, path, "timeout", &rd->timeout_ns, err);
 }
 
 int
@@ -240,7 +221,8 @@ parse_run_stage(struct stages_load *sl, const struct ynode *e,
     if (rounds != NULL)
         return yamltree__int(rounds, yamltree__path_key(kpath, ipath, "rounds"),
                              1, MAX_ROUNDS, &st->rounds, err);
-    if (read_positive(e, ipath, "duration", &st->duration_ns, err) < 0)
+    if (composition__read_positive(e, ipath, "duration", &st->duration_ns,
+                                   err) < 0)
         return -1;
     sl->total_ns = st->duration_ns > INT64_MAX - sl->total_ns
                        ? INT64_MAX

@@ -131,7 +131,8 @@ struct composition_group {
      * written: relative ones in the instance's outputs folder, absolute
      * ones in its file system. No ".." component. */
     char **disk;
-    /* run.ready; ready.tcp == 0 && ready.command == NULL: none. */
+    /* run.ready; ready.tcp == 0 && ready.command == NULL: none. Never
+     * both: one probe says how the instance became ready. */
     struct composition_ready ready;
 };
 
@@ -162,7 +163,8 @@ struct composition {
     /* run_config.stages, in order (NULL, 0: the run is one stage, ended
      * by its instances or its timeout). Holds at least one STAGE_RUN; an
      * action never names a group twice in a way that cannot be (unpause
-     * without pause, anything after stop). */
+     * without pause; pause, restart or stop of a paused group; anything
+     * after stop). The durations add up to at most timeout_ns. */
     struct composition_stage *stages;
     size_t nstages;
     struct composition_group *groups;

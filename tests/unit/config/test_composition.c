@@ -5,6 +5,7 @@
  * registry, as in testyard itself, or from a list of the test's own.
  */
 #include "backend/backend.h"
+#include "comp_fixture.h"
 #include "config/config.h"
 #include "th.h"
 #include "th_files.h"
@@ -37,19 +38,7 @@ static struct composition *
 load_opts(const char *name, const char *text, struct composition_opts o,
           struct err *err)
 {
-    char rel[128];
-    char *path;
-    struct composition *c;
-
-    if (o.runners == NULL)
-        o.runners = backend_runners();
-    free(th_write_tmp("plans/ms/manifest.yaml", manifest));
-    snprintf(rel, sizeof(rel), "comps/%s", name);
-    path = th_write_tmp(rel, text);
-    err_clear(err);
-    c = composition_load(path, &o, err);
-    free(path);
-    return c;
+    return comp_fixture_load(manifest, name, text, o, err);
 }
 
 static struct composition *
@@ -208,20 +197,7 @@ t_percentages(void)
 static char *
 json_of(const char *name, const char *text)
 {
-    struct err err;
-    struct composition *c = load(name, text, &err);
-    cJSON *j;
-    char *s;
-
-    CHECK_MSG(c != NULL, "%s: %s", name, err.msg);
-    if (c == NULL)
-        return xstrdup("");
-    j = composition_to_json(c);
-    cJSON_DeleteItemFromObject(j, "composition");
-    s = cJSON_PrintUnformatted(j);
-    cJSON_Delete(j);
-    composition_destroy(&c);
-    return s;
+    return comp_fixture_json(manifest, name, text);
 }
 
 static void

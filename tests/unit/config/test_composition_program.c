@@ -6,7 +6,7 @@
  * plan and with a plan and such groups mixed, their JSON, and the exact
  * one-line errors (file:line:col and key path).
  */
-#include "backend/backend.h"
+#include "comp_fixture.h"
 #include "config/config.h"
 #include "th.h"
 #include "th_files.h"
@@ -40,19 +40,8 @@ write_program(const char *rel, mode_t mode)
 static struct composition *
 load_on(const char *name, const char *text, const char *runner, struct err *err)
 {
-    struct composition_opts o = {.runners = backend_runners(),
-                                 .runner = runner};
-    char rel[128];
-    char *path;
-    struct composition *c;
-
-    free(th_write_tmp("plans/ms/manifest.yaml", manifest));
-    snprintf(rel, sizeof(rel), "comps/%s", name);
-    path = th_write_tmp(rel, text);
-    err_clear(err);
-    c = composition_load(path, &o, err);
-    free(path);
-    return c;
+    return comp_fixture_load(manifest, name, text,
+                             (struct composition_opts){.runner = runner}, err);
 }
 
 static struct composition *
@@ -747,19 +736,7 @@ t_plan_mix(void)
 static char *
 json_text(const char *text)
 {
-    struct err err;
-    struct composition *c = load(text, &err);
-    cJSON *j;
-    char *s;
-
-    CHECK_MSG(c != NULL, "%s", err.msg);
-    if (c == NULL)
-        return xstrdup("");
-    j = composition_to_json(c);
-    s = cJSON_PrintUnformatted(j);
-    cJSON_Delete(j);
-    composition_destroy(&c);
-    return s;
+    return comp_fixture_json(manifest, "c.yaml", text);
 }
 
 static void

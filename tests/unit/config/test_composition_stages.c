@@ -6,7 +6,7 @@
  * YAML and JSON compositions alike, and each refusal with its exact
  * one-line message (file:line:col and key path).
  */
-#include "backend/backend.h"
+#include "comp_fixture.h"
 #include "config/config.h"
 #include "th.h"
 #include "th_files.h"
@@ -26,18 +26,8 @@ static const char *const manifest = "name: ms\n"
 static struct composition *
 load(const char *name, const char *text, struct err *err)
 {
-    struct composition_opts o = {.runners = backend_runners()};
-    char rel[128];
-    char *path;
-    struct composition *c;
-
-    free(th_write_tmp("plans/ms/manifest.yaml", manifest));
-    snprintf(rel, sizeof(rel), "comps/%s", name);
-    path = th_write_tmp(rel, text);
-    err_clear(err);
-    c = composition_load(path, &o, err);
-    free(path);
-    return c;
+    return comp_fixture_load(manifest, name, text, (struct composition_opts){0},
+                             err);
 }
 
 /* The load of text as comps/<name> fails with want, from "<name>:" on. */
@@ -237,24 +227,10 @@ t_ready_plan_group(void)
     composition_destroy(&c);
 }
 
-/* The JSON of a loaded composition without its file name. */
 static char *
 json_of(const char *name, const char *text)
 {
-    struct err err;
-    struct composition *c = load(name, text, &err);
-    cJSON *j;
-    char *s;
-
-    CHECK_MSG(c != NULL, "%s: %s", name, err.msg);
-    if (c == NULL)
-        return xstrdup("");
-    j = composition_to_json(c);
-    cJSON_DeleteItemFromObject(j, "composition");
-    s = cJSON_PrintUnformatted(j);
-    cJSON_Delete(j);
-    composition_destroy(&c);
-    return s;
+    return comp_fixture_json(manifest, name, text);
 }
 
 static const char *const small_yaml =
