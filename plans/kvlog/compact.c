@@ -191,10 +191,15 @@ kv_compact_main(int argc, char **argv)
         return 64;
     }
     c.dirfd = open(argv[2], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    c.slot = malloc(kv_rec_size(&g));
-    if (c.dirfd < 0 || c.slot == NULL) {
+    if (c.dirfd < 0) {
         fprintf(stderr, "%s: %s: %s\n", KV_COMPACT_COMM, argv[2],
                 strerror(errno));
+        return 1;
+    }
+    c.slot = malloc(kv_rec_size(&g));
+    if (c.slot == NULL) {
+        fprintf(stderr, "%s: out of memory\n", KV_COMPACT_COMM);
+        close(c.dirfd);
         return 1;
     }
     while ((n = read(STDIN_FILENO, &b, 1)) != 0) {
