@@ -9,7 +9,9 @@
  * on a first start), say ready (ty_ready: the runner times a restart up
  * to it), then put random keys at `rate` a second through the SDK's load
  * driver (the load "put": put.cycles, put.latency) until the coordinator
- * stops the instance or `duration` has passed. Memory grows with the
+ * stops the instance or `duration` has passed. The counter "puts" is
+ * every put the state folder has had, this process's and its
+ * predecessors' (put.cycles counts this process's only). Memory grows with the
  * keys held, the log with the puts, the snapshot with the keys written;
  * the replay, and so the restart, with all of them.
  *
@@ -87,12 +89,12 @@ put_task(struct ty *ty, void *arg, int64_t cycle)
 {
     struct serve *sv = arg;
 
-    (void)ty;
     (void)cycle;
     if (kv_server_put(sv->s, kv_server_random_key(sv->s)) < 0) {
         __atomic_store_n(&sv->stop, 1, __ATOMIC_RELAXED);
         return -1;
     }
+    ty_counter_add(ty, "puts", 1);
     return 0;
 }
 
@@ -153,6 +155,10 @@ run_serve(struct ty *ty)
     if (sv.s == NULL)
         return ty_fail(ty, "%s", err);
     tell_replay(ty, sv.s);
+    /* "puts" counts on across lives (put.cycles starts again from 0 in
+     * each process), so restarts can be set against the work done so
+     * far */
+    ty_counter_add(ty, "puts", (int64_t)kv_server_seq(sv.s));
     ty_ready(ty);
     rc = load(ty, &sv, &c);
     if (kv_server_close(&sv.s, err, sizeof(err)) < 0 && rc == 0)

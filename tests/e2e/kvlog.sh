@@ -90,6 +90,8 @@ cycles=$(last_count "$dir/results.out" put.cycles)
 check "serve: put.cycles is about 100 a second for 3 s (got ${cycles:-none})" \
     between "${cycles:-0}" 250 330
 check_eq "serve: ... as the plan said" "$(said_cycles "$dir" put)" "$cycles"
+check_eq "serve: puts (across lives) is put.cycles in a first life" \
+    "$(last_count "$dir/results.out" puts)" "$cycles"
 check "serve: two compactions or more" \
     test "$(last_count "$dir/results.out" compactions)" -ge 2
 row=$(disk_last "$dir/disk.csv" state)
