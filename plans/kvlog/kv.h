@@ -136,10 +136,11 @@ const struct kv_entry *kv_table_get(const struct kv_table *t, uint32_t key);
 
 struct kv_replay {
     int64_t snap_slots, old_records, log_records;
-    off_t torn_bytes; /* cut off the log's end */
-    bool old_log;     /* log.old was there: a compaction to finish */
-    uint64_t seq;     /* the highest sequence number read */
-    double seconds;
+    off_t torn_bytes;    /* cut off the log's end */
+    bool old_log;        /* log.old was there: a compaction to finish */
+    uint64_t seq;        /* the highest sequence number read */
+    double seconds;      /* all of it, lock_seconds included */
+    double lock_seconds; /* waiting for compact.lock (a last worker) */
 };
 
 /* Read snapshot, log.old and log of the folder at dirfd into t, cutting

@@ -104,11 +104,12 @@ tell_replay(struct ty *ty, const struct kv_server *s)
     const struct kv_replay *r = kv_server_replayed(s);
 
     ty_message(ty,
-               "replayed %zu keys in %.3f s: %lld snapshot slots, %lld "
-               "records of log.old, %lld of log%s, %lld torn bytes cut "
-               "off; puts so far %llu",
-               kv_server_table(s)->n, r->seconds, (long long)r->snap_slots,
-               (long long)r->old_records, (long long)r->log_records,
+               "replayed %zu keys in %.3f s (%.3f s waiting for the last "
+               "worker): %lld snapshot slots, %lld records of log.old, %lld "
+               "of log%s, %lld torn bytes cut off; puts so far %llu",
+               kv_server_table(s)->n, r->seconds, r->lock_seconds,
+               (long long)r->snap_slots, (long long)r->old_records,
+               (long long)r->log_records,
                r->old_log ? " (a compaction to finish)" : "",
                (long long)r->torn_bytes, (unsigned long long)r->seq);
     ty_point(ty, "replay.seconds", r->seconds);

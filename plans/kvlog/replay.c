@@ -4,7 +4,8 @@
  * log.old (a compaction that had not finished: its records may or may not
  * be in the snapshot already, which does not matter, the newest record of
  * a key wins), then the log, whose end a crash may have torn: the torn
- * record is cut off, so the next put follows the last intact one. The
+ * record is cut off, so the next put follows the last intact one (and a
+ * snapshot.tmp left by a compaction cut short is removed). The
  * time it takes grows with the data, which is what a long run's restart
  * times show against the puts done so far.
  */
@@ -125,6 +126,14 @@ kv_replay(int dirfd, const struct kv_geom *g, struct kv_table *t,
         snprintf(err, errlen, "compact.lock: %s", strerror(-rc));
         if (lock >= 0)
             close(lock);
+        return rc;
+    }
+    r->lock_seconds = now_s() - t0;
+    /* a compaction cut short; the next one starts it again anyway */
+    if (unlinkat(dirfd, "snapshot.tmp", 0) < 0 && errno != ENOENT) {
+        rc = -errno;
+        snprintf(err, errlen, "snapshot.tmp: %s", strerror(-rc));
+        close(lock);
         return rc;
     }
     r->old_log = faccessat(dirfd, "log.old", F_OK, 0) == 0;

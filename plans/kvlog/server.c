@@ -8,8 +8,8 @@
  * another pipe, read without blocking after each put. One compaction
  * at a time: while one is under way the log just grows.
  *
- * The worker is this program run again (fork, then exec of
- * /proc/self/exe with the argument "compact"), so it is a process of its
+ * The worker is this program run again (fork, then exec of its own path
+ * with the argument "compact"), so it is a process of its
  * own with its own command name, and it dies with the server
  * (PR_SET_PDEATHSIG), so that a restarted server never races a worker
  * of the last one (and compact.lock covers the moment in between).
@@ -73,11 +73,18 @@ fail(struct kv_server *s, const char *fmt, ...)
 static int
 spawn_worker(struct kv_server *s)
 {
-    char vs[16], ks[16];
+    char vs[16], ks[16], exe[4096] = "/proc/self/exe";
     char *argv[] = {KV_COMPACT_COMM, KV_COMPACT_ARG, s->dir, vs, ks, NULL};
     pid_t parent = getpid();
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
     int req[2], rep[2];
 
+    /* the program's own path where it can be read (under valgrind
+     * /proc/self/exe is valgrind) */
+    if (n > 0 && (size_t)n < sizeof(exe) - 1)
+        exe[n] = '\0';
+    else
+        snprintf(exe, sizeof(exe), "/proc/self/exe");
     snprintf(vs, sizeof(vs), "%u", s->c.g.value_size);
     snprintf(ks, sizeof(ks), "%u", s->c.g.keys);
     if (pipe2(req, O_CLOEXEC) < 0)
@@ -93,7 +100,7 @@ spawn_worker(struct kv_server *s)
         if (getppid() != parent || dup2(req[0], STDIN_FILENO) < 0 ||
             dup2(rep[1], STDOUT_FILENO) < 0)
             _exit(1);
-        execv("/proc/self/exe", argv);
+        execv(exe, argv);
         _exit(127);
     }
     close(req[0]);
