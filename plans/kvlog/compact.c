@@ -48,8 +48,8 @@ put_slot(void *arg, const struct kv_rec *h, const void *v)
     memcpy(c->slot + sizeof(*h), v, h->vlen);
     if (h->seq > c->seq)
         c->seq = h->seq;
-    return kv_pwrite_full(c->out, c->slot, kv_rec_size(c->g),
-                          kv_slot_offset(c->g, h->key));
+    return kv_write_full(c->out, c->slot, kv_rec_size(c->g),
+                         kv_slot_offset(c->g, h->key));
 }
 
 /* The current snapshot's slots into snapshot.tmp (none without one). */
@@ -99,7 +99,7 @@ write_header(struct compaction *c)
 
     if (ftruncate(c->out, size) < 0)
         return -errno;
-    return kv_pwrite_full(c->out, &h, sizeof(h), 0);
+    return kv_write_full(c->out, &h, sizeof(h), 0);
 }
 
 /* snapshot.tmp made whole, then put in place and log.old removed. */

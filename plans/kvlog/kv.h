@@ -105,8 +105,8 @@ int64_t kv_snap_scan(int fd, const struct kv_geom *g, kv_rec_fn fn, void *arg,
                      uint64_t *seq, char *err, size_t errlen);
 
 int kv_pread_full(int fd, void *buf, size_t n, off_t off, size_t *got);
-int kv_pwrite_full(int fd, const void *buf, size_t n, off_t off);
-int kv_write_full(int fd, const void *buf, size_t n);
+/* All of buf at offset off, or where the file is (off < 0: an append). */
+int kv_write_full(int fd, const void *buf, size_t n, off_t off);
 /* fsync the folder at dirfd (after a rename or an unlink in it). */
 int kv_sync_dir(int dirfd);
 

@@ -261,7 +261,7 @@ tear_log(struct ty *ty, const char *dir, const struct kv_geom *g)
     fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
     if (rec != NULL && fd >= 0) {
         kv_rec_make(rec, g, 0, UINT64_MAX / 2);
-        rc = kv_write_full(fd, rec, kv_rec_size(g) / 2);
+        rc = kv_write_full(fd, rec, kv_rec_size(g) / 2, -1);
     }
     if (fd >= 0)
         close(fd);

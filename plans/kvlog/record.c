@@ -113,30 +113,14 @@ kv_pread_full(int fd, void *buf, size_t n, off_t off, size_t *got)
 }
 
 int
-kv_pwrite_full(int fd, const void *buf, size_t n, off_t off)
+kv_write_full(int fd, const void *buf, size_t n, off_t off)
 {
     size_t done = 0;
 
     while (done < n) {
-        ssize_t r =
-            pwrite(fd, (const char *)buf + done, n - done, off + (off_t)done);
-
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            return -errno;
-        done += (size_t)r;
-    }
-    return 0;
-}
-
-int
-kv_write_full(int fd, const void *buf, size_t n)
-{
-    size_t done = 0;
-
-    while (done < n) {
-        ssize_t r = write(fd, (const char *)buf + done, n - done);
+        const char *p = (const char *)buf + done;
+        ssize_t r = off < 0 ? write(fd, p, n - done)
+                            : pwrite(fd, p, n - done, off + (off_t)done);
 
         if (r < 0 && errno == EINTR)
             continue;

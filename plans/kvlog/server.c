@@ -178,7 +178,7 @@ ask_worker(struct kv_server *s)
     char b = 'c';
 
     s->compacting = true;
-    if (kv_write_full(s->to_worker, &b, 1) < 0)
+    if (kv_write_full(s->to_worker, &b, 1, -1) < 0)
         return fail(s, "the compaction worker (pid %d) is gone",
                     (int)s->worker);
     return 0;
@@ -334,7 +334,7 @@ append(struct kv_server *s, uint32_t key)
     int rc;
 
     kv_rec_make(s->rec, &s->c.g, key, ++s->seq);
-    rc = kv_write_full(s->log_fd, s->rec, kv_rec_size(&s->c.g));
+    rc = kv_write_full(s->log_fd, s->rec, kv_rec_size(&s->c.g), -1);
     if (rc < 0)
         return fail(s, "state/log: write: %s", strerror(-rc));
     s->log_size += (off_t)kv_rec_size(&s->c.g);
