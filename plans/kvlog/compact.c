@@ -10,7 +10,7 @@
  * written left as holes — syncs it, renames it over snapshot and removes
  * log.old; then it answers on its standard output, "done RECORDS
  * ALLOCATED_BYTES" or "fail WHY". The end of its input (the server
- * closed it or is gone) ends it.
+ * closed it or is gone) ends it, not SIGTERM: the server decides when.
  *
  * log.old is always newer than the snapshot (the snapshot holds only logs
  * compacted before it), so writing its records over the slots keeps the
@@ -22,6 +22,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,7 +69,7 @@ copy_snapshot(struct compaction *c)
     n = kv_snap_scan(fd, c->g, put_slot, c, &seq, why, sizeof(why));
     close(fd);
     if (n < 0 && why[0])
-        snprintf(c->err, sizeof(c->err), "snapshot: %s", why);
+        snprintf(c->err, sizeof(c->err), "snapshot: %.200s", why);
     if (seq > c->seq)
         c->seq = seq;
     return n < 0 ? (int)n : 0;
@@ -185,6 +186,11 @@ kv_compact_main(int argc, char **argv)
     ssize_t n;
 
     prctl(PR_SET_NAME, KV_COMPACT_COMM, 0, 0, 0);
+    /* A stop signals the whole process group on local:exec: the server
+     * ends the worker itself (closing its input) once its load is over,
+     * and PR_SET_PDEATHSIG kills it if the server is killed. */
+    signal(SIGTERM, SIG_IGN);
+    signal(SIGINT, SIG_IGN);
     if (argc != 5 || parse_u32(argv[3], KV_MAX_VALUE, &g.value_size) < 0 ||
         parse_u32(argv[4], KV_MAX_KEYS, &g.keys) < 0) {
         fprintf(stderr, "usage: %s compact DIR VALUE_SIZE KEYS\n", argv[0]);

@@ -97,6 +97,7 @@ kv_pread_full(int fd, void *buf, size_t n, off_t off, size_t *got)
 {
     size_t done = 0;
 
+    *got = 0;
     while (done < n) {
         ssize_t r = pread(fd, (char *)buf + done, n - done, off + (off_t)done);
 
@@ -168,7 +169,7 @@ int64_t
 kv_log_scan(int fd, const struct kv_geom *g, kv_rec_fn fn, void *arg,
             off_t *valid_end)
 {
-    size_t rs = kv_rec_size(g), cap = rs * SCAN_RECORDS, got;
+    size_t rs = kv_rec_size(g), cap = rs * SCAN_RECORDS, got = 0;
     char *buf = malloc(cap);
     int64_t total = 0;
     bool whole = true;
@@ -202,7 +203,7 @@ snap_header(int fd, const struct kv_geom *g, uint64_t *seq, char *err,
             size_t errlen)
 {
     struct kv_snap_hdr h;
-    size_t got;
+    size_t got = 0;
     int rc = kv_pread_full(fd, &h, sizeof(h), 0, &got);
 
     if (rc < 0)
@@ -241,7 +242,7 @@ static int64_t
 scan_extent(int fd, const struct kv_geom *g, off_t from, off_t to, kv_rec_fn fn,
             void *arg)
 {
-    size_t rs = kv_rec_size(g), got;
+    size_t rs = kv_rec_size(g), got = 0;
     char *slot = malloc(rs);
     uint32_t key;
     int64_t n = 0;
