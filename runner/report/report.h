@@ -24,6 +24,7 @@
 #include "base/err.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 
 struct report;
@@ -51,6 +52,13 @@ void report_print(const struct report *r, FILE *out);
 /* The run folder the report was built from (borrowed). */
 const char *report_run_dir(const struct report *r);
 void report_destroy(struct report **r);
+
+/* A fit's slope against the work done as the report writes it, for a
+ * fit read back from summary.json's groups[].fits[] (series, x, slope):
+ * "+4.0 KiB per cycle", "+2.0 ms CPU per cycle"; a series of seconds is
+ * one named *:cpu or *:seconds, the rest are bytes. "-" when NAN. */
+void report_fmt_fit_slope(const char *series, const char *x, double slope,
+                          char *buf, size_t size);
 
 /* ---- compare (report_compare.c) ---- */
 
