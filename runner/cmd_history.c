@@ -4,8 +4,9 @@
  * (runner/history/history.h), read from DATA/testyard.db; and `testyard
  * history import RUN_DIR...`, which records finished run folders as the
  * daemon records its runs (how runs made without the daemon get into the
- * history). docs/scheduling.md, "History and change points", says what is
- * recorded and how the change points are found.
+ * history). `--fits` shows the slopes of the report's fits against the
+ * work done in place of the runs. docs/scheduling.md, "History and change
+ * points", says what is recorded and how the change points are found.
  */
 #include "cmd.h"
 #include "daemon/daemon.h"

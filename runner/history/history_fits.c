@@ -84,8 +84,8 @@ history__fits_release(struct history_run *r)
 
 /* ---- keys -------------------------------------------------------------- */
 
-static bool
-same_str(const char *a, const char *b)
+bool
+history__same_str(const char *a, const char *b)
 {
     return a == b || (a != NULL && b != NULL && strcmp(a, b) == 0);
 }
@@ -95,7 +95,7 @@ history__same_key(const struct history_fit *a, const struct history_fit *b)
 {
     return strcmp(a->group, b->group) == 0 &&
            strcmp(a->series, b->series) == 0 && strcmp(a->x, b->x) == 0 &&
-           same_str(a->stage, b->stage);
+           history__same_str(a->stage, b->stage);
 }
 
 const struct history_fit *
@@ -184,7 +184,7 @@ history__fpoint_line(const struct history *h, const struct history_fpoint *p,
     strbuf_addf(sb, ", p = %.3f", p->cp.pvalue);
     if (!isinf(p->cp.rel_change))
         strbuf_addf(sb, " (mean %s -> %s)", before, after);
-    if (!same_str(p->before, p->after))
+    if (!history__same_str(p->before, p->after))
         strbuf_addf(sb, ", %s -> %s", p->before ? p->before : "-",
                     p->after ? p->after : "-");
 }
@@ -192,28 +192,30 @@ history__fpoint_line(const struct history *h, const struct history_fpoint *p,
 /* ---- change points ----------------------------------------------------- */
 
 /* The most common verdict of key k over the runs at[lo..hi), the later
- * on a tie; NULL when none is known. */
+ * on a tie; NULL when none is known. The report has a handful of
+ * verdicts; one it has not is not counted past the first eight. */
 static const char *
 usual_verdict(const struct history *h, const struct history_fit *k,
               const size_t *at, size_t lo, size_t hi)
 {
-    const char *best = NULL;
-    size_t most = 0;
+    const char *name[8] = {0}, *best = NULL;
+    size_t count[8] = {0}, nv = 0, most = 0;
 
     for (size_t i = lo; i < hi; i++) {
         const struct history_fit *f = history__fit_of(&h->runs[at[i]], k);
-        size_t n = 0;
+        size_t v = 0;
 
         if (f == NULL || f->verdict == NULL)
             continue;
-        for (size_t j = lo; j < hi; j++) {
-            const struct history_fit *g = history__fit_of(&h->runs[at[j]], k);
-
-            n += g != NULL && same_str(g->verdict, f->verdict);
-        }
-        if (n >= most) {
-            most = n;
-            best = f->verdict;
+        while (v < nv && strcmp(name[v], f->verdict) != 0)
+            v++;
+        if (v == nv && nv == ARRAY_LEN(name))
+            continue;
+        if (v == nv)
+            name[nv++] = f->verdict;
+        if (++count[v] >= most) {
+            most = count[v];
+            best = name[v];
         }
     }
     return best;

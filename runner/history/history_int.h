@@ -143,6 +143,8 @@ struct history {
  * of Theil-Sen slopes over a few instances). */
 #define HISTORY_SLOPE_MIN_EFFECT 0.2
 
+/* Equal strings, or both NULL. */
+bool history__same_str(const char *a, const char *b);
 /* Run r's fit with key k, NULL when r has none. */
 const struct history_fit *history__fit_of(const struct history_run *r,
                                           const struct history_fit *k);

@@ -225,18 +225,12 @@ load_result(struct rec *r, struct err *err)
 }
 
 static bool
-same_str(const char *a, const char *b)
-{
-    return a == b || (a != NULL && b != NULL && strcmp(a, b) == 0);
-}
-
-static bool
 fit_seen(const struct rec_group *g, const struct rec_fit *f)
 {
     for (size_t i = 0; i < g->nfits; i++)
         if (strcmp(g->fits[i].series, f->series) == 0 &&
             strcmp(g->fits[i].x, f->x) == 0 &&
-            same_str(g->fits[i].stage, f->stage))
+            history__same_str(g->fits[i].stage, f->stage))
             return true;
     return false;
 }

@@ -129,12 +129,6 @@ short_version(const char *v, char *buf, size_t size)
 }
 
 static bool
-same_version(const char *a, const char *b)
-{
-    return a == b || (a != NULL && b != NULL && strcmp(a, b) == 0);
-}
-
-static bool
 succeeded(const struct history_run *r)
 {
     return r->outcome != NULL && strcmp(r->outcome, "success") == 0;
@@ -271,7 +265,7 @@ version_marks(struct strbuf *sb, const struct chart *c)
         char v[16];
 
         if (i == 0 ? r->version == NULL
-                   : same_version(r->version, c->h->runs[i - 1].version))
+                   : history__same_str(r->version, c->h->runs[i - 1].version))
             continue;
         short_version(r->version, v, sizeof(v));
         strbuf_adds(sb, "<g class=\"ver\"><title>version ");
