@@ -4,8 +4,9 @@
  * (runner/history/history.h), read from DATA/testyard.db; and `testyard
  * history import RUN_DIR...`, which records finished run folders as the
  * daemon records its runs (how runs made without the daemon get into the
- * history). docs/scheduling.md, "History and change points", says what is
- * recorded and how the change points are found.
+ * history). `--fits` shows the slopes of the report's fits against the
+ * work done in place of the runs. docs/scheduling.md, "History and change
+ * points", says what is recorded and how the change points are found.
  */
 #include "cmd.h"
 #include "daemon/daemon.h"
@@ -27,6 +28,7 @@ enum history_format { FORMAT_TABLE, FORMAT_JSON, FORMAT_CSV };
 struct history_args {
     const char *data, *name, *version, *since;
     enum history_format format;
+    bool fits;         /* --fits: the fits' slopes in place of the runs */
     double min_effect; /* < 0: the default */
     int64_t since_ns;
 };
@@ -37,14 +39,15 @@ usage(FILE *out)
     fprintf(out,
             "usage: testyard history [--data DIR] [--since TIME] [--csv | "
             "--json]\n"
-            "                        [--min-effect PCT] NAME\n"
+            "                        [--fits] [--min-effect PCT] NAME\n"
             "       testyard history import [--data DIR] [--name NAME] "
             "[--version V]\n"
             "                        RUN_DIR...\n\n"
             "Print the recorded runs of NAME (a composition's metadata.name\n"
             "or a schedule's name): per run its date, version and outcome,\n"
             "per group its peak, final and growth per round; then the\n"
-            "change points of each figure (E-Divisive means).\n"
+            "change points of each figure (E-Divisive means), and the\n"
+            "slopes of the report's fits against the work done.\n"
             "`import` records finished run folders (result.json and\n"
             "summary.json), numbered in the order given.\n\n"
             "  --data DIR        the data folder (default $TESTYARD_DATA, "
@@ -55,6 +58,15 @@ usage(FILE *out)
             "                    duration back from now (36h, 30d)\n"
             "  --json            an array, one object per run\n"
             "  --csv             one row per run and group\n"
+            "  --fits            the fits' slopes: per fit its last slope, "
+            "the\n"
+            "                    change since the run before, its verdict, "
+            "its\n"
+            "                    slope per run and their change points "
+            "(with\n"
+            "                    --json one object per fit, --csv one row "
+            "per\n"
+            "                    run and fit)\n"
             "  --min-effect PCT  smallest change of a figure's mean reported\n"
             "                    (default 5)\n"
             "  --name NAME       import: record under NAME (default: the "
@@ -144,6 +156,9 @@ history_opt(int c, char *arg, void *ctx, struct err *err)
         return parse_since(a, arg, err);
     case 'e':
         return parse_pct(a, arg, err);
+    case 'f':
+        a->fits = true;
+        return 0;
     default: /* 'j', 'c' */
         if (a->format != FORMAT_TABLE)
             return cmd_usage_err(err, CMD_ESHAPE,
@@ -163,6 +178,7 @@ parse_args(int argc, char **argv, bool import, struct history_args *a,
         {"since", required_argument, NULL, 's'},
         {"json", no_argument, NULL, 'j'},
         {"csv", no_argument, NULL, 'c'},
+        {"fits", no_argument, NULL, 'f'},
         {"min-effect", required_argument, NULL, 'e'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -215,20 +231,20 @@ fail(const char *cmd, const struct err *err)
 }
 
 static void
-print_history(const struct history *h, enum history_format f)
+print_history(const struct history *h, enum history_format f, bool fits)
 {
     char *text;
     cJSON *j;
 
     if (f == FORMAT_CSV) {
-        history_csv(h, stdout);
+        (fits ? history_fits_csv : history_csv)(h, stdout);
         return;
     }
     if (f == FORMAT_TABLE) {
-        history_print(h, stdout);
+        (fits ? history_print_fits : history_print)(h, stdout);
         return;
     }
-    j = history_json(h);
+    j = fits ? history_fits_json(h) : history_json(h);
     text = jsonpretty_print(j);
     fputs(text, stdout);
     free(text);
@@ -253,7 +269,7 @@ show(const struct history_args *a)
     if (a->min_effect >= 0)
         o.min_effect = a->min_effect;
     history_analyse(h, &o);
-    print_history(h, a->format);
+    print_history(h, a->format, a->fits);
     history_destroy(&h);
     return fflush(stdout) == 0 ? 0 : EXIT_IOERR;
 }

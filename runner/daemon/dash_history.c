@@ -1,9 +1,11 @@
 /*
  * dash_history.c — the dashboard's history: the names with runs; one
  * name's page (its change points, one chart per group and figure drawn
- * by the history module, its runs with their tasks and reports, and a
- * form comparing two of them); and compare-two-runs, the page `testyard
- * compare --html` writes, for two runs of a history or two tasks.
+ * by the history module, the slopes of the report's fits against the
+ * work done as a table and a chart per fit, its runs with their tasks
+ * and reports, and a form comparing two of them); and compare-two-runs,
+ * the page `testyard compare --html` writes, for two runs of a history
+ * or two tasks.
  */
 #include "daemon/daemon_int.h"
 
@@ -77,15 +79,38 @@ index_page(struct daemon *d, struct strbuf *sb)
     return 200;
 }
 
-/* What the figure of a change point's JSON is called on the page. */
-static const char *
-figure_label(const char *key)
+/* Charts of fit slopes drawn on a name's page, at most. */
+#define FIT_CHARTS 48
+
+/* "series against x in stage" of a fit's JSON, escaped. */
+static void
+fit_key_html(struct strbuf *sb, const cJSON *f)
 {
-    if (key != NULL && strncmp(key, "peak", 4) == 0)
-        return "peak";
-    if (key != NULL && strncmp(key, "final", 5) == 0)
-        return "final";
-    return "growth per round";
+    const char *stage = ty__json_str(f, "stage");
+
+    strbuf_add_html(sb, ty__json_str(f, "series"));
+    strbuf_adds(sb, " against ");
+    strbuf_add_html(sb, ty__json_str(f, "x"));
+    strbuf_adds(sb, " in ");
+    strbuf_add_html(sb, stage ? stage : "the whole run");
+}
+
+/* What the figure of a change point's JSON is called on the page. */
+static void
+figure_label(struct strbuf *sb, const cJSON *cp)
+{
+    const char *key = ty__json_str(cp, "figure");
+
+    if (key != NULL && strcmp(key, "slope") == 0) {
+        strbuf_adds(sb, "slope of ");
+        fit_key_html(sb, cp);
+    } else if (key != NULL && strncmp(key, "peak", 4) == 0) {
+        strbuf_adds(sb, "peak");
+    } else if (key != NULL && strncmp(key, "final", 5) == 0) {
+        strbuf_adds(sb, "final");
+    } else {
+        strbuf_adds(sb, "growth per round");
+    }
 }
 
 static void
@@ -98,19 +123,29 @@ fmt_signed(double v, char *buf, size_t size)
 }
 
 /* "+18 %" of a change point's JSON; its means when the change is not
- * relative (null: the mean before was 0). */
+ * relative (null: the mean before was 0), as slopes for a fit's. */
 static void
 change_text(const cJSON *cp, char *buf, size_t size)
 {
     double rel = ty__json_num(cp, "change", NAN);
-    char before[40], after[40];
+    double mb = ty__json_num(cp, "mean_before", NAN),
+           ma = ty__json_num(cp, "mean_after", NAN);
+    const char *series = ty__json_str(cp, "series");
+    char before[64], after[64];
 
     if (!isnan(rel)) {
         snprintf(buf, size, "%+.0f %%", rel * 100);
         return;
     }
-    fmt_signed(ty__json_num(cp, "mean_before", NAN), before, sizeof(before));
-    fmt_signed(ty__json_num(cp, "mean_after", NAN), after, sizeof(after));
+    if (series != NULL) {
+        report_fmt_fit_slope(series, ty__json_str(cp, "x"), mb, before,
+                             sizeof(before));
+        report_fmt_fit_slope(series, ty__json_str(cp, "x"), ma, after,
+                             sizeof(after));
+    } else {
+        fmt_signed(mb, before, sizeof(before));
+        fmt_signed(ma, after, sizeof(after));
+    }
     snprintf(buf, size, "from %s to %s", before, after);
 }
 
@@ -135,8 +170,10 @@ points_table(struct strbuf *sb, const cJSON *runs)
             strbuf_adds(sb, "<tr class=\"cp-row\"><td>");
             strbuf_add_html(sb, ty__json_str(cp, "group"));
             strbuf_adds(sb, "</td><td>");
-            strbuf_adds(sb, figure_label(ty__json_str(cp, "figure")));
-            strbuf_addf(sb, "</td><td>%s</td><td>%lld</td><td>", change,
+            figure_label(sb, cp);
+            strbuf_adds(sb, "</td><td>");
+            strbuf_add_html(sb, change);
+            strbuf_addf(sb, "</td><td>%lld</td><td>",
                         (long long)ty__json_num(r, "run", 0));
             strbuf_add_html(sb, ty__json_str(r, "version")
                                     ? ty__json_str(r, "version")
@@ -151,6 +188,88 @@ points_table(struct strbuf *sb, const cJSON *runs)
     else
         strbuf_adds(sb, "</table>");
     strbuf_adds(sb, "</section>\n");
+}
+
+/* One fit key's row: its last slope, the change since the run before,
+ * its verdict and R², and its slope's change points. */
+static void
+fit_row(struct strbuf *sb, const cJSON *f)
+{
+    const char *series = ty__json_str(f, "series"), *x = ty__json_str(f, "x");
+    double change = ty__json_num(f, "change", NAN);
+    double r2 = ty__json_num(f, "r2", NAN);
+    const cJSON *cp;
+    char slope[64], prev[64], b[32];
+
+    report_fmt_fit_slope(series, x, ty__json_num(f, "slope", NAN), slope,
+                         sizeof(slope));
+    report_fmt_fit_slope(series, x, ty__json_num(f, "previous_slope", NAN),
+                         prev, sizeof(prev));
+    strbuf_adds(sb, "<tr class=\"fit-row\"><td>");
+    strbuf_add_html(sb, ty__json_str(f, "group"));
+    strbuf_adds(sb, "</td><td>");
+    fit_key_html(sb, f);
+    strbuf_addf(sb, "</td><td class=\"n\">%lld</td><td class=\"n\">",
+                (long long)ty__json_num(f, "run", 0));
+    strbuf_add_html(sb, slope);
+    strbuf_adds(sb, "</td><td class=\"n\">");
+    strbuf_add_html(sb, prev);
+    if (!isnan(change))
+        snprintf(b, sizeof(b), "%+.0f %%", change * 100);
+    else
+        snprintf(b, sizeof(b), "-");
+    strbuf_addf(sb, "</td><td class=\"n\">%s</td><td>", b);
+    strbuf_add_html(sb, ty__json_str(f, "verdict") ? ty__json_str(f, "verdict")
+                                                   : "-");
+    if (!isnan(r2))
+        strbuf_addf(sb, " (R&sup2; %.2f)", r2);
+    strbuf_adds(sb, "</td><td>");
+    cJSON_ArrayForEach (cp,
+                        cJSON_GetObjectItemCaseSensitive(f, "change_points")) {
+        char c[160];
+
+        change_text(cp, c, sizeof(c));
+        strbuf_addf(sb, "run %lld: ", (long long)ty__json_num(cp, "run", 0));
+        strbuf_add_html(sb, c);
+        strbuf_adds(sb, "<br>");
+    }
+    strbuf_adds(sb, "</td></tr>\n");
+}
+
+/* The fits' slopes: a table of every key, then a chart per key. */
+static void
+fits_section(struct strbuf *sb, const struct history *h)
+{
+    cJSON *fits = history_fits_json(h);
+    size_t n = (size_t)cJSON_GetArraySize(fits);
+    const cJSON *f;
+
+    if (n == 0) {
+        cJSON_Delete(fits);
+        return;
+    }
+    strbuf_adds(sb, "<section id=\"fits\"><h2>Fits against the work done"
+                    "</h2><p class=\"note\">each fit's slope (the report's "
+                    "median over the group's instances) night after night; "
+                    "a change point of a slope is a change of at least 20 % "
+                    "where the fit grows or shrinks on one side of it</p>"
+                    "<table id=\"fit-table\"><tr><th>group</th><th>fit</th>"
+                    "<th class=\"n\">last run</th><th class=\"n\">slope"
+                    "</th><th class=\"n\">the run before</th><th "
+                    "class=\"n\">change</th><th>verdict</th><th>change "
+                    "points</th></tr>\n");
+    cJSON_ArrayForEach (f, fits) {
+        fit_row(sb, f);
+    }
+    strbuf_adds(sb, "</table>\n");
+    history_svg_fits(h, FIT_CHARTS, sb);
+    if (n > FIT_CHARTS)
+        strbuf_addf(sb,
+                    "<p class=\"note\">the first %d fits are charted, of "
+                    "%zu</p>",
+                    FIT_CHARTS, n);
+    strbuf_adds(sb, "</section>\n");
+    cJSON_Delete(fits);
 }
 
 static void
@@ -262,7 +381,9 @@ daemon__page_history(struct daemon *d, const char *name, struct strbuf *sb)
                     "<p class=\"note\">dashed lines mark change points, with "
                     "the version recorded at the run they start at</p>");
     history_svg(h, sb);
-    strbuf_adds(sb, "</section>\n<section id=\"runs-section\"><h2>Runs</h2>");
+    strbuf_adds(sb, "</section>\n");
+    fits_section(sb, h);
+    strbuf_adds(sb, "<section id=\"runs-section\"><h2>Runs</h2>");
     compare_form(sb, name, runs);
     runs_table(sb, runs);
     strbuf_adds(sb, "</section>\n");

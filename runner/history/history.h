@@ -6,7 +6,10 @@
  * schedule that fired it) is recorded with its timings, outcome and
  * recorded version, and per group its memory figures from summary.json:
  * peak, final, growth per round and the report's verdict, OOM kills and
- * how many instances ended how. Runs are numbered 1, 2, ... per name.
+ * how many instances ended how, and the slopes of the report's fits
+ * against the work done (groups[].fits[]: per group the first
+ * HISTORY_FITS_MAX, each keyed by series, x and stage, with its slope,
+ * R² and verdict). Runs are numbered 1, 2, ... per name.
  * history_load reads a name's series back; history_analyse finds the
  * change points of each figure over it with E-Divisive means
  * (changepoint.c); history_print, history_json and history_csv write
@@ -38,7 +41,11 @@
 #include <stdio.h>
 
 /* The version of the history tables this program knows. */
-#define HISTORY_SCHEMA_VERSION 1
+#define HISTORY_SCHEMA_VERSION 2
+
+/* Fits recorded per run and group: the first this many of summary.json's
+ * groups[].fits[], in its order (the report caps them at 1024). */
+#define HISTORY_FITS_MAX 64
 
 /* Create the table schema when missing and bring the history tables to
  * HISTORY_SCHEMA_VERSION, one transaction per step. A database whose
@@ -122,7 +129,9 @@ struct history *history_load(sqlite3 *db, const char *name, int64_t since_ns,
                              struct err *err);
 /* Find the change points of every figure (per group: peak, final,
  * growth per round) with o (NULL: defaults; the growth figure's min_abs
- * is raised to 64 KiB a round when o's is 0). */
+ * is raised to 64 KiB a round when o's is 0), and of every fit's slope
+ * (min_effect at least 20 %, and kept only where the fit's usual verdict
+ * is growing or shrinking on one side: docs/scheduling.md). */
 void history_analyse(struct history *h, const struct history_cp_opts *o);
 size_t history_nruns(const struct history *h);
 void history_destroy(struct history **h);
@@ -135,6 +144,23 @@ void history_print(const struct history *h, FILE *out);
 cJSON *history_json(const struct history *h);
 /* One row per run and group, with a header line. */
 void history_csv(const struct history *h, FILE *out);
+
+/* ---- the fits' slopes (history_fits.c, history_fits_out.c) ---- */
+
+/* How many fit keys (group, series, x, stage) the runs of h have. */
+size_t history_nfits(const struct history *h);
+/* Per fit key, in the order keys first appear: its last slope, the
+ * change since the run before that has it, its verdict; then every
+ * key's slope per run and the slopes' change points. */
+void history_print_fits(const struct history *h, FILE *out);
+/* An array, one object per fit key: group, series, x, stage, the last
+ * run's slope, r2, verdict and run, previous_slope, change (relative,
+ * null unknown), runs [{run, version, slope, r2, verdict}] and
+ * change_points [{run, version, change, p, mean_before, mean_after,
+ * verdict_before, verdict_after}]. */
+cJSON *history_fits_json(const struct history *h);
+/* One row per run and fit, with a header line. */
+void history_fits_csv(const struct history *h, FILE *out);
 
 /* ---- the names (history_names.c) ---- */
 
@@ -177,5 +203,11 @@ extern const char history_svg_css[];
  * runs: a <p class="note">. Every string from the database is escaped;
  * the charts scale with their viewBox and need no script. */
 void history_svg(const struct history *h, struct strbuf *sb);
+/* One chart per fit key of h, in the order keys first appear (at most
+ * max; 0: all), each an <svg class="hchart" data-figure="slope"
+ * data-fit="N"> titled with the key, y the slope per run in the fit's
+ * unit with a zero line, drawn as history_svg draws a figure, with the
+ * slope change points; nothing when h has no fits. */
+void history_svg_fits(const struct history *h, size_t max, struct strbuf *sb);
 
 #endif

@@ -7,7 +7,8 @@
  * of its own (BEGIN IMMEDIATE, so two programs migrating at once take
  * turns and the second finds the work done) together with the row's
  * update; a database at a version above the one this program knows was
- * written by a newer testyard and is left alone.
+ * written by a newer testyard and is left alone. Version 2 added
+ * history_fits; runs recorded at version 1 simply have no rows there.
  */
 #include "history/history_int.h"
 
@@ -53,6 +54,21 @@ static const char *const steps[] = {
     " canceled INTEGER NOT NULL DEFAULT 0,"
     " lost INTEGER NOT NULL DEFAULT 0,"
     " PRIMARY KEY(run, group_id));",
+    /* 2: the slopes of the report's fits against the work done; a run
+     * recorded before has none */
+    "CREATE TABLE history_fits("
+    " run INTEGER NOT NULL REFERENCES history_runs(id) ON DELETE CASCADE,"
+    " group_id TEXT NOT NULL,"
+    " seq INTEGER NOT NULL,"
+    " series TEXT NOT NULL,"
+    " x TEXT NOT NULL,"
+    " stage TEXT,"
+    " slope REAL,"
+    " r2 REAL,"
+    " verdict TEXT,"
+    " instances INTEGER,"
+    " points INTEGER,"
+    " PRIMARY KEY(run, group_id, seq));",
 };
 
 _Static_assert(ARRAY_LEN(steps) == HISTORY_SCHEMA_VERSION,
@@ -111,6 +127,22 @@ history__bind_i64(sqlite3_stmt *st, int i, int64_t v, bool known)
         sqlite3_bind_int64(st, i, v);
     else
         sqlite3_bind_null(st, i);
+}
+
+double
+history__col_double(sqlite3_stmt *st, int i)
+{
+    return sqlite3_column_type(st, i) == SQLITE_NULL
+               ? NAN
+               : sqlite3_column_double(st, i);
+}
+
+int64_t
+history__col_i64(sqlite3_stmt *st, int i, int64_t unknown)
+{
+    return sqlite3_column_type(st, i) == SQLITE_NULL
+               ? unknown
+               : sqlite3_column_int64(st, i);
 }
 
 int

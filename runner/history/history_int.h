@@ -27,6 +27,9 @@ int history__prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st,
  * base/sql.h). */
 void history__bind_double(sqlite3_stmt *st, int i, double v);
 void history__bind_i64(sqlite3_stmt *st, int i, int64_t v, bool known);
+/* Column i as a double, NAN for NULL; as an integer, unknown for NULL. */
+double history__col_double(sqlite3_stmt *st, int i);
+int64_t history__col_i64(sqlite3_stmt *st, int i, int64_t unknown);
 
 /* ---- the series (history_load.c) ---- */
 
@@ -69,6 +72,15 @@ struct history_group {
     int64_t outcomes[HISTORY_NOUTCOMES];
 };
 
+/* One fit of summary.json's groups[].fits[] as recorded: its key
+ * (group, series, x, stage; stage NULL for the whole run) and figures. */
+struct history_fit {
+    char *group, *series, *x, *stage;
+    double slope, r2;          /* NAN unknown */
+    char *verdict;             /* NULL unknown */
+    int64_t instances, points; /* -1 unknown */
+};
+
 struct history_run {
     int64_t number, task_id; /* task_id 0: not from the daemon */
     char *schedule, *version, *run_id, *run_dir;
@@ -76,6 +88,8 @@ struct history_run {
     double duration_s, build_s;      /* NAN unknown / no build */
     struct history_group *groups;
     size_t ngroups;
+    struct history_fit *fits; /* in the order recorded, by group */
+    size_t nfits;
 };
 
 /* Run r's group whose id is id, NULL when r has none. */
@@ -93,15 +107,82 @@ struct history_point {
     struct history_cp cp;
 };
 
+/* A fit key over the runs: the first run's fit that has it (borrowed),
+ * in the order keys first appear. */
+struct history_fkey {
+    const struct history_fit *first;
+};
+
+/* A change point of a fit key's slope, at run index run. */
+struct history_fpoint {
+    size_t key; /* index into fkeys */
+    size_t run;
+    struct history_cp cp;
+    const char *before, *after; /* the segments' usual verdicts (borrowed
+                                   from the runs' fits), or NULL */
+};
+
 struct history {
     char *name;
     struct history_run *runs;
     size_t nruns;
     struct history_point *points;
     size_t npoints;
+    struct history_fkey *fkeys; /* every fit key, after history_load */
+    size_t nfkeys;
+    struct history_fpoint *fpoints; /* after history_analyse */
+    size_t nfpoints;
     struct history_cp_opts opts; /* what history_analyse used */
     bool analysed;
 };
+
+/* ---- fits (history_fits.c) ---- */
+
+/* The least relative change of a slope called a change point: a fit's
+ * slope moves more from night to night than a memory figure (a median
+ * of Theil-Sen slopes over a few instances). */
+#define HISTORY_SLOPE_MIN_EFFECT 0.2
+
+/* Equal strings, or both NULL. */
+bool history__same_str(const char *a, const char *b);
+/* Run r's fit with key k, NULL when r has none. */
+const struct history_fit *history__fit_of(const struct history_run *r,
+                                          const struct history_fit *k);
+/* Are two fits of the same key? */
+bool history__same_key(const struct history_fit *a,
+                       const struct history_fit *b);
+/* Collect h's fit keys (history_load). */
+void history__fit_keys(struct history *h);
+/* Find the change points of every key's slope (history_analyse). */
+void history__analyse_fits(struct history *h);
+/* The last run (index) before run `before` with key k's slope known;
+ * (size_t)-1 when none. */
+size_t history__fit_last(const struct history *h, size_t k, size_t before);
+/* "kvd process:kvd:rss against cycles in load" (stage "whole run" when
+ * NULL); not escaped. */
+void history__fit_name(const struct history_fit *f, struct strbuf *sb);
+/* A slope as the report writes it ("+4.0 KiB per cycle"; "-" NAN). */
+void history__fmt_slope(const struct history_fit *f, double v, char *buf,
+                        size_t size);
+/* A slope change point as `testyard history` lists it, appended to sb;
+ * not escaped. */
+void history__fpoint_line(const struct history *h,
+                          const struct history_fpoint *p, struct strbuf *sb);
+/* Reading recorded fits back (history_load): run id's into r. */
+int history__load_fits(sqlite3 *db, int64_t id, struct history_run *r,
+                       struct err *err);
+void history__fits_release(struct history_run *r);
+
+/* ---- the fits as text and JSON (history_fits_out.c) ---- */
+
+/* The fits' part of history_print: the first keys, the slopes' change
+ * points; nothing without fits. */
+void history__print_fits_summary(const struct history *h, FILE *out);
+/* A recorded fit: its key and figures. */
+cJSON *history__fit_json(const struct history_fit *f);
+/* A slope change point: run, version, change, p, means, verdicts. */
+cJSON *history__fpoint_json(const struct history *h,
+                            const struct history_fpoint *p);
 
 /* ---- the forms figures are written in (history_out.c) ---- */
 
@@ -116,6 +197,12 @@ void history__fmt_date(const char *t, char *buf, size_t size);
 /* A change point's relative change: "+18 %", "-3.5 %" (of a figure that
  * was not 0 before). */
 void history__fmt_change(const struct history_cp *cp, char *buf, size_t size);
+/* A number, null when NAN or infinite. */
+void history__json_number(cJSON *o, const char *key, double v);
+/* A CSV field, quoted when it holds a comma, a quote or a line break
+ * (nothing for NULL); a number after a comma (nothing after it for NAN). */
+void history__csv_str(FILE *out, const char *s);
+void history__csv_num(FILE *out, double v);
 /* A change point as `testyard history` lists it, appended to sb:
  * "providers peak: +18 % at run 41 (commit abc123), p = 0.001 (mean
  * 100.0 MiB -> 118.0 MiB)"; not escaped. */

@@ -6,6 +6,7 @@
  * the runs that have that group and know that figure (a build that failed
  * has no groups; an instance without memory figures gives none), oldest
  * first; its change points are mapped back to the run each starts at.
+ * The fits' slopes are read and analysed in history_fits.c.
  */
 #include "history/history_int.h"
 
@@ -21,35 +22,19 @@ const char *const history__figure_names[HISTORY_NFIGURES] = {"peak", "final",
 const char *const history__figure_keys[HISTORY_NFIGURES] = {
     "peak_bytes", "final_bytes", "growth_bytes_per_round"};
 
-static double
-col_double(sqlite3_stmt *st, int i)
-{
-    return sqlite3_column_type(st, i) == SQLITE_NULL
-               ? NAN
-               : sqlite3_column_double(st, i);
-}
-
-static int64_t
-col_i64(sqlite3_stmt *st, int i, int64_t unknown)
-{
-    return sqlite3_column_type(st, i) == SQLITE_NULL
-               ? unknown
-               : sqlite3_column_int64(st, i);
-}
-
 static void
 read_run(sqlite3_stmt *st, struct history_run *r)
 {
     r->number = sqlite3_column_int64(st, 1);
     r->schedule = sql_col_text(st, 2);
-    r->task_id = col_i64(st, 3, 0);
+    r->task_id = history__col_i64(st, 3, 0);
     r->version = sql_col_text(st, 4);
     r->run_id = sql_col_text(st, 5);
     r->run_dir = sql_col_text(st, 6);
     r->started = sql_col_text(st, 7);
     r->ended = sql_col_text(st, 8);
-    r->duration_s = col_double(st, 9);
-    r->build_s = col_double(st, 10);
+    r->duration_s = history__col_double(st, 9);
+    r->build_s = history__col_double(st, 10);
     r->outcome = sql_col_text(st, 11);
 }
 
@@ -57,13 +42,13 @@ static void
 read_group(sqlite3_stmt *st, struct history_group *g)
 {
     g->id = sql_col_text(st, 0);
-    g->instances = col_i64(st, 1, -1);
+    g->instances = history__col_i64(st, 1, -1);
     for (int f = 0; f < HISTORY_NFIGURES; f++)
-        g->fig[f] = col_double(st, 2 + f);
+        g->fig[f] = history__col_double(st, 2 + f);
     g->verdict = sql_col_text(st, 5);
-    g->oom_kills = col_i64(st, 6, -1);
+    g->oom_kills = history__col_i64(st, 6, -1);
     for (int k = 0; k < HISTORY_NOUTCOMES; k++)
-        g->outcomes[k] = col_i64(st, 7 + k, 0);
+        g->outcomes[k] = history__col_i64(st, 7 + k, 0);
 }
 
 static int
@@ -122,7 +107,8 @@ load_runs(sqlite3 *db, struct history *h, const char *since, struct err *err)
     else
         rc = 0;
     for (size_t i = 0; i < h->nruns && rc == 0; i++)
-        rc = load_groups(db, ids[i], &h->runs[i], err);
+        if ((rc = load_groups(db, ids[i], &h->runs[i], err)) == 0)
+            rc = history__load_fits(db, ids[i], &h->runs[i], err);
     free(ids);
     return rc;
 }
@@ -167,6 +153,7 @@ history_load(sqlite3 *db, const char *name, int64_t since_ns, struct err *err)
         history_destroy(&h);
         return NULL;
     }
+    history__fit_keys(h);
     return h;
 }
 
@@ -255,6 +242,7 @@ history_analyse(struct history *h, const struct history_cp_opts *o)
         }
     free(v);
     free(at);
+    history__analyse_fits(h);
 }
 
 void
@@ -272,6 +260,7 @@ history_destroy(struct history **hp)
             free(r->groups[g].verdict);
         }
         free(r->groups);
+        history__fits_release(r);
         free(r->schedule);
         free(r->version);
         free(r->run_id);
@@ -283,6 +272,8 @@ history_destroy(struct history **hp)
     for (size_t i = 0; i < h->npoints; i++)
         free(h->points[i].group);
     free(h->points);
+    free(h->fpoints);
+    free(h->fkeys);
     free(h->runs);
     free(h->name);
     free(h);

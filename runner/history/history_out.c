@@ -3,6 +3,7 @@
  * (one line per run and group, the run's columns on its first), then the
  * change points one line each; as JSON, an array of runs, each change
  * point in the run it starts at; as CSV, one row per run and group. The
+ * fits' slopes follow the table (history_fits_out.c). The
  * forms its figures, dates and changes are written in serve the charts
  * too (history_int.h).
  */
@@ -164,12 +165,13 @@ history_print(const struct history *h, FILE *out)
     fputc('\n', out);
     for (size_t i = 0; i < h->npoints; i++)
         print_point(h, &h->points[i], out);
+    history__print_fits_summary(h, out);
 }
 
 /* ---- JSON ------------------------------------------------------------ */
 
-static void
-add_number(cJSON *o, const char *key, double v)
+void
+history__json_number(cJSON *o, const char *key, double v)
 {
     if (isnan(v) || isinf(v))
         cJSON_AddNullToObject(o, key);
@@ -178,20 +180,24 @@ add_number(cJSON *o, const char *key, double v)
 }
 
 static cJSON *
-group_json(const struct history_group *g)
+group_json(const struct history_run *r, const struct history_group *g)
 {
-    cJSON *o = cJSON_CreateObject(), *oc;
+    cJSON *o = cJSON_CreateObject(), *oc, *fits;
 
     cJSON_AddStringToObject(o, "id", g->id);
     ty__json_count(o, "instances", g->instances);
     for (int f = 0; f < HISTORY_NFIGURES; f++)
-        add_number(o, history__figure_keys[f], g->fig[f]);
+        history__json_number(o, history__figure_keys[f], g->fig[f]);
     ty__json_string(o, "verdict", g->verdict);
     ty__json_count(o, "oom_kills", g->oom_kills);
     oc = cJSON_AddObjectToObject(o, "outcomes");
     for (int k = 0; k < HISTORY_NOUTCOMES; k++)
         cJSON_AddNumberToObject(oc, history__outcome_names[k],
                                 (double)g->outcomes[k]);
+    fits = cJSON_AddArrayToObject(o, "fits");
+    for (size_t k = 0; k < r->nfits; k++)
+        if (strcmp(r->fits[k].group, g->id) == 0)
+            cJSON_AddItemToArray(fits, history__fit_json(&r->fits[k]));
     return o;
 }
 
@@ -203,10 +209,27 @@ point_json(const struct history_point *p)
     cJSON_AddStringToObject(o, "group", p->group);
     cJSON_AddStringToObject(o, "figure", history__figure_keys[p->figure]);
     /* rounded as summary.json rounds: 4 decimals, whole bytes */
-    add_number(o, "change", round(p->cp.rel_change * 10000) / 10000);
+    history__json_number(o, "change", round(p->cp.rel_change * 10000) / 10000);
     cJSON_AddNumberToObject(o, "p", round(p->cp.pvalue * 10000) / 10000);
-    add_number(o, "mean_before", round(p->cp.mean_before));
-    add_number(o, "mean_after", round(p->cp.mean_after));
+    history__json_number(o, "mean_before", round(p->cp.mean_before));
+    history__json_number(o, "mean_after", round(p->cp.mean_after));
+    return o;
+}
+
+/* A slope's change point among the figures' (figure "slope", its key). */
+static cJSON *
+fpoint_json(const struct history *h, const struct history_fpoint *p)
+{
+    const struct history_fit *k = h->fkeys[p->key].first;
+    cJSON *o = history__fpoint_json(h, p);
+
+    cJSON_DeleteItemFromObjectCaseSensitive(o, "run");
+    cJSON_DeleteItemFromObjectCaseSensitive(o, "version");
+    cJSON_AddStringToObject(o, "group", k->group);
+    cJSON_AddStringToObject(o, "figure", "slope");
+    cJSON_AddStringToObject(o, "series", k->series);
+    cJSON_AddStringToObject(o, "x", k->x);
+    ty__json_string(o, "stage", k->stage);
     return o;
 }
 
@@ -225,16 +248,19 @@ run_json(const struct history *h, size_t i)
     ty__json_string(o, "run_dir", r->run_dir);
     ty__json_string(o, "started", r->started);
     ty__json_string(o, "ended", r->ended);
-    add_number(o, "duration_s", r->duration_s);
-    add_number(o, "build_s", r->build_s);
+    history__json_number(o, "duration_s", r->duration_s);
+    history__json_number(o, "build_s", r->build_s);
     cJSON_AddStringToObject(o, "outcome", r->outcome);
     a = cJSON_AddArrayToObject(o, "groups");
     for (size_t g = 0; g < r->ngroups; g++)
-        cJSON_AddItemToArray(a, group_json(&r->groups[g]));
+        cJSON_AddItemToArray(a, group_json(r, &r->groups[g]));
     a = cJSON_AddArrayToObject(o, "change_points");
     for (size_t k = 0; k < h->npoints; k++)
         if (h->points[k].run == i)
             cJSON_AddItemToArray(a, point_json(&h->points[k]));
+    for (size_t k = 0; k < h->nfpoints; k++)
+        if (h->fpoints[k].run == i)
+            cJSON_AddItemToArray(a, fpoint_json(h, &h->fpoints[k]));
     return o;
 }
 
@@ -251,8 +277,8 @@ history_json(const struct history *h)
 /* ---- CSV ------------------------------------------------------------- */
 
 /* A field, quoted when it holds a comma, a quote or a line break. */
-static void
-csv_str(FILE *out, const char *s)
+void
+history__csv_str(FILE *out, const char *s)
 {
     if (s == NULL)
         return;
@@ -269,8 +295,8 @@ csv_str(FILE *out, const char *s)
     fputc('"', out);
 }
 
-static void
-csv_num(FILE *out, double v)
+void
+history__csv_num(FILE *out, double v)
 {
     fputc(',', out);
     if (!isnan(v))
@@ -281,21 +307,21 @@ static void
 csv_row(FILE *out, const struct history_run *r, const struct history_group *g)
 {
     fprintf(out, "%lld,", (long long)r->number);
-    csv_str(out, r->started);
+    history__csv_str(out, r->started);
     fputc(',', out);
-    csv_str(out, r->version);
+    history__csv_str(out, r->version);
     fputc(',', out);
-    csv_str(out, r->outcome);
-    csv_num(out, r->duration_s);
-    csv_num(out, r->build_s);
+    history__csv_str(out, r->outcome);
+    history__csv_num(out, r->duration_s);
+    history__csv_num(out, r->build_s);
     fputc(',', out);
     if (g != NULL) {
-        csv_str(out, g->id);
+        history__csv_str(out, g->id);
         for (int f = 0; f < HISTORY_NFIGURES; f++)
-            csv_num(out, g->fig[f]);
+            history__csv_num(out, g->fig[f]);
         fputc(',', out);
-        csv_str(out, g->verdict);
-        csv_num(out, g->oom_kills < 0 ? NAN : (double)g->oom_kills);
+        history__csv_str(out, g->verdict);
+        history__csv_num(out, g->oom_kills < 0 ? NAN : (double)g->oom_kills);
         for (int k = 0; k < HISTORY_NOUTCOMES; k++)
             fprintf(out, ",%lld", (long long)g->outcomes[k]);
     } else {

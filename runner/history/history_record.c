@@ -4,7 +4,9 @@
  * A run folder's result.json (written last by the run: the run's
  * identity, timings, outcome and per group how its instances ended) and
  * summary.json (the report: per group peak, final, OOM kills and the
- * growth verdict with its rate per round) are read and checked whole
+ * growth verdict with its rate per round, and the fits against the work
+ * done: the first HISTORY_FITS_MAX of each group, a key seen twice kept
+ * once) are read and checked whole
  * before anything is written, and the run and its groups go in within one
  * transaction that also numbers the run (one more than the name's last),
  * so a bad file or a failure half-way leaves the tables as they were.
@@ -26,6 +28,12 @@
 const char *const history__outcome_names[HISTORY_NOUTCOMES] = {
     "success", "failure", "crash", "oom", "timeout", "canceled", "lost"};
 
+/* A fit of summary.json, its strings borrowed from the parsed file. */
+struct rec_fit {
+    const char *series, *x, *stage, *verdict;
+    double slope, r2, instances, points; /* NAN unknown */
+};
+
 struct rec_group {
     const char *id;
     int64_t instances;
@@ -33,6 +41,8 @@ struct rec_group {
     const char *verdict;
     int64_t ooms; /* -1 unknown */
     int64_t outcomes[HISTORY_NOUTCOMES];
+    struct rec_fit *fits;
+    size_t nfits;
 };
 
 struct rec {
@@ -214,6 +224,69 @@ load_result(struct rec *r, struct err *err)
     return 0;
 }
 
+static bool
+fit_seen(const struct rec_group *g, const struct rec_fit *f)
+{
+    for (size_t i = 0; i < g->nfits; i++)
+        if (strcmp(g->fits[i].series, f->series) == 0 &&
+            strcmp(g->fits[i].x, f->x) == 0 &&
+            history__same_str(g->fits[i].stage, f->stage))
+            return true;
+    return false;
+}
+
+static int
+summary_fit(struct rec *r, struct rec_fit *f, const cJSON *o, const char *where,
+            struct err *err)
+{
+    const char *s = "summary.json";
+
+    if (!cJSON_IsObject(o))
+        return bad(r, s, "", where, "an object", o, err);
+    return get_str(r, s, o, where, "series", false, &f->series, err) < 0 ||
+                   get_str(r, s, o, where, "x", false, &f->x, err) < 0 ||
+                   get_str(r, s, o, where, "stage", true, &f->stage, err) < 0 ||
+                   get_num(r, s, o, where, "slope", &f->slope, err) < 0 ||
+                   get_num(r, s, o, where, "r2", &f->r2, err) < 0 ||
+                   get_str(r, s, o, where, "verdict", true, &f->verdict, err) <
+                       0 ||
+                   get_num(r, s, o, where, "instances", &f->instances, err) <
+                       0 ||
+                   get_num(r, s, o, where, "points", &f->points, err) < 0
+               ? -1
+               : 0;
+}
+
+/* The first HISTORY_FITS_MAX fits of summary.json's group o (where
+ * names it); none when the report has none (an older report). */
+static int
+summary_fits(struct rec *r, struct rec_group *g, const cJSON *o,
+             const char *where, struct err *err)
+{
+    const cJSON *fs = cJSON_GetObjectItemCaseSensitive(o, "fits");
+    int n;
+
+    if (fs == NULL || cJSON_IsNull(fs))
+        return 0;
+    if (!cJSON_IsArray(fs))
+        return bad(r, "summary.json", where, "fits", "an array", fs, err);
+    n = cJSON_GetArraySize(fs);
+    free(g->fits);
+    g->nfits = 0;
+    g->fits = xcalloc(HISTORY_FITS_MAX, sizeof(*g->fits));
+    for (int i = 0; i < n && g->nfits < HISTORY_FITS_MAX; i++) {
+        struct rec_fit *f = &g->fits[g->nfits];
+        char at[80];
+
+        snprintf(at, sizeof(at), "%s.fits[%d]", where, i);
+        if (summary_fit(r, f, cJSON_GetArrayItem(fs, i), at, err) < 0)
+            return -1;
+        if (!fit_seen(g, f))
+            g->nfits++;
+    }
+    return 0;
+}
+
 /* The figures of group g from summary.json's group o. */
 static int
 summary_group(struct rec *r, struct rec_group *g, const cJSON *o, size_t i,
@@ -228,7 +301,8 @@ summary_group(struct rec *r, struct rec_group *g, const cJSON *o, size_t i,
     snprintf(at, sizeof(at), "%s.verdict", where);
     if (get_num(r, f, o, where, "peak_bytes", &g->peak, err) < 0 ||
         get_num(r, f, o, where, "final_bytes", &g->final, err) < 0 ||
-        get_num(r, f, o, where, "oom_kills", &ooms, err) < 0)
+        get_num(r, f, o, where, "oom_kills", &ooms, err) < 0 ||
+        summary_fits(r, g, o, where, err) < 0)
         return -1;
     g->ooms = isnan(ooms) ? -1 : (int64_t)ooms;
     if (!cJSON_IsObject(vd))
@@ -432,6 +506,38 @@ insert_group(sqlite3 *db, int64_t run, const struct rec_group *g,
     return step_done(db, st, "history database: recording a group", err);
 }
 
+static int
+insert_fits(sqlite3 *db, int64_t run, const struct rec_group *g,
+            struct err *err)
+{
+    for (size_t i = 0; i < g->nfits; i++) {
+        const struct rec_fit *f = &g->fits[i];
+        sqlite3_stmt *st;
+
+        if (history__prepare(db,
+                             "INSERT INTO history_fits(run, group_id, seq, "
+                             "series, x, stage, slope, r2, verdict, "
+                             "instances, points) VALUES(?, ?, ?, ?, ?, ?, ?, "
+                             "?, ?, ?, ?)",
+                             &st, err) < 0)
+            return -1;
+        sqlite3_bind_int64(st, 1, run);
+        sql_bind_text(st, 2, g->id);
+        sqlite3_bind_int64(st, 3, (int64_t)i);
+        sql_bind_text(st, 4, f->series);
+        sql_bind_text(st, 5, f->x);
+        sql_bind_text(st, 6, f->stage);
+        history__bind_double(st, 7, f->slope);
+        history__bind_double(st, 8, f->r2);
+        sql_bind_text(st, 9, f->verdict);
+        history__bind_i64(st, 10, (int64_t)f->instances, !isnan(f->instances));
+        history__bind_i64(st, 11, (int64_t)f->points, !isnan(f->points));
+        if (step_done(db, st, "history database: recording a fit", err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 static int64_t
 write_run(sqlite3 *db, const struct history_meta *m, const struct rec *r,
           const char *name, struct err *err)
@@ -446,7 +552,8 @@ write_run(sqlite3 *db, const struct history_meta *m, const struct rec *r,
         goto fail;
     id = sqlite3_last_insert_rowid(db);
     for (size_t i = 0; i < r->ng; i++)
-        if (insert_group(db, id, &r->g[i], err) < 0)
+        if (insert_group(db, id, &r->g[i], err) < 0 ||
+            insert_fits(db, id, &r->g[i], err) < 0)
             goto fail;
     if (history__exec(db, "COMMIT", err) < 0)
         goto fail;
@@ -481,6 +588,8 @@ history_record(sqlite3 *db, const struct history_meta *m, const char *run_dir,
 done:
     cJSON_Delete(r.result);
     cJSON_Delete(r.summary);
+    for (size_t i = 0; i < r.ng; i++)
+        free(r.g[i].fits);
     free(r.g);
     return n;
 }

@@ -42,6 +42,7 @@ const char history_svg_css[] =
     "--c:#2563eb}"
     "svg.hchart[data-figure=final]{--c:#16a34a}"
     "svg.hchart[data-figure=growth]{--c:#ea580c}"
+    "svg.hchart[data-figure=slope]{--c:#0891b2}"
     ".hchart .hname{fill:#111827;font-size:14px;font-weight:600}"
     ".hchart .hgrid{stroke:#e5e7eb}.hchart .hzero{stroke:#6b7280}"
     ".hchart .htick{fill:#6b7280;font-size:12px}"
@@ -73,11 +74,14 @@ const char history_svg_css[] =
 static const char *const figure_titles[HISTORY_NFIGURES] = {
     "peak memory", "final memory", "growth per round"};
 
-/* One chart: a group's figure over the runs of h. */
+/* One chart: a group's figure over the runs of h, or (fk set) a fit
+ * key's slope. */
 struct chart {
     const struct history *h;
     const char *group;
     int fig;
+    const struct history_fit *fk; /* the key, NULL for a figure */
+    size_t fkey;                  /* its index in h->fkeys */
     double x0, y0, w, ht;
     double ymin, ymax;
 };
@@ -99,7 +103,17 @@ cy(const struct chart *c, double v)
 static bool
 value(const struct chart *c, size_t i, double *v)
 {
-    const struct history_group *g = history__group_of(&c->h->runs[i], c->group);
+    const struct history_group *g;
+
+    if (c->fk != NULL) {
+        const struct history_fit *f = history__fit_of(&c->h->runs[i], c->fk);
+
+        if (f == NULL || isnan(f->slope))
+            return false;
+        *v = f->slope;
+        return true;
+    }
+    g = history__group_of(&c->h->runs[i], c->group);
 
     if (g == NULL || isnan(g->fig[c->fig]))
         return false;
@@ -112,12 +126,6 @@ static void
 short_version(const char *v, char *buf, size_t size)
 {
     snprintf(buf, size, "%.12s", v != NULL ? v : "no version");
-}
-
-static bool
-same_version(const char *a, const char *b)
-{
-    return a == b || (a != NULL && b != NULL && strcmp(a, b) == 0);
 }
 
 static bool
@@ -147,7 +155,9 @@ y_range(struct chart *c)
             hi = v > hi ? v : hi;
         }
     span = hi - lo;
-    if (span <= 0)
+    if (span <= 0 && c->fk != NULL)
+        span = hi = 1;
+    else if (span <= 0)
         span = hi = 1024;
     c->ymax = hi + 0.08 * span;
     c->ymin = lo < 0 ? lo - 0.08 * span : 0;
@@ -159,6 +169,19 @@ y_step(const struct chart *c)
 {
     double step = 1;
 
+    if (c->fk != NULL) { /* a slope: 1, 2 or 5 times a power of ten */
+        double span = c->ymax - c->ymin;
+        double p = pow(10, floor(log10(span / 6)));
+
+        for (int k = 0; k < 3; k++) {
+            double m = k == 0 ? 1 : k == 1 ? 2 : 5;
+
+            if (span / (m * p) <= 6)
+                return m * p;
+        }
+        return 10 * p;
+    }
+
     while ((c->ymax - c->ymin) / step > 6)
         step *= 2;
     return step;
@@ -168,6 +191,15 @@ static void
 tick_label(const struct chart *c, double v, char *buf, size_t size)
 {
     char b[32];
+
+    if (c->fk != NULL) { /* "+4.0 KiB per cycle" -> "+4.0 KiB" */
+        char *per;
+
+        history__fmt_slope(c->fk, v, buf, size);
+        if ((per = strstr(buf, " per ")) != NULL)
+            *per = '\0';
+        return;
+    }
 
     ty__format_bytes_tick(fabs(v), b, sizeof(b));
     snprintf(buf, size, "%s%s",
@@ -191,7 +223,9 @@ y_axis(struct strbuf *sb, const struct chart *c)
                     "<line class=\"%s\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
                     "y2=\"%.1f\"/><text class=\"htick\" x=\"%.1f\" "
                     "y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
-                    k == 0 && c->fig == HISTORY_GROWTH ? "hzero" : "hgrid",
+                    fabs(k) < 0.5 && (c->fig == HISTORY_GROWTH || c->fk)
+                        ? "hzero"
+                        : "hgrid",
                     c->x0, y, c->x0 + c->w, y, c->x0 - 8, y + 4, lab);
     }
 }
@@ -231,7 +265,7 @@ version_marks(struct strbuf *sb, const struct chart *c)
         char v[16];
 
         if (i == 0 ? r->version == NULL
-                   : same_version(r->version, c->h->runs[i - 1].version))
+                   : history__same_str(r->version, c->h->runs[i - 1].version))
             continue;
         short_version(r->version, v, sizeof(v));
         strbuf_adds(sb, "<g class=\"ver\"><title>version ");
@@ -295,9 +329,14 @@ static void
 point(struct strbuf *sb, const struct chart *c, size_t i, double v)
 {
     const struct history_run *r = &c->h->runs[i];
-    char val[40];
+    const struct history_fit *f =
+        c->fk != NULL ? history__fit_of(r, c->fk) : NULL;
+    char val[80];
 
-    history__fmt_figure(c->fig, v, val, sizeof(val));
+    if (f != NULL)
+        history__fmt_slope(f, v, val, sizeof(val));
+    else
+        history__fmt_figure(c->fig, v, val, sizeof(val));
     strbuf_addf(sb,
                 "<circle class=\"pt%s\" cx=\"%.1f\" cy=\"%.1f\" "
                 "r=\"%s\"><title>",
@@ -305,7 +344,13 @@ point(struct strbuf *sb, const struct chart *c, size_t i, double v)
                 c->h->nruns > 150 ? "2.5" : "4");
     run_title(sb, r);
     strbuf_addf(sb, ", %s%s, ", val,
-                c->fig == HISTORY_GROWTH ? " a round" : "");
+                f == NULL && c->fig == HISTORY_GROWTH ? " a round" : "");
+    if (f != NULL) {
+        strbuf_add_html(sb, f->verdict ? f->verdict : "no verdict");
+        if (!isnan(f->r2))
+            strbuf_addf(sb, " (R² %.2f)", f->r2);
+        strbuf_adds(sb, ", ");
+    }
     strbuf_add_html(sb, r->outcome);
     strbuf_adds(sb, "</title></circle>\n");
 }
@@ -315,7 +360,8 @@ static void
 no_value(struct strbuf *sb, const struct chart *c, size_t i)
 {
     const struct history_run *r = &c->h->runs[i];
-    bool has = history__group_of(r, c->group) != NULL;
+    bool has = c->fk != NULL ? history__fit_of(r, c->fk) != NULL
+                             : history__group_of(r, c->group) != NULL;
 
     strbuf_addf(sb,
                 "<path class=\"nov\" d=\"M%.1f %.1f l6 6 m0 -6 l-6 6\">"
@@ -382,31 +428,51 @@ cp_row(double *right, double x, double w)
     return 0;
 }
 
+/* "run 6, abc123def456: +100 %" of a slope, or the change as an amount
+ * when the slope was 0 before or moved by more than 1000 %. */
 static void
-cp_mark(struct strbuf *sb, const struct chart *c, const struct history_point *p,
-        double *right)
+fcp_label(struct strbuf *sb, const struct history *h,
+          const struct history_fpoint *p)
 {
-    struct strbuf lab = {0}, line = {0};
-    double x = cx(c, p->run), w, ly;
+    const struct history_run *r = &h->runs[p->run];
+    char v[16], change[80];
+
+    short_version(r->version, v, sizeof(v));
+    if (isinf(p->cp.rel_change) || fabs(p->cp.rel_change) > 10)
+        history__fmt_slope(h->fkeys[p->key].first,
+                           p->cp.mean_after - p->cp.mean_before, change,
+                           sizeof(change));
+    else
+        history__fmt_change(&p->cp, change, sizeof(change));
+    strbuf_addf(sb, "run %lld, ", (long long)r->number);
+    strbuf_add_html(sb, v);
+    strbuf_addf(sb, ": %s", change);
+}
+
+/* A change point at run index run: lab (escaped) above the plot, line
+ * (not escaped) its <title>; both released. */
+static void
+cp_mark(struct strbuf *sb, const struct chart *c, size_t run,
+        struct strbuf *lab, struct strbuf *line, double *right)
+{
+    double x = cx(c, run), w, ly;
     bool end;
     int row;
 
-    cp_label(&lab, c->h, p);
-    history__point_line(c->h, p, &line);
-    w = (double)strlen(lab.buf) * CHAR_W + 8;
+    w = (double)strlen(lab->buf) * CHAR_W + 8;
     end = x + w > c->x0 + c->w;
     row = cp_row(right, end ? x - w / 2 : x + w / 2, w);
     ly = c->y0 - 8 - 13 * row;
     strbuf_adds(sb, "<g class=\"cp\"><title>change point: ");
-    strbuf_add_html(sb, line.buf);
+    strbuf_add_html(sb, line->buf);
     strbuf_addf(sb,
                 "</title><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
                 "y2=\"%.1f\"/><text x=\"%.1f\" y=\"%.1f\" "
                 "text-anchor=\"%s\">%s</text></g>\n",
                 x, ly - 9, x, c->y0 + c->ht, end ? x - 4 : x + 4, ly,
-                end ? "end" : "start", lab.buf);
-    strbuf_release(&lab);
-    strbuf_release(&line);
+                end ? "end" : "start", lab->buf);
+    strbuf_release(lab);
+    strbuf_release(line);
 }
 
 static void
@@ -416,11 +482,25 @@ cp_marks(struct strbuf *sb, const struct chart *c)
 
     for (int k = 0; k < CP_ROWS; k++)
         right[k] = -1e9;
-    for (size_t i = 0; i < c->h->npoints; i++) {
+    for (size_t i = 0; i < c->h->npoints && c->fk == NULL; i++) {
         const struct history_point *p = &c->h->points[i];
+        struct strbuf lab = {0}, line = {0};
 
-        if (p->figure == c->fig && strcmp(p->group, c->group) == 0)
-            cp_mark(sb, c, p, right);
+        if (p->figure != c->fig || strcmp(p->group, c->group) != 0)
+            continue;
+        cp_label(&lab, c->h, p);
+        history__point_line(c->h, p, &line);
+        cp_mark(sb, c, p->run, &lab, &line, right);
+    }
+    for (size_t i = 0; i < c->h->nfpoints && c->fk != NULL; i++) {
+        const struct history_fpoint *p = &c->h->fpoints[i];
+        struct strbuf lab = {0}, line = {0};
+
+        if (p->key != c->fkey)
+            continue;
+        fcp_label(&lab, c->h, p);
+        history__fpoint_line(c->h, p, &line);
+        cp_mark(sb, c, p->run, &lab, &line, right);
     }
 }
 
@@ -429,6 +509,27 @@ cp_marks(struct strbuf *sb, const struct chart *c)
 static void
 chart_open(struct strbuf *sb, const struct chart *c)
 {
+    if (c->fk != NULL) {
+        struct strbuf name = {0};
+
+        history__fit_name(c->fk, &name);
+        strbuf_addf(sb,
+                    "<svg class=\"hchart\" data-figure=\"slope\" "
+                    "data-fit=\"%zu\" data-group=\"",
+                    c->fkey);
+        strbuf_add_html(sb, c->group);
+        strbuf_addf(sb, "\" viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"",
+                    CHART_W, CHART_H);
+        strbuf_add_html(sb, name.buf);
+        strbuf_addf(sb,
+                    ": slope per run\" xmlns=\"http://www.w3.org/2000/svg\">\n"
+                    "<text class=\"hname\" x=\"%d\" y=\"18\">slope of ",
+                    PAD_L);
+        strbuf_add_html(sb, name.buf);
+        strbuf_adds(sb, "</text>\n");
+        strbuf_release(&name);
+        return;
+    }
     strbuf_addf(sb, "<svg class=\"hchart\" data-figure=\"%s\" data-group=\"",
                 history__figure_names[c->fig]);
     strbuf_add_html(sb, c->group);
@@ -443,16 +544,22 @@ chart_open(struct strbuf *sb, const struct chart *c)
 }
 
 static void
-chart(struct strbuf *sb, const struct history *h, const char *group, int fig)
+chart(struct strbuf *sb, const struct history *h, const char *group, int fig,
+      size_t fkey)
 {
     struct chart c = {.h = h,
                       .group = group,
                       .fig = fig,
+                      .fkey = fkey,
                       .x0 = PAD_L,
                       .y0 = PAD_T,
                       .w = CHART_W - PAD_L - PAD_R,
                       .ht = CHART_H - PAD_T - PAD_B};
 
+    if (fig < 0) {
+        c.fk = h->fkeys[fkey].first;
+        c.group = c.fk->group;
+    }
     y_range(&c);
     chart_open(sb, &c);
     y_axis(sb, &c);
@@ -464,8 +571,8 @@ chart(struct strbuf *sb, const struct history *h, const char *group, int fig)
         strbuf_addf(sb,
                     "<text class=\"empty\" x=\"%.1f\" y=\"%.1f\" "
                     "text-anchor=\"middle\">no run recorded this "
-                    "figure</text>\n",
-                    c.x0 + c.w / 2, c.y0 + c.ht / 2);
+                    "%s</text>\n",
+                    c.x0 + c.w / 2, c.y0 + c.ht / 2, c.fk ? "slope" : "figure");
     strbuf_addf(sb,
                 "<line class=\"hframe\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
                 "y2=\"%.1f\"/>\n</svg>\n",
@@ -481,7 +588,7 @@ group_section(struct strbuf *sb, const struct history *h, const char *group)
     strbuf_add_html(sb, group);
     strbuf_adds(sb, "</h2>\n");
     for (int f = 0; f < HISTORY_NFIGURES; f++)
-        chart(sb, h, group, f);
+        chart(sb, h, group, f, 0);
     strbuf_adds(sb, "</section>\n");
 }
 
@@ -526,4 +633,14 @@ history_svg(const struct history *h, struct strbuf *sb)
                     "<p class=\"note\">No memory figures in the %zu run%s "
                     "(a run whose build failed records none).</p>\n",
                     h->nruns, h->nruns == 1 ? "" : "s");
+}
+
+void
+history_svg_fits(const struct history *h, size_t max, struct strbuf *sb)
+{
+    if (h->nfkeys == 0)
+        return;
+    key(sb, h);
+    for (size_t k = 0; k < h->nfkeys && (max == 0 || k < max); k++)
+        chart(sb, h, NULL, -1, k);
 }

@@ -24,6 +24,7 @@
 #include "base/err.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 
 struct report;
@@ -56,6 +57,13 @@ void report_destroy(struct report **r);
  * start round N; finish-N, end-N end it), *end telling which; -1 for any
  * other state. */
 int report_round_of(const char *state, bool *end);
+
+/* A fit's slope against the work done as the report writes it, for a
+ * fit read back from summary.json's groups[].fits[] (series, x, slope):
+ * "+4.0 KiB per cycle", "+2.0 ms CPU per cycle"; a series of seconds is
+ * one named *:cpu or *:seconds, the rest are bytes. "-" when NAN. */
+void report_fmt_fit_slope(const char *series, const char *x, double slope,
+                          char *buf, size_t size);
 
 /* ---- compare (report_compare.c) ---- */
 

@@ -2,7 +2,8 @@
  * report_compare.c — two reports side by side, A (before) and B (after),
  * for `testyard compare`: per group the peak, the final usage, the growth
  * slopes and verdicts and the OOM kills, the top allocation sites of
- * both with what changed (B - A), and the growing sites' bytes per round.
+ * both with what changed (B - A), the growing sites' bytes per round, and
+ * (on the page) the slopes of the fits against the work done side by side.
  * Groups are matched by id; a group in only one run is shown with the other
  * side empty.
  *
@@ -21,6 +22,8 @@
 #include <string.h>
 
 #define CMP_SITES 10
+/* Fits listed per group on the page, at most. */
+#define CMP_FITS 64
 
 enum unit { U_BYTES, U_RATE, U_COUNT };
 
@@ -489,6 +492,75 @@ html_sites(struct strbuf *sb, const struct report_group *a,
     free(s);
 }
 
+/* g's fit with the key of w, NULL when g (or it) has none. */
+static const struct report_wfit *
+wfit_like(const struct report_group *g, const struct report_wfit *w)
+{
+    for (size_t i = 0; g != NULL && i < g->nwfits; i++) {
+        const struct report_wfit *o = &g->wfits[i];
+
+        if (strcmp(o->series, w->series) == 0 && strcmp(o->x, w->x) == 0 &&
+            (o->stage == w->stage ||
+             (o->stage && w->stage && strcmp(o->stage, w->stage) == 0)))
+            return o;
+    }
+    return NULL;
+}
+
+static void
+html_fit_row(struct strbuf *sb, const struct report_wfit *fa,
+             const struct report_wfit *fb)
+{
+    const struct report_wfit *k = fa ? fa : fb;
+    char va[64] = "-", vb[64] = "-", d[32] = "-";
+
+    if (fa)
+        report__fmt_per(fa, fa->fit.slope, va, sizeof(va));
+    if (fb)
+        report__fmt_per(fb, fb->fit.slope, vb, sizeof(vb));
+    if (fa && fb && fa->fit.slope != 0)
+        snprintf(d, sizeof(d), "%+.0f%%",
+                 100 * (fb->fit.slope - fa->fit.slope) / fabs(fa->fit.slope));
+    strbuf_adds(sb, "<tr class=\"cmp-fit\"><td>");
+    report__html_esc(sb, k->series);
+    strbuf_adds(sb, "</td><td>");
+    report__html_esc(sb, k->x);
+    strbuf_adds(sb, "</td><td>");
+    report__html_esc(sb, k->stage ? k->stage : "whole run");
+    strbuf_addf(sb,
+                "</td><td class=\"n\">%s</td><td class=\"n\">%s</td>"
+                "<td class=\"n %s\">%s</td><td>%s</td><td>%s</td></tr>\n",
+                va, vb,
+                fa && fb ? change_class(fa->fit.slope, fb->fit.slope) : "", d,
+                fa ? report__wfit_verdict(fa) : "-",
+                fb ? report__wfit_verdict(fb) : "-");
+}
+
+/* The fits of both sides, matched by series, x and stage: A's in its
+ * order, then those only in B. */
+static void
+html_fits(struct strbuf *sb, const struct report_group *a,
+          const struct report_group *b)
+{
+    size_t na = a ? a->nwfits : 0, nb = b ? b->nwfits : 0, shown = 0;
+
+    if (na + nb == 0)
+        return;
+    strbuf_adds(sb, "<h3 class=\"site\">Fits against the work done, slope "
+                    "per unit</h3>\n<div class=\"scroll\"><table>\n<tr><th>"
+                    "series</th><th>against</th><th>stage</th><th class=\"n\">"
+                    "A</th><th class=\"n\">B</th><th class=\"n\">B &minus; "
+                    "A</th><th>verdict A</th><th>verdict B</th></tr>\n");
+    for (size_t i = 0; i < na && shown < CMP_FITS; i++, shown++)
+        html_fit_row(sb, &a->wfits[i], wfit_like(b, &a->wfits[i]));
+    for (size_t i = 0; i < nb && shown < CMP_FITS; i++)
+        if (wfit_like(a, &b->wfits[i]) == NULL) {
+            html_fit_row(sb, NULL, &b->wfits[i]);
+            shown++;
+        }
+    strbuf_adds(sb, "</table></div>\n");
+}
+
 char *
 report_compare_html(const struct report *a, const struct report *b)
 {
@@ -525,6 +597,7 @@ report_compare_html(const struct report *a, const struct report *b)
         strbuf_adds(&sb, "</table></div>\n");
         html_sites(&sb, ga, gb, false);
         html_sites(&sb, ga, gb, true);
+        html_fits(&sb, ga, gb);
         strbuf_adds(&sb, "</section>\n");
     }
     free(ids);

@@ -466,7 +466,9 @@ report__fmt_per(const struct report_wfit *w, double slope, char *buf,
                 size_t size)
 {
     char v[32], unit[64];
+    const char *colon;
     double a = fabs(slope);
+    bool cpu;
 
     unit_of(w->x, unit, sizeof(unit));
     if (w->seconds)
@@ -475,8 +477,28 @@ report__fmt_per(const struct report_wfit *w, double slope, char *buf,
         snprintf(v, sizeof(v), "%.2g B", a);
     else
         report__fmt_bytes(report__i64(llround(a)), v, sizeof(v));
+    /* seconds of CPU, unless the series is itself a time (restart:seconds) */
+    cpu = w->seconds &&
+          !(w->series != NULL && (colon = strrchr(w->series, ':')) != NULL &&
+            strcmp(colon, ":seconds") == 0);
     snprintf(buf, size, "%s%s%s per %s", slope < 0 ? "-" : "+", v,
-             w->seconds ? " CPU" : "", unit);
+             cpu ? " CPU" : "", unit);
+}
+
+void
+report_fmt_fit_slope(const char *series, const char *x, double slope, char *buf,
+                     size_t size)
+{
+    const char *colon = strrchr(series, ':');
+    struct report_wfit w = {.series = (char *)series, .x = (char *)x};
+
+    if (isnan(slope)) {
+        snprintf(buf, size, "-");
+        return;
+    }
+    w.seconds = colon != NULL &&
+                (strcmp(colon, ":cpu") == 0 || strcmp(colon, ":seconds") == 0);
+    report__fmt_per(&w, slope, buf, size);
 }
 
 cJSON *

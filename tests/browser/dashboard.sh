@@ -106,7 +106,8 @@ open $LINK
 open $URL/history
 click a[href="/history?name=nightly"]
 wait location.search === "?name=nightly" && document.querySelectorAll("svg.hchart").length > 0 20s
-expect document.querySelectorAll("svg.hchart").length === 6
+expect document.querySelectorAll('svg.hchart:not([data-figure="slope"])').length === 6
+expect document.querySelectorAll('svg.hchart[data-figure="slope"]').length === 2
 expect [...document.querySelectorAll("svg.hchart")].every(s => s.getBoundingClientRect().width > 300 && s.querySelector("polyline") !== null)
 expect document.querySelectorAll('svg.hchart[data-figure="peak"] circle').length === 20
 expect document.querySelectorAll('svg.hchart[data-group="providers"][data-figure="peak"] .cp').length >= 1

@@ -10,7 +10,10 @@
 # another origin, is 403 and changes nothing; with it the task is
 # canceled; a run's report.html is served, a link put in its place is
 # not followed; the history index and a history page with its charts and
-# change point at the version where it happened; compare-two-runs by run
+# change point at the version where it happened, the fits' slopes (a
+# table, a chart per fit, the planted change of a slope at its run and
+# none on a steady one; `testyard history` and `--fits` saying the same);
+# compare's page with two runs' fits side by side; compare-two-runs by run
 # number and by task; bad and unknown requests. Names an instance or a
 # user chose come back escaped.
 cd "$(dirname "$0")/../.." || exit 1
@@ -144,13 +147,45 @@ check "it lists the name with its runs" \
     "$B"
 check "and the daemon's own tasks" grep -q 'name=waits"' "$B"
 check_eq "the name's page: 200" "$(page '/history?name=nightly')" 200
-charts=$(grep -o 'class="hchart"' "$B" | wc -l)
+charts=$(grep -o 'class="hchart" data-figure="[a-z]*"' "$B" | grep -vc slope)
 check_eq "one chart per figure and group (3 x 2)" "$charts" 6
+charts=$(grep -o 'class="hchart" data-figure="slope"' "$B" | wc -l)
+check_eq "and one per fit against the work done" "$charts" 2
+check "the fits' table lists the RSS per cycle, its last slope and change" \
+    grep -q '<tr class="fit-row"><td>providers</td><td>process:kvd:rss against cycles in load</td><td class="n">10</td><td class="n">+8.1 KiB per cycle</td><td class="n">+8.0 KiB per cycle</td><td class="n">+1 %</td><td>growing (R&sup2; 0.99)</td><td>run 6: +' "$B"
+check "and restart seconds per cycle, steady, with no change point" \
+    grep -q '<td>restart:seconds against cycles in the whole run</td><td class="n">10</td><td class="n">+250.0 ms per cycle</td><td class="n">+251.0 ms per cycle</td><td class="n">-0 %</td><td>growing (R&sup2; 0.97)</td><td></td></tr>' "$B"
+check "the slope's change point is listed at run 6" \
+    grep -q '<tr class="cp-row"><td>providers</td><td>slope of process:kvd:rss against cycles in load</td><td>+[0-9]* %</td><td>6</td><td>v6</td>' "$B"
+check "and marked on its chart" \
+    grep -q '<g class="cp"><title>change point: providers process:kvd:rss against cycles in load: +[0-9]* % at run 6 (commit v6)' "$B"
 check "the change point is marked" grep -q 'class="cp"' "$B"
 check "the change point's row says run 6 and its version" \
     grep -q '<tr class="cp-row"><td>providers</td><td>peak</td><td>+50 %</td><td>6</td><td>v6</td>' "$B"
 check "the compare form offers the runs" grep -q '<option value="9" selected>run 9' "$B"
 check_eq "an unknown name: 404" "$(page '/history?name=nosuch')" 404
+ty history nightly >"$RUNS/hist.out" 2>&1
+check "history prints the fits' last slopes" grep -q \
+    '^  providers process:kvd:rss against cycles in load: +8.1 KiB per cycle at run 10, +0.8 % since run 9, growing (R² 0.99)$' \
+    "$RUNS/hist.out"
+check "and the slope's change point at run 6" grep -Eq \
+    '^  providers process:kvd:rss against cycles in load: \+[0-9]+ % at run 6 \(commit v6\), p = 0\.[0-9]+ \(mean \+4\.[0-9] KiB per cycle -> \+8\.[0-9] KiB per cycle\)$' \
+    "$RUNS/hist.out"
+check "none on the steady restart seconds" not_grep \
+    'restart:seconds.* at run [0-9]* (commit' "$RUNS/hist.out"
+ty history --fits nightly >"$RUNS/fits.out" 2>&1
+check "--fits lists each fit's slope per run" grep -q \
+    '^   6  v6                 +8.0 KiB per cycle  0.99  growing$' "$RUNS/fits.out"
+check_eq "--fits --json: the change point of the RSS slope is at run 6" \
+    "$(ty history --fits --json nightly | jq -c '[.[] | [.series, [.change_points[].run]]]')" \
+    '[["process:kvd:rss",[6]],["restart:seconds",[]]]'
+"${BUILD:-build}/tests/test_report_work" --write-run "$RUNS/work" >/dev/null 2>&1
+cp -r "$RUNS/work/work" "$RUNS/work/b"
+"$TY" compare --html "$RUNS/cmp.html" "$RUNS/work/work" "$RUNS/work/b" \
+    >/dev/null 2>&1
+check "compare's page lists the fits' slopes side by side" grep -q \
+    '<tr class="cmp-fit"><td>process:kvd:rss</td><td>cycles</td><td>load</td><td class="n">+8.0 KiB per cycle</td><td class="n">+8.0 KiB per cycle</td>' \
+    "$RUNS/cmp.html"
 check_eq "compare runs 5 and 6: 200" \
     "$(page '/compare?name=nightly&a=5&b=6')" 200
 check "it is compare's page" grep -q '</main>' "$B"

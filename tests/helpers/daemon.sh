@@ -91,10 +91,13 @@ EOF
 # without running anything: copies of the synthetic leaky run of
 # build/tests/test_report (a real report, so compare works on them), each
 # with its own run id and version vI, the first group's peak 64 MiB up to
-# run FROM - 1 and 96 MiB from FROM on (a change point at FROM). Their
-# folders are $RUNS/hist/NAME-I. 0 when all were recorded.
+# run FROM - 1 and 96 MiB from FROM on (a change point at FROM), and two
+# fits against the work done: process:kvd:rss per cycle in stage load,
+# 4 KiB up to FROM - 1 and 8 KiB from FROM (a slope change point at
+# FROM), and restart:seconds per cycle, a steady 250 ms. Their folders
+# are $RUNS/hist/NAME-I. 0 when all were recorded.
 fake_history() {
-    local name=$1 n=$2 from=$3 i d peak bad=0
+    local name=$1 n=$2 from=$3 i d peak rss bad=0
     local units=${BUILD:-build}/tests/test_report
     mkdir -p "$RUNS/hist"
     if [ ! -d "$RUNS/hist/synth/leaky" ]; then
@@ -116,8 +119,19 @@ fake_history() {
             '.run_id = $id | .name = $n | .started = $t | .ended = $e |
              .groups |= map(. + {outcomes: {success: .instances}})' \
             "$d/result.json" >"$d/r.tmp" && mv "$d/r.tmp" "$d/result.json"
-        jq --arg id "$name-$i" --argjson p "$peak" \
-            '.run_id = $id | .groups[0].peak_bytes = $p' \
+        rss=4096
+        [ "$i" -ge "$from" ] && rss=8192
+        rss=$((rss + (i % 3) * 64))
+        jq --arg id "$name-$i" --argjson p "$peak" --argjson rss "$rss" \
+            --argjson rs "0.25$((i % 2))" \
+            '.run_id = $id | .groups[0].peak_bytes = $p |
+             .groups[0].fits = [
+               {series: "process:kvd:rss", x: "cycles", stage: "load",
+                instances: 2, slope: $rss, r2: 0.99, points: 40,
+                verdict: "growing"},
+               {series: "restart:seconds", x: "cycles", stage: null,
+                instances: 2, slope: $rs, r2: 0.97, points: 12,
+                verdict: "growing"}]' \
             "$d/summary.json" >"$d/s.tmp" && mv "$d/s.tmp" "$d/summary.json"
         "$TY" history import --data "$DATA" --version "v$i" "$d" \
             >>"$RUNS/hist/import.log" 2>&1 || bad=$((bad + 1))

@@ -7,7 +7,8 @@
  * find 4096 B/cycle and call it growing; the worker's flat RSS is flat;
  * disk and CPU per cycle are recovered; two stages get their own slopes;
  * a malformed work.csv names its line; a huge one is bounded; a hostile
- * process name is escaped in the page.
+ * process name is escaped in the page; compare's page lists two runs'
+ * fits side by side, matched by series, x and stage.
  *
  * `test_report_work --write-run DIR` writes the run DIR/work and exits.
  */
@@ -451,8 +452,51 @@ t_untagged_first(void)
     cJSON_Delete(s);
 }
 
+/* Two runs with the same stages: their fits side by side on one row; a
+ * run without stages has its own keys (stage "whole run"), A's side
+ * empty. */
+static void
+t_compare(void)
+{
+    cleanup_free char *da = path_join(th_tmpdir(), "cmp-a");
+    cleanup_free char *db = path_join(th_tmpdir(), "cmp-b");
+    cleanup_free char *a = kvd_write(da, 300000), *b = kvd_write(db, 0);
+    struct report_opts o = {.no_html = true};
+    struct err err = {0};
+    struct report *ra = report_build(a, &o, &err), *rb;
+    char *html;
+
+    CHECK_MSG(ra != NULL, "%s", err.msg);
+    rb = report_build(a, &o, &err);
+    CHECK(rb != NULL);
+    if (ra == NULL || rb == NULL)
+        return;
+    html = report_compare_html(ra, rb);
+    CHECK_CONTAINS(html, "<h3 class=\"site\">Fits against the work done, "
+                         "slope per unit</h3>");
+    CHECK_CONTAINS(html, "<tr class=\"cmp-fit\"><td>process:kvd:rss</td>"
+                         "<td>cycles</td><td>load</td><td class=\"n\">+8.0 "
+                         "KiB per cycle</td><td class=\"n\">+8.0 KiB per "
+                         "cycle</td><td class=\"n \">+0%</td><td>growing</td>"
+                         "<td>growing</td></tr>");
+    free(html);
+    report_destroy(&rb);
+    rb = report_build(b, &o, &err);
+    CHECK(rb != NULL);
+    if (rb != NULL) {
+        html = report_compare_html(ra, rb);
+        CHECK_CONTAINS(html, "<tr class=\"cmp-fit\"><td>process:kvd:rss</td>"
+                             "<td>cycles</td><td>whole run</td><td "
+                             "class=\"n\">-</td><td class=\"n\">+");
+        free(html);
+    }
+    report_destroy(&ra);
+    report_destroy(&rb);
+}
+
 static const struct th_case cases[] = {
     {"rss_per_cycle", t_rss_per_cycle},
+    {"compare", t_compare},
     {"flat_worker", t_flat_worker},
     {"disk_and_cpu", t_disk_and_cpu},
     {"two_stages", t_two_stages},
