@@ -441,15 +441,21 @@ syncsvc_tick(struct syncsvc *svc)
     }
 }
 
+/* Instance i when it is one of the run's and alive, else NULL. */
+static struct svc_inst *
+live_inst(struct syncsvc *svc, int i)
+{
+    if (i < 0 || (size_t)i >= svc->ninst || !svc->inst[i].alive)
+        return NULL;
+    return &svc->inst[i];
+}
+
 void
 syncsvc_instance_exited(struct syncsvc *svc, int instance, const char *how)
 {
-    struct svc_inst *in;
+    struct svc_inst *in = live_inst(svc, instance);
 
-    if (instance < 0 || (size_t)instance >= svc->ninst)
-        return;
-    in = &svc->inst[instance];
-    if (!in->alive)
+    if (in == NULL)
         return;
     in->alive = false;
     in->how = xstrdup(how ? how : "exited");
@@ -465,12 +471,9 @@ syncsvc_instance_exited(struct syncsvc *svc, int instance, const char *how)
 void
 syncsvc_instance_restarting(struct syncsvc *svc, int instance)
 {
-    struct svc_inst *in;
+    struct svc_inst *in = live_inst(svc, instance);
 
-    if (instance < 0 || (size_t)instance >= svc->ninst)
-        return;
-    in = &svc->inst[instance];
-    if (!in->alive)
+    if (in == NULL)
         return;
     in->incarnation++;
     svc__conn_restarting(svc, instance);

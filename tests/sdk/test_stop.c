@@ -114,9 +114,10 @@ start_plan(const char *name, int *rfd)
     fflush(NULL);
     pid = fork();
     if (pid == 0) {
-        cleanup_free char *out = path_join(S.dir, "run.out");
+        char *out = path_join(S.dir, "run.out");
         int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
+        free(out); /* _exit below: nothing may stay for valgrind */
         close(p[0]);
         tell_fd = p[1];
         if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0)

@@ -77,8 +77,8 @@ index_in_group(int i)
     return fix_split > 0 && i >= fix_split ? i - fix_split : i;
 }
 
-static void *
-dealer_new(const char *rid)
+void *
+fix_dealer(const char *rid)
 {
     void *s = zmq_socket(F.ctx, ZMQ_DEALER);
     int linger = 0;
@@ -94,7 +94,7 @@ fix_replace(int c, const char *rid)
 {
     void *old = F.cli[c];
 
-    F.cli[c] = dealer_new(rid);
+    F.cli[c] = fix_dealer(rid);
     return old;
 }
 
@@ -143,7 +143,7 @@ fix_start_opts(int n, size_t max_entries, size_t max_bytes,
         char rid[32];
 
         snprintf(rid, sizeof(rid), "c%d", i);
-        F.cli[i] = dealer_new(rid);
+        F.cli[i] = fix_dealer(rid);
     }
 }
 

@@ -62,6 +62,9 @@ int64_t int_of(const cJSON *r, const char *key);
 cJSON *expect(int c, const char *st);
 void expect_free(int c, const char *st);
 void hello(int c);
+/* A DEALER with routing id rid connected to the service (the caller
+ * closes it). */
+void *fix_dealer(const char *rid);
 /* Give client c a new DEALER with routing id rid, as the next process of
  * its instance would have; returns the old one (the caller closes it). */
 void *fix_replace(int c, const char *rid);

@@ -53,18 +53,6 @@ recv_raw(void *sock, char *buf, size_t size, int timeout_ms)
     return -1;
 }
 
-static void *
-dealer(const char *rid)
-{
-    void *s = zmq_socket(F.ctx, ZMQ_DEALER);
-    int linger = 0;
-
-    zmq_setsockopt(s, ZMQ_ROUTING_ID, rid, strlen(rid));
-    zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof(linger));
-    CHECK(zmq_connect(s, syncsvc_endpoint(F.svc)) == 0);
-    return s;
-}
-
 static void
 send_str(void *sock, const char *json)
 {
@@ -170,7 +158,7 @@ t_slots_freed(void)
     for (int round = 0; round < 3; round++) {
         for (int i = 0; i < 8; i++) {
             snprintf(rid, sizeof(rid), "claim-%d-%d", round, i);
-            s[i] = dealer(rid);
+            s[i] = fix_dealer(rid);
             hello_as0_settled(s[i], part, buf, sizeof(buf));
             CHECK_CONTAINS(buf, "\"status\":\"ok\"");
         }
@@ -179,11 +167,11 @@ t_slots_freed(void)
     }
     for (int i = 0; i < 8; i++) {
         snprintf(rid, sizeof(rid), "open-%d", i);
-        s[i] = dealer(rid);
+        s[i] = fix_dealer(rid);
         hello_as0_settled(s[i], part, buf, sizeof(buf));
         CHECK_CONTAINS(buf, "\"status\":\"ok\"");
     }
-    s[8] = dealer("ninth");
+    s[8] = fix_dealer("ninth");
     hello_as0(s[8], part);
     CHECK(recv_raw(s[8], buf, sizeof(buf), 5000) > 0);
     CHECK_CONTAINS(buf, "too many connections for g/0");
@@ -208,13 +196,13 @@ t_reused_id_inherits_nothing(void)
 
     fix_start(1);
     snprintf(part, sizeof(part), ",\"secret\":\"%s\"", syncsvc_secret(F.svc));
-    a = dealer("ty-0-1234-5678");
+    a = fix_dealer("ty-0-1234-5678");
     hello_as0(a, part);
     CHECK(recv_raw(a, buf, sizeof(buf), 5000) > 0);
     CHECK_CONTAINS(buf, "\"status\":\"ok\"");
     zmq_close(a);
     usleep(100 * 1000);
-    b = dealer("ty-0-1234-5678");
+    b = fix_dealer("ty-0-1234-5678");
     send_str(b, "{\"id\":2,\"op\":\"signal\",\"state\":\"s\"}");
     CHECK(recv_raw(b, buf, sizeof(buf), 5000) > 0);
     CHECK_EQ_STR(buf, DENIED_REPLY("2"));
@@ -232,7 +220,7 @@ t_denied_take_no_slot(void)
     fix_start(1);
     for (int i = 0; i < 20; i++) {
         snprintf(rid, sizeof(rid), "knock-%d", i);
-        s[i] = dealer(rid);
+        s[i] = fix_dealer(rid);
         hello_as0(s[i], "");
         CHECK(recv_raw(s[i], buf, sizeof(buf), 5000) > 0);
         CHECK_CONTAINS(buf, "\"status\":\"denied\"");

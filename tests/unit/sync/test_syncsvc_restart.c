@@ -43,6 +43,17 @@ signal_wait(int c, const char *state, int target)
           state, target);
 }
 
+/* Client c signals state and waits for target; the service has parked
+ * it. */
+static void
+park(int c, const char *state, int target)
+{
+    signal_wait(c, state, target);
+    for (int i = 0; i < 20; i++)
+        pump(1);
+    CHECK_EQ_INT(F.waiting, 1);
+}
+
 /* Nothing comes for client c within ms. */
 static void
 expect_nothing(int c, int ms)
@@ -93,10 +104,7 @@ t_barrier_holds(void)
 
     fix_start(2);
     hello_all();
-    signal_wait(1, "s", 2);
-    for (int i = 0; i < 20; i++)
-        pump(1);
-    CHECK_EQ_INT(F.waiting, 1);
+    park(1, "s", 2);
     syncsvc_instance_restarting(F.svc, 0);
     CHECK_EQ_INT(F.failed, 0);
     expect_nothing(1, 200);
@@ -130,10 +138,7 @@ t_replay_same_seq(void)
     hello_all();
     CHECK_EQ_INT(signal_seq(0, "lead"), 1);
     CHECK_EQ_INT(signal_seq(1, "lead"), 2);
-    signal_wait(0, "b", 3);
-    for (int i = 0; i < 20; i++)
-        pump(1);
-    CHECK_EQ_INT(F.waiting, 1);
+    park(0, "b", 3);
     syncsvc_instance_restarting(F.svc, 0);
     CHECK_EQ_INT(F.waiting, 0);
     old = fix_replace(0, "c0-second");
@@ -209,9 +214,7 @@ t_restart_then_exit(void)
     fix_start(2);
     hello_all();
     CHECK_EQ_INT(signal_seq(0, "before"), 1);
-    signal_wait(1, "s", 2);
-    for (int i = 0; i < 20; i++)
-        pump(1);
+    park(1, "s", 2);
     restart(0, "c0-second");
     expect_nothing(1, 100);
     syncsvc_instance_exited(F.svc, 0, "exited with status 3");
