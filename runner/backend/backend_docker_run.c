@@ -266,7 +266,6 @@ dk__probe(struct backend *b, int index, const char *const *argv,
                       sizeof(user));
     if (docker_exec_create(k->d, id, argv, user, &xid, err) < 0 ||
         docker_exec_start(k->d, xid, err) < 0)
-        return err_prefix(err, "%s: running %s", k->insts[index].name,
-                          argv[0]);
+        return err_prefix(err, "%s: running %s", k->insts[index].name, argv[0]);
     return probe_wait(k, xid, argv[0], timeout_ms > 0 ? timeout_ms : 1, err);
 }
