@@ -153,15 +153,19 @@ drv_start(struct drv *x)
                                  .run_fd = x->run_fd};
     struct err err = {0};
 
+    if (x->docker) {
+        struct docker *d = docker_new(NULL, &err);
+
+        if (d == NULL) {
+            snprintf(why, sizeof(why), "no Docker engine answers: %s", err.msg);
+            th_skip(why);
+        }
+        docker_destroy(&d);
+    }
     x->be = x->docker ? backend_docker_new(&cfg, &err)
                       : backend_exec_new(&cfg, &err);
     CHECK(x->be != NULL);
-    if (x->be->ops->prepare(x->be, &err) < 0) {
-        snprintf(why, sizeof(why), "the backend cannot run: %s", err.msg);
-        CHECK_MSG(x->docker, "%s", err.msg);
-        backend_destroy(&x->be);
-        th_skip(why);
-    }
+    CHECK_MSG(x->be->ops->prepare(x->be, &err) == 0, "%s", err.msg);
     CHECK_MSG(x->be->ops->start_all(x->be, &x->in, 1, &err) == 0, "%s",
               err.msg);
 }
