@@ -524,13 +524,14 @@ make_network(struct dk_backend *k, struct err *err)
         if (cJSON_IsString(gw))
             break;
     }
-    if (cJSON_IsString(gw))
+    rc = cJSON_IsString(gw) ? 0 : -1;
+    if (rc == 0)
         snprintf(k->base.sync_host, sizeof(k->base.sync_host), "%s",
                  gw->valuestring);
     else
         err_set(err, EPROTO, "network %s has no gateway address", k->network);
-    cJSON_Delete(list);
-    return cJSON_IsString(gw) ? 0 : -1;
+    cJSON_Delete(list); /* gw was in it */
+    return rc;
 }
 
 static int

@@ -67,10 +67,10 @@ struct dk_inst {
     bool dirs_made;    /* its folders were given to its user */
     struct backend_event exit_ev;
     bool removed;
-    char *cgdir; /* memory cgroup, from the pid at start */
-    bool ended_read;    /* its BACKEND_EXITED was handed out */
-    bool paused;        /* pause() froze it */
-    bool restarting;    /* a restart's thread has it */
+    char *cgdir;          /* memory cgroup, from the pid at start */
+    bool ended_read;      /* its BACKEND_EXITED was handed out */
+    bool paused;          /* pause() froze it */
+    bool restarting;      /* a restart's thread has it */
     int64_t run_since_ns; /* wall clock before its last restart's start:
                            * a `die` from before is the last run's */
     enum ty__cgver cgver;

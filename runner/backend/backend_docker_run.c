@@ -70,10 +70,14 @@ restart_main(void *arg)
     di->run_since_ns = now_wall_ns();
     di->dead = di->oom = di->started = di->exit_held = false;
     di->logs_done = false;
-    di->stop_asked = false;
     di->restarting = false;
+    /* stop() since the restart was asked for: it does not start */
+    if (rc == 0 && (di->stop_asked || k->stopping))
+        rc = err_set(&e, ECANCELED, "stopped before start");
     pthread_mutex_unlock(&k->lock);
-    if (rc == 0 && (rc = docker_container_start(k->d, di->id, &e)) < 0)
+    if (rc == 0)
+        rc = docker_container_start(k->d, di->id, &e);
+    if (rc < 0)
         dklog__cut(di->log);
     if (rc == 0)
         dk__report_started(k, r.i);
@@ -102,6 +106,7 @@ claim_restart(struct dk_backend *k, int index, struct err *err)
     if (rc == 0) {
         di->restarting = true;
         di->ended_read = false;
+        di->stop_asked = false;
         k->restarts_running++;
     }
     pthread_mutex_unlock(&k->lock);
@@ -266,7 +271,6 @@ dk__probe(struct backend *b, int index, const char *const *argv,
                       sizeof(user));
     if (docker_exec_create(k->d, id, argv, user, &xid, err) < 0 ||
         docker_exec_start(k->d, xid, err) < 0)
-        return err_prefix(err, "%s: running %s", k->insts[index].name,
-                          argv[0]);
+        return err_prefix(err, "%s: running %s", k->insts[index].name, argv[0]);
     return probe_wait(k, xid, argv[0], timeout_ms > 0 ? timeout_ms : 1, err);
 }

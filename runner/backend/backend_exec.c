@@ -81,8 +81,8 @@ struct exec_backend {
     struct backend_config cfg;
     struct cgroup_sys *cgs;
     int sigfd;
-    int wake[2]; /* events pushed outside SIGCHLD */
-    int epfd;    /* notify_fd: sigfd and wake[0] */
+    int wake[2];                  /* events pushed outside SIGCHLD */
+    int epfd;                     /* notify_fd: sigfd and wake[0] */
     struct backend_instance *bis; /* copy of the array given to start_all */
     struct exec_inst *insts;
     size_t n;

@@ -155,6 +155,33 @@ proc_exec_result(int rfd)
     return n == (ssize_t)sizeof(e) && e != 0 ? e : 0;
 }
 
+/* A program that closed its output may still run: with a deadline it is
+ * waited for until then (in short naps), and killed as at the deadline
+ * when it has not ended by then. */
+static enum wait
+wait_end(pid_t pid, const struct proc_opts *o, int64_t deadline)
+{
+    int64_t nap_us = 1000;
+    siginfo_t si;
+
+    if (deadline == 0)
+        return READABLE;
+    for (;;) {
+        si.si_pid = 0;
+        if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0 &&
+            errno != EINTR)
+            return READABLE; /* reap() says why */
+        if (si.si_pid == pid)
+            return READABLE;
+        if (now_mono_ns() >= deadline) {
+            kill(o->group ? -pid : pid, SIGKILL);
+            return LATE;
+        }
+        usleep((useconds_t)nap_us);
+        nap_us = nap_us * 2 > 20000 ? 20000 : nap_us * 2;
+    }
+}
+
 /* Wait for pid; its exit status (or 128+signal), or -1 (exec_err: the
  * errno its exec failed with, 0 when it ran; how: LATE, killed after
  * timeout_ms; STOPPED, killed for a stop). */
@@ -219,6 +246,8 @@ proc_run_opts(char *const argv[], const struct proc_opts *o, struct strbuf *out,
         setpgid(pid, pid); /* as the child does: whichever runs first */
     if (pid > 0)
         how = drain(fds[0], &sink, deadline, pid);
+    if (pid > 0 && how == READABLE)
+        how = wait_end(pid, o, deadline);
     close(fds[0]);
     if (pid > 0)
         exec_err = proc_exec_result(ex[0]);

@@ -18,7 +18,8 @@ struct proc_opts {
     size_t max_out;   /* keep at most this many bytes in out (the rest is
                        * read and dropped); 0: all */
     int timeout_ms;   /* kill it (SIGKILL) when it has not closed its
-                       * output by then: -1, ETIMEDOUT; 0: no deadline */
+                       * output, or not ended, by then: -1, ETIMEDOUT;
+                       * 0: no deadline */
     const char *cwd;  /* run it in this folder (a chdir that fails is an
                        * exec that fails); NULL: ours */
     bool group;       /* in a process group of its own, which the deadline

@@ -69,9 +69,8 @@ docker_exec_inspect(struct docker *d, const char *exec_id,
     memset(st, 0, sizeof(*st));
     /* ExitCode is null until it has run. */
     v = cJSON_GetObjectItemCaseSensitive(j, "ExitCode");
-    st->ended =
-        !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "Running")) &&
-        cJSON_IsNumber(v);
+    st->ended = !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "Running")) &&
+                cJSON_IsNumber(v);
     if (cJSON_IsNumber(v))
         st->exit_code = v->valueint;
     if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(j, "Pid")))

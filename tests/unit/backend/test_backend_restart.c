@@ -51,7 +51,8 @@ static const char prog_src[] =
     "  const char *mode = getenv(\"TICK_MODE\");\n"
     "  char p[512], cwd[512], cg[512]; FILE *f;\n"
     "  if (argc > 2 && !strcmp(argv[1], \"code\"))\n"
-    "    return strcmp(getenv(\"TICK_X\") ? getenv(\"TICK_X\") : \"\", \"42\")\n"
+    "    return strcmp(getenv(\"TICK_X\") ? getenv(\"TICK_X\") : \"\", "
+    "\"42\")\n"
     "      ? 99 : atoi(argv[2]);\n"
     "  if (argc > 1 && !strcmp(argv[1], \"sleep\")) { sleep(30); return 0; }\n"
     "  cgline(cg, sizeof(cg));\n"
@@ -96,9 +97,9 @@ compile_prog(void)
     struct err err = {0};
 
     CHECK(file_write_atomic(src, prog_src, strlen(prog_src), &err) == 0);
-    CHECK_EQ_INT(th_run((char *const[]){"cc", "-static", "-O1", "-o", bin, src,
-                                        NULL}),
-                 0);
+    CHECK_EQ_INT(
+        th_run((char *const[]){"cc", "-static", "-O1", "-o", bin, src, NULL}),
+        0);
     free(src);
     return bin;
 }
@@ -121,14 +122,14 @@ drv_init(struct drv *x, bool docker, const char *mode)
         .id = "g", .instances = 1, .args = no_args, .env = no_env};
     x->stages[0] = (struct composition_stage){.kind = STAGE_RUN, .name = "a"};
     x->stages[1] = (struct composition_stage){.kind = STAGE_RESTART};
-    x->comp = (struct composition){.runner = docker ? "local:docker"
-                                                    : "local:exec",
-                                   .network = docker ? "bridge" : NULL,
-                                   .total_instances = 1,
-                                   .stages = x->stages,
-                                   .nstages = 2,
-                                   .groups = &x->group,
-                                   .ngroups = 1};
+    x->comp =
+        (struct composition){.runner = docker ? "local:docker" : "local:exec",
+                             .network = docker ? "bridge" : NULL,
+                             .total_instances = 1,
+                             .stages = x->stages,
+                             .nstages = 2,
+                             .groups = &x->group,
+                             .ngroups = 1};
     x->env[0] = xasprintf("TEST_OUTPUTS_PATH=%s", x->outdir);
     x->env[1] = xasprintf("TICK_MODE=%s", mode);
     x->env[2] = xstrdup("TICK_X=42");
@@ -152,15 +153,19 @@ drv_start(struct drv *x)
                                  .run_fd = x->run_fd};
     struct err err = {0};
 
+    if (x->docker) {
+        struct docker *d = docker_new(NULL, &err);
+
+        if (d == NULL) {
+            snprintf(why, sizeof(why), "no Docker engine answers: %s", err.msg);
+            th_skip(why);
+        }
+        docker_destroy(&d);
+    }
     x->be = x->docker ? backend_docker_new(&cfg, &err)
                       : backend_exec_new(&cfg, &err);
     CHECK(x->be != NULL);
-    if (x->be->ops->prepare(x->be, &err) < 0) {
-        snprintf(why, sizeof(why), "the backend cannot run: %s", err.msg);
-        CHECK_MSG(x->docker, "%s", err.msg);
-        backend_destroy(&x->be);
-        th_skip(why);
-    }
+    CHECK_MSG(x->be->ops->prepare(x->be, &err) == 0, "%s", err.msg);
     CHECK_MSG(x->be->ops->start_all(x->be, &x->in, 1, &err) == 0, "%s",
               err.msg);
 }
@@ -249,10 +254,11 @@ check_runs(const struct drv *x, const char *cgdir)
     char cwd1[512] = "", cwd2[512] = "", cg1[512] = "", cg2[512] = "";
 
     CHECK_EQ_INT(count_lines(runs), 2);
-    CHECK(runs != NULL && sscanf(runs, "%31s %31s %511s %511s\n%31s %31s "
-                                       "%511s %511s",
-                                 pid1, x1, cwd1, cg1, pid2, x2, cwd2,
-                                 cg2) == 8);
+    CHECK(runs != NULL &&
+          sscanf(runs,
+                 "%31s %31s %511s %511s\n%31s %31s "
+                 "%511s %511s",
+                 pid1, x1, cwd1, cg1, pid2, x2, cwd2, cg2) == 8);
     if (!x->docker) /* in a container, its pid namespace's pid 2 again */
         CHECK(strcmp(pid1, pid2) != 0);
     CHECK_EQ_STR(x1, "42");
@@ -412,6 +418,15 @@ t_docker_pause(void)
 
 /* ---- probe and address -------------------------------------------------- */
 
+static int
+probe(struct drv *x, int64_t ms, const char *const *argv, struct err *err)
+{
+    err_clear(err);
+    return x->be->ops->probe(x->be, 0, argv, ms, err);
+}
+
+#define ARGV(...) ((const char *const[]){__VA_ARGS__, NULL})
+
 static void
 probe_case(bool docker)
 {
@@ -426,45 +441,24 @@ probe_case(bool docker)
     prog = docker ? xstrdup("/plan/" PLAN) : xstrdup(x.bin);
     drv_start(&x);
     CHECK(wait_event(&x, BACKEND_STARTED, 60000, &ev));
-    CHECK_EQ_INT(x.be->ops->probe(x.be, 0,
-                                  (const char *const[]){prog, "code", "7",
-                                                        NULL},
-                                  10000, &err),
-                 7);
-    CHECK_EQ_INT(x.be->ops->probe(x.be, 0,
-                                  (const char *const[]){prog, "code", "0",
-                                                        NULL},
-                                  10000, &err),
-                 0);
+    CHECK_EQ_INT(probe(&x, 10000, ARGV(prog, "code", "7"), &err), 7);
+    CHECK_EQ_INT(probe(&x, 10000, ARGV(prog, "code", "0"), &err), 0);
     if (!docker) {
         cleanup_free char *pwd = path_join(x.tempdir, "probe.pwd");
         cleanup_free char *got = NULL;
 
         /* a bare name, found in the instance's PATH, in its folder */
-        CHECK_EQ_INT(x.be->ops->probe(
-                         x.be, 0,
-                         (const char *const[]){"sh", "-c", "pwd > probe.pwd",
-                                               NULL},
-                         10000, &err),
-                     0);
+        CHECK_EQ_INT(
+            probe(&x, 10000, ARGV("sh", "-c", "pwd > probe.pwd"), &err), 0);
         got = file_read(pwd, 4096, NULL, NULL);
         CHECK(got != NULL && strncmp(got, x.tempdir, strlen(x.tempdir)) == 0);
     }
     t0 = now_mono_ns();
-    err_clear(&err);
-    CHECK_EQ_INT(x.be->ops->probe(x.be, 0,
-                                  (const char *const[]){prog, "sleep", NULL},
-                                  300, &err),
-                 -1);
+    CHECK_EQ_INT(probe(&x, 300, ARGV(prog, "sleep"), &err), -1);
     CHECK_EQ_INT(err.code, ETIMEDOUT);
     CHECK_MSG(now_mono_ns() - t0 < 5000000000LL, "took %lld ms",
               (long long)((now_mono_ns() - t0) / 1000000));
-    err_clear(&err);
-    CHECK_EQ_INT(x.be->ops->probe(x.be, 0,
-                                  (const char *const[]){"/no/such/probe",
-                                                        NULL},
-                                  2000, &err) == 0,
-                 0);
+    CHECK(probe(&x, 2000, ARGV("/no/such/probe"), &err) != 0);
     CHECK_EQ_INT(x.be->ops->address(x.be, 0, addr, sizeof(addr)), 0);
     if (docker)
         CHECK_MSG(strcmp(addr, "127.0.0.1") != 0 && strchr(addr, '.') != NULL,
@@ -489,9 +483,12 @@ t_docker_probe(void)
 }
 
 static const struct th_case cases[] = {
-    {"exec_restart", t_exec_restart}, {"exec_pause", t_exec_pause},
-    {"exec_probe", t_exec_probe},     {"docker_restart", t_docker_restart},
-    {"docker_pause", t_docker_pause}, {"docker_probe", t_docker_probe},
+    {"exec_restart", t_exec_restart},
+    {"exec_pause", t_exec_pause},
+    {"exec_probe", t_exec_probe},
+    {"docker_restart", t_docker_restart},
+    {"docker_pause", t_docker_pause},
+    {"docker_probe", t_docker_probe},
     {NULL, NULL},
 };
 

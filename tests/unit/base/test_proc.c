@@ -198,6 +198,17 @@ t_opts_timeout(void)
     CHECK_EQ_STR(out.buf, "started\n");
     CHECK((now_mono_ns() - t0) / 1000000 < 5000);
     strbuf_release(&out);
+    /* one that closed its output and goes on is killed at the deadline
+     * too */
+    err_clear(&err);
+    t0 = now_mono_ns();
+    CHECK_EQ_INT(
+        proc_run_opts(
+            (char *[]){"sh", "-c", "exec >/dev/null 2>&1; sleep 30", NULL}, &o,
+            NULL, &err),
+        -1);
+    CHECK_EQ_INT(err.code, ETIMEDOUT);
+    CHECK((now_mono_ns() - t0) / 1000000 < 5000);
     /* a program that ends in time is not touched */
     err_clear(&err);
     o.timeout_ms = 10000;

@@ -397,6 +397,57 @@ t_kill_remove_list(void)
     fakedocker_destroy(&f);
 }
 
+/* pause, unpause and an exec: its body, a detached start, and an exec
+ * that has not run yet (ExitCode null) not taken for one that ended. */
+static void
+t_pause_exec(void)
+{
+    struct fakedocker *f = fakedocker_new(false);
+    struct docker *d = fakedocker_client(f);
+    struct docker_exec_state st;
+    struct err err = {0};
+    char *log, *xid = NULL;
+
+    fakedocker_answer(f, NULL, "/v1.41/*", 204, NULL);
+    fakedocker_answer(f, "POST", "/v1.41/containers/a/exec", 201,
+                      "{\"Id\":\"x1\"}");
+    fakedocker_answer(f, "GET", "/v1.41/exec/x1/json", 200,
+                      "{\"Running\":false,\"ExitCode\":null,\"Pid\":0}");
+    fakedocker_fail_nth(f, "GET", "/v1.41/exec/x1/json", 2, 200,
+                        "{\"Running\":false,\"ExitCode\":7,\"Pid\":42}");
+    CHECK(docker_container_pause(d, "a", true, &err) == 0);
+    CHECK(docker_container_pause(d, "a", false, &err) == 0);
+    CHECK_MSG(docker_exec_create(d, "a",
+                                 (const char *const[]){"pg", "-q", NULL},
+                                 "1000:1000", &xid, &err) == 0,
+              "%s", err.msg);
+    CHECK_EQ_STR(xid, "x1");
+    CHECK_EQ_STR(fakedocker_request(f, fakedocker_count(f) - 1)->body,
+                 "{\"AttachStdin\":false,\"AttachStdout\":false,"
+                 "\"AttachStderr\":false,\"Cmd\":[\"pg\",\"-q\"],"
+                 "\"User\":\"1000:1000\"}");
+    CHECK(docker_exec_start(d, "x1", &err) == 0);
+    CHECK_EQ_STR(fakedocker_request(f, fakedocker_count(f) - 1)->body,
+                 "{\"Detach\":true,\"Tty\":false}");
+    CHECK(docker_exec_inspect(d, "x1", &st, &err) == 0);
+    CHECK(!st.ended);
+    CHECK(docker_exec_inspect(d, "x1", &st, &err) == 0);
+    CHECK(st.ended);
+    CHECK_EQ_INT(st.exit_code, 7);
+    CHECK_EQ_INT(st.pid, 42);
+    log = fakedocker_log(f, true);
+    CHECK_EQ_STR(log, "POST /v1.41/containers/a/pause\n"
+                      "POST /v1.41/containers/a/unpause\n"
+                      "POST /v1.41/containers/a/exec\n"
+                      "POST /v1.41/exec/x1/start\n"
+                      "GET /v1.41/exec/x1/json\n"
+                      "GET /v1.41/exec/x1/json\n");
+    free(log);
+    free(xid);
+    docker_destroy(&d);
+    fakedocker_destroy(&f);
+}
+
 static void
 t_image_exists(void)
 {
@@ -428,6 +479,7 @@ static const struct th_case cases[] = {
     {"rollback_order", t_rollback_order},
     {"wait_and_state", t_wait_and_state},
     {"kill_remove_list", t_kill_remove_list},
+    {"pause_exec", t_pause_exec},
     {"image_exists", t_image_exists},
     {NULL, NULL},
 };
