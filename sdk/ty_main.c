@@ -203,6 +203,10 @@ event_outcome(struct ty *ty, const char *error)
     cJSON_AddStringToObject(ev, "group", ty->group_id);
     if (error != NULL)
         cJSON_AddStringToObject(ev, "error", error);
+    /* It ended because the coordinator asked (ty_stopping): a cancel or
+     * a deadline still reads as such, not as a case that finished. */
+    if (ty__stop_asked())
+        cJSON_AddBoolToObject(ev, "stopped", true);
     ty__event(ty, ev);
 }
 

@@ -118,6 +118,7 @@ on_event(void *arg, int instance, const cJSON *ev)
     struct run_inst *in;
     const cJSON *type = cJSON_GetObjectItemCaseSensitive(ev, "type");
     const cJSON *error = cJSON_GetObjectItemCaseSensitive(ev, "error");
+    const cJSON *stopped = cJSON_GetObjectItemCaseSensitive(ev, "stopped");
 
     if (instance < 0 || (size_t)instance >= r->n || !cJSON_IsString(type))
         return;
@@ -126,6 +127,8 @@ on_event(void *arg, int instance, const cJSON *ev)
         run__stages_ready(r, in, READY_SDK);
     else if (strcmp(type->valuestring, "success") == 0)
         in->success_event = true;
+    if (cJSON_IsTrue(stopped))
+        in->stopped_event = true;
     else if (strcmp(type->valuestring, "failure") == 0 ||
              strcmp(type->valuestring, "crash") == 0) {
         if (type->valuestring[0] == 'f')

@@ -235,16 +235,18 @@ static bool
 finished_cleanly(const struct run_inst *in)
 {
     return in->started && in->signal == 0 && in->status == 0 &&
-           !in->failure_event;
+           !in->failure_event && !in->stopped_event;
 }
 
-/* Asked to end by the stages (their end, a stop action) and did: by
- * SIGTERM, or exit 143 (a shell's report of it), reporting no failure. */
+/* Asked to end by the stages (their end, a stop action) and did: exit
+ * 0, by SIGTERM, or exit 143 (a shell's report of it), reporting no
+ * failure. */
 static bool
 stopped_cleanly(struct run_inst *in)
 {
     bool term = in->signal == SIGTERM ||
-                (in->signal == 0 && in->status == 128 + SIGTERM);
+                (in->signal == 0 &&
+                 (in->status == 0 || in->status == 128 + SIGTERM));
 
     if (in->failure_event || in->crash_event)
         return false;

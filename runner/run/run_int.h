@@ -83,6 +83,7 @@ struct run_inst {
     bool success_event;
     bool failure_event;
     bool crash_event;
+    bool stopped_event; /* its case ended because it was asked to */
     bool lost;   /* the backend lost it (engine gone) */
     char *error; /* failure message (event or start) */
     int status;  /* exit code, -1 when none */

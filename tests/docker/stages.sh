@@ -20,8 +20,9 @@ check_round_restart local:docker
 check_probe local:docker
 check_pause local:docker
 check_hang local:docker
+check_cancel_load local:docker
 for id in stages-docker stages-rounds-docker stages-probe-docker \
-    stages-pause-docker stages-hang-docker; do
+    stages-pause-docker stages-hang-docker stages-cancel-docker; do
     check_eq "$id: no container left" "$(containers_of_run "$id")" 0
     remove_run_containers "$id"
 done

@@ -15,8 +15,10 @@ check_round_restart local:exec
 check_probe local:exec
 check_pause local:exec
 check_hang local:exec
+check_cancel_load local:exec
 check_command_probe local:exec
-for id in stages-exec stages-rounds-exec stages-probe-exec stages-pause-exec stages-hang-exec \
+for id in stages-exec stages-rounds-exec stages-probe-exec stages-pause-exec \
+    stages-hang-exec stages-cancel-exec \
     stages-cmd-exec; do
     check "$id: no process left" no_procs "$id"
     exec_leftovers "$id"

@@ -330,3 +330,39 @@ EOF2
     check "$1 hang: ... within 2 s of it (its grace is 20 s)" \
         json_true "$res" '.instances[0].restarts[0].down_seconds < 2'
 }
+
+# check_cancel_load RUNNER — a run canceled while its plan is in a load
+# with no end (it returns normally on the SIGTERM, ty_stopping): the
+# instance reads canceled, not success, though it exited 0.
+check_cancel_load() {
+    local id=stages-cancel-${1#local:} f rc res pid
+    stages_plan
+    f=$(composition "$id" <<EOF2
+metadata: {name: $id}
+global:
+  plan: stages
+  case: steady
+  runner: $1
+  run:
+    test_params: {rate: 50, replay_per_cycle: 0s}
+  run_config: {timeout: 1m}
+groups:
+  - id: node
+    instances: {count: 1}
+EOF2
+)
+    "$TY" run --plans "$RUNS/plans" --runs "$RUNS" --run-id "$id" \
+        --no-progress "$f" >"$RUNS/$id.log" 2>&1 &
+    pid=$!
+    wait_for 30 grep -qs '"replayed' "$RUNS/$id/node/0/run.out"
+    sleep 0.5
+    kill -INT "$pid"
+    wait "$pid"
+    rc=$?
+    res=$RUNS/$id/result.json
+    check_eq "$1 cancel: the canceled run exits 130" "$rc" 130
+    check_eq "$1 cancel: the plan returned normally from its load" \
+        "$(jq -r '.instances[0].exit_status' "$res")" 0
+    check_eq "$1 cancel: ... and still reads canceled" \
+        "$(jq -r '.instances[0].outcome' "$res")" canceled
+}
