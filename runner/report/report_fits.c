@@ -256,8 +256,7 @@ group_fit(const struct report_fit *f, size_t n, double min_rise,
 
 /* Keep at most CHART_POINTS of (px, py), evenly, for the chart. */
 static void
-keep_points(struct report_wfit *w, const double *px, const double *py,
-            size_t n)
+keep_points(struct report_wfit *w, const double *px, const double *py, size_t n)
 {
     size_t every = n / CHART_POINTS + 1;
 

@@ -218,10 +218,10 @@ struct report_symbols {
 #define REPORT_MAX_COUNTERS 8       /* counters of work.csv kept */
 #define REPORT_MAX_NAMES 16         /* process names, disk paths per instance */
 #define REPORT_MAX_WORK_ROWS 200000 /* rows of work.csv read */
-#define REPORT_MAX_STAGES 64   /* stages kept, and as many actions */
-#define REPORT_MAX_RESTARTS 1000 /* restarts kept per instance */
-#define REPORT_MAX_WFITS 1024    /* fits against the work done per group */
-#define REPORT_NAME_MAX 128 /* bytes of a counter's or process's name */
+#define REPORT_MAX_STAGES 64        /* stages kept, and as many actions */
+#define REPORT_MAX_RESTARTS 1000    /* restarts kept per instance */
+#define REPORT_MAX_WFITS 1024       /* fits against the work done per group */
+#define REPORT_NAME_MAX 128         /* bytes of a counter's or process's name */
 /* CPU seconds must rise this much to grow (bytes: REPORT_MIN_RISE_BYTES) */
 #define REPORT_MIN_RISE_SECONDS 0.5
 /* and restart time this much */
@@ -317,7 +317,7 @@ struct report_inst {
     size_t nrounds;
     struct report_growth growth;
     struct report_gsites gsites;
-    struct report_work work; /* work.csv, processes.csv, disk.csv */
+    struct report_work work;         /* work.csv, processes.csv, disk.csv */
     struct report_restart *restarts; /* in stop order */
     size_t nrestarts;
     int64_t ready_ms;  /* its first start's ready (result.json); -1 */
@@ -401,7 +401,7 @@ struct report {
     /* the stages and actions, in order; no stage: the whole run */
     struct report_stage *stages;
     size_t nstages, capstages;
-    bool stages_result; /* they come from result.json, not stages.jsonl */
+    bool stages_result;  /* they come from result.json, not stages.jsonl */
     struct strvec notes; /* what is missing, one sentence each */
 };
 
@@ -554,10 +554,9 @@ void report__fits(struct report *r);
  * series' unit); the first instance's (first_inst) points px, py
  * (npts) are kept, thinned, for the chart. NULL when g has
  * REPORT_MAX_WFITS already. */
-struct report_wfit *report__wfit_add(struct report_group *g,
-                                     const char *series, const char *x,
-                                     const char *stage, bool seconds,
-                                     double min_rise,
+struct report_wfit *report__wfit_add(struct report_group *g, const char *series,
+                                     const char *x, const char *stage,
+                                     bool seconds, double min_rise,
                                      const struct report_fit *fits, size_t n,
                                      const char *first_inst, const double *px,
                                      const double *py, size_t npts);

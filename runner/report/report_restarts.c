@@ -34,7 +34,10 @@ copy_word(char *buf, size_t size, const char *s)
     char clean[REPORT_NAME_MAX];
     bool cut;
 
-    report__clean_name(s ? s : "", clean, &cut);
+    buf[0] = '\0';
+    if (s == NULL)
+        return;
+    report__clean_name(s, clean, &cut);
     snprintf(buf, size, "%.*s", (int)size - 1, clean);
 }
 
@@ -52,8 +55,7 @@ dup_clean(const char *s)
 
 /* A number member as it is: NAN when absent or null. */
 static double
-jreal(struct report_jctx *c, const cJSON *o, const char *where,
-      const char *key)
+jreal(struct report_jctx *c, const cJSON *o, const char *where, const char *key)
 {
     const cJSON *v = report__jitem(c, o, where, key, cJSON_Number);
 
@@ -121,8 +123,8 @@ static void
 restarts_sort(struct report_inst *in)
 {
     for (size_t i = 1; i < in->nrestarts; i++)
-        for (size_t j = i; j > 0 && in->restarts[j - 1].stop_unix >
-                                        in->restarts[j].stop_unix;
+        for (size_t j = i;
+             j > 0 && in->restarts[j - 1].stop_unix > in->restarts[j].stop_unix;
              j--) {
             struct report_restart t = in->restarts[j];
 
@@ -133,8 +135,7 @@ restarts_sort(struct report_inst *in)
 
 int
 report__restarts_load(struct report *r, struct report_jctx *c,
-                      struct report_inst *in, const cJSON *o,
-                      const char *where)
+                      struct report_inst *in, const cJSON *o, const char *where)
 {
     const cJSON *arr = report__jitem(c, o, where, "restarts", cJSON_Array);
     const cJSON *e;
@@ -269,12 +270,11 @@ struct drops {
  * one, the first at or after the new process's start (the old one may
  * write a last row as it stops); SIZE_MAX when no row is. */
 static size_t
-boundary(const struct report_points *p, const struct report_inst *in,
-         size_t k)
+boundary(const struct report_points *p, const struct report_inst *in, size_t k)
 {
     const struct report_restart *x = &in->restarts[k];
-    int64_t to = k + 1 < in->nrestarts ? in->restarts[k + 1].stop_unix
-                                       : INT64_MAX;
+    int64_t to =
+        k + 1 < in->nrestarts ? in->restarts[k + 1].stop_unix : INT64_MAX;
     size_t start = SIZE_MAX;
 
     for (size_t i = 1; i < p->n && p->wall_ms[i] <= to; i++) {
@@ -374,8 +374,8 @@ restart_points(const struct report_inst *in, const char *counter, double *x,
 
 /* Restart time of g's instances against counter (NULL: restarts). */
 static void
-restart_fit(const struct report *r, struct report_group *g,
-            const char *counter, size_t most)
+restart_fit(const struct report *r, struct report_group *g, const char *counter,
+            size_t most)
 {
     struct report_fit *fits = xcalloc(g->ninst, sizeof(*fits));
     double *x = xcalloc(most, sizeof(*x)), *y = xcalloc(most, sizeof(*y));
@@ -475,8 +475,8 @@ report__restart_stats(const struct report *r, const struct report_group *g,
             if (isnan(x->seconds))
                 continue;
             st->secs[st->timed++] = x->seconds;
-            st->max = isnan(st->max) || x->seconds > st->max ? x->seconds
-                                                             : st->max;
+            st->max =
+                isnan(st->max) || x->seconds > st->max ? x->seconds : st->max;
         }
     }
     if (st->timed == 0)
@@ -575,8 +575,8 @@ report__restarts_group_json(const struct report *r,
     cJSON_AddNumberToObject(o, "count", (double)st.count);
     a = cJSON_AddArrayToObject(o, "seconds");
     for (size_t i = 0; i < st.timed; i++)
-        cJSON_AddItemToArray(a,
-                             cJSON_CreateNumber(round(st.secs[i] * 1000) / 1000));
+        cJSON_AddItemToArray(
+            a, cJSON_CreateNumber(round(st.secs[i] * 1000) / 1000));
     json_seconds(o, "median_s", st.median);
     json_seconds(o, "max_s", st.max);
     cJSON_AddNumberToObject(o, "never_ready", (double)(st.count - st.timed));

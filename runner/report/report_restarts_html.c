@@ -227,8 +227,7 @@ fits_table(struct strbuf *sb, const struct report_group *g)
         report__fmt_per(w, w->fit.slope, per, sizeof(per));
         snprintf(r2, sizeof(r2), "%.2f", w->fit.r2);
         strbuf_adds(sb, "<tr>");
-        cell(sb, "fn", strcmp(w->x, "restarts") == 0 ? "restart number"
-                                                     : w->x);
+        cell(sb, "fn", strcmp(w->x, "restarts") == 0 ? "restart number" : w->x);
         cell(sb, "n", per);
         cell(sb, "n", r2);
         strbuf_addf(sb, "<td class=\"n\">%zu</td><td class=\"n\">%zu</td>",

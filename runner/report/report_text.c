@@ -335,8 +335,7 @@ print_stages(const struct report *r, FILE *out)
         if (shown++ == 0)
             fprintf(out, "\nstages:");
         if (s->action != NULL) {
-            fprintf(out, "%s %s %s", shown > 1 ? "," : "", s->action,
-                    s->group);
+            fprintf(out, "%s %s %s", shown > 1 ? "," : "", s->action, s->group);
             continue;
         }
         if (s->start_ms >= 0 && s->end_ms >= s->start_ms)

@@ -622,9 +622,11 @@ stage_line(struct report *r, void *ctx, int line, const char *text, size_t len,
         s->name = xstrdup(clean);
         s->start_ms = start;
         s->end_ms = end;
-        report__clean_name(by ? by : "", clean, &cut);
-        snprintf(s->ended_by, sizeof(s->ended_by), "%.*s",
-                 (int)sizeof(s->ended_by) - 1, clean);
+        if (by != NULL) {
+            report__clean_name(by, clean, &cut);
+            snprintf(s->ended_by, sizeof(s->ended_by), "%.*s",
+                     (int)sizeof(s->ended_by) - 1, clean);
+        }
     }
     cJSON_Delete(j);
     return c.failed ? -1 : 0;
