@@ -203,8 +203,8 @@ gather(const struct report *r, const struct report_points *s,
 
 /* ---- fits ------------------------------------------------------------ */
 
-static const struct report_points *
-find(const struct report_points *v, size_t n, const char *name)
+const struct report_points *
+report__points_find(const struct report_points *v, size_t n, const char *name)
 {
     for (size_t i = 0; i < n; i++)
         if (strcmp(v[i].name, name) == 0)
@@ -314,9 +314,11 @@ fit_one(struct report *r, struct report_group *g, const struct key *k,
     for (size_t i = 0; i < g->ninst; i++) {
         const struct report_inst *in = &r->insts[g->inst[i]];
         const struct report_points *s =
-            find(in->work.series, in->work.nseries, k->series);
+            report__points_find(in->work.series, in->work.nseries, k->series);
         const struct report_points *c =
-            k->x ? find(in->work.counters, in->work.ncounters, k->x) : NULL;
+            k->x ? report__points_find(in->work.counters, in->work.ncounters,
+                                       k->x)
+                 : NULL;
 
         if (s == NULL || (k->x != NULL && c == NULL))
             continue;

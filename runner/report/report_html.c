@@ -160,15 +160,6 @@ cell_ms(struct strbuf *sb, int64_t v)
     strbuf_addf(sb, "<td class=\"n\">%s</td>", b);
 }
 
-static void
-cell_text(struct strbuf *sb, const char *cls, const char *s)
-{
-    strbuf_addf(sb, "<td%s%s%s>", cls ? " class=\"" : "", cls ? cls : "",
-                cls ? "\"" : "");
-    report__html_esc(sb, s ? s : "-");
-    strbuf_adds(sb, "</td>");
-}
-
 /* The function, marked when testyard's own or resting on one sample. */
 static void
 cell_site(struct strbuf *sb, const struct report_site *s)
@@ -404,7 +395,7 @@ groups_table(struct strbuf *sb, const struct report *r)
         cell_bytes(sb, g->limit);
         cell_bytes(sb, g->peak);
         cell_ms(sb, g->peak_t_ms);
-        cell_text(sb, NULL, g->peak_inst);
+        report__html_cell(sb, NULL, g->peak_inst);
         cell_bytes(sb, g->final);
         strbuf_addf(sb, "<td class=\"n\">%zu</td></tr>\n", g->noom);
     }
@@ -923,8 +914,8 @@ inst_row(struct strbuf *sb, const struct report_inst *in)
     cell_ms(sb, in->oom ? in->oom_t_ms : -1);
     cell_bytes(sb, in->oom ? in->before_oom : -1);
     snaps_cell(sb, in);
-    cell_text(sb, NULL, report__verdict_name(in->growth.verdict.kind));
-    cell_text(sb, "wrap", in->error ? in->error : in->how);
+    report__html_cell(sb, NULL, report__verdict_name(in->growth.verdict.kind));
+    report__html_cell(sb, "wrap", in->error ? in->error : in->how);
     strbuf_adds(sb, "</tr>\n");
 }
 

@@ -487,6 +487,9 @@ int report__stages_load(struct report *r, struct err *err);
 void report__points_add(struct report_points *p, int64_t wall, int64_t t,
                         double v);
 void report__points_release(struct report_points *p);
+/* The points named name among v[0..n), or NULL. Borrowed. */
+const struct report_points *report__points_find(const struct report_points *v,
+                                                size_t n, const char *name);
 void report__work_release(struct report_work *w);
 
 /* A name from an instance: control characters become '?', at most
@@ -679,5 +682,8 @@ int64_t report__i64(double d);
 void report__fmt_rate(double bytes_per_round, char *buf, size_t size);
 void report__fmt_ms(int64_t ms, char *buf, size_t size);
 void report__html_esc(struct strbuf *sb, const char *s);
+/* A table cell <td class="cls"> (cls NULL: none) of text, escaped; "-"
+ * for NULL. */
+void report__html_cell(struct strbuf *sb, const char *cls, const char *text);
 
 #endif

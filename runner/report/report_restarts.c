@@ -341,21 +341,15 @@ report__counter_totals(struct report *r, struct report_inst *in)
 
 /* ---- restart time against the work done -------------------------------- */
 
-static const struct report_points *
-counter_of(const struct report_inst *in, const char *name)
-{
-    for (size_t i = 0; i < in->work.ncounters; i++)
-        if (strcmp(in->work.counters[i].name, name) == 0)
-            return &in->work.counters[i];
-    return NULL;
-}
-
 /* in's timed restarts against counter (NULL: their number) into x, y. */
 static size_t
 restart_points(const struct report_inst *in, const char *counter, double *x,
                double *y)
 {
-    const struct report_points *c = counter ? counter_of(in, counter) : NULL;
+    const struct report_points *c =
+        counter ? report__points_find(in->work.counters, in->work.ncounters,
+                                      counter)
+                : NULL;
     size_t n = 0;
 
     if (counter != NULL && c == NULL)

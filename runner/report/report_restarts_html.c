@@ -23,22 +23,13 @@
 #define HTML_MAX_COUNTERS 4 /* totals so far shown per restart */
 
 static void
-cell(struct strbuf *sb, const char *cls, const char *text)
-{
-    strbuf_addf(sb, "<td%s%s%s>", cls ? " class=\"" : "", cls ? cls : "",
-                cls ? "\"" : "");
-    report__html_esc(sb, text);
-    strbuf_adds(sb, "</td>");
-}
-
-static void
 cell_ms(struct strbuf *sb, int64_t ms)
 {
     char t[32] = "-";
 
     if (ms >= 0)
         report__fmt_ms(ms, t, sizeof(t));
-    cell(sb, "n", t);
+    report__html_cell(sb, "n", t);
 }
 
 static void
@@ -48,7 +39,7 @@ cell_s(struct strbuf *sb, double s)
 
     if (!isnan(s))
         report__fmt_ms(report__i64(round(s * 1000)), t, sizeof(t));
-    cell(sb, "n", t);
+    report__html_cell(sb, "n", t);
 }
 
 /* ---- the timeline ------------------------------------------------------ */
@@ -106,9 +97,9 @@ timeline_row(struct strbuf *sb, const struct report *r, size_t i)
     if (s->action != NULL) {
         cleanup_free char *what = xasprintf("%s %s", s->action, s->group);
 
-        cell(sb, "act", what);
+        report__html_cell(sb, "act", what);
     } else {
-        cell(sb, "fn", s->name);
+        report__html_cell(sb, "fn", s->name);
     }
     cell_ms(sb, s->start_ms);
     cell_ms(sb, s->end_ms);
@@ -167,14 +158,14 @@ restart_row(struct strbuf *sb, const struct report_inst *in,
             const struct report_restart *x)
 {
     strbuf_adds(sb, "<tr>");
-    cell(sb, NULL, in->label);
+    report__html_cell(sb, NULL, in->label);
     strbuf_addf(sb, "<td class=\"n\">%d</td>", x->number);
-    cell(sb, NULL, x->stage ? x->stage : "-");
+    report__html_cell(sb, NULL, x->stage ? x->stage : "-");
     cell_ms(sb, x->stop_ms);
     cell_s(sb, x->seconds);
     cell_s(sb, x->down_seconds);
-    cell(sb, NULL, x->ready_by[0] ? x->ready_by : "-");
-    cell(sb, x->killed ? "up" : NULL, x->killed ? "yes" : "no");
+    report__html_cell(sb, NULL, x->ready_by[0] ? x->ready_by : "-");
+    report__html_cell(sb, x->killed ? "up" : NULL, x->killed ? "yes" : "no");
     strbuf_adds(sb, "<td class=\"wrap\">");
     so_far(sb, in, x);
     strbuf_adds(sb, "</td></tr>\n");
@@ -227,13 +218,14 @@ fits_table(struct strbuf *sb, const struct report_group *g)
         report__fmt_per(w, w->fit.slope, per, sizeof(per));
         snprintf(r2, sizeof(r2), "%.2f", w->fit.r2);
         strbuf_adds(sb, "<tr>");
-        cell(sb, "fn", strcmp(w->x, "restarts") == 0 ? "restart number" : w->x);
-        cell(sb, "n", per);
-        cell(sb, "n", r2);
+        report__html_cell(
+            sb, "fn", strcmp(w->x, "restarts") == 0 ? "restart number" : w->x);
+        report__html_cell(sb, "n", per);
+        report__html_cell(sb, "n", r2);
         strbuf_addf(sb, "<td class=\"n\">%zu</td><td class=\"n\">%zu</td>",
                     w->fit.n, w->ninst);
-        cell(sb, w->fit.trend == TREND_GROWING ? "up" : NULL,
-             report__wfit_verdict(w));
+        report__html_cell(sb, w->fit.trend == TREND_GROWING ? "up" : NULL,
+                          report__wfit_verdict(w));
         strbuf_adds(sb, "</tr>\n");
     }
     if (any)
