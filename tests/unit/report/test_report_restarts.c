@@ -13,6 +13,9 @@
  * found growing with its slope, flat times must not be; a drop that no
  * listed restart explains is taken as one with a note; malformed
  * restarts are an error or left out with a note.
+ *
+ * `test_report_restarts --write-run DIR` writes the run DIR/restarts
+ * (five stages, four restarts growing with cycles) and exits.
  */
 #include "test_report_synth.h"
 
@@ -216,13 +219,15 @@ add_restarts(cJSON *res, void *arg)
     }
 }
 
-/* The run `name` with pp[i] for instance i. */
-static char *
-restart_write(const char *name, const struct proc_plan *pp, bool stages,
-              int listed)
+/* The run in dir with pp[i] for instance i, its first `listed`
+ * restarts in result.json (-1: all). */
+static void
+restart_write_at(const char *dir, const struct proc_plan *pp, bool stages,
+                 int listed)
 {
-    char *dir = make_run(name, &node_run);
     struct plan_edit pe = {pp, stages, listed};
+
+    synth_write(dir, &node_run);
 
     for (int i = 0; i < node_groups[0].ninst; i++) {
         cleanup_free char *idir = xasprintf("%s/node/%d", dir, i);
@@ -233,6 +238,16 @@ restart_write(const char *name, const struct proc_plan *pp, bool stages,
         disk_csv(idir, &pp[i], sp);
     }
     edit_result(dir, add_restarts, &pe);
+}
+
+/* The same as the run `name` of the test's folder. */
+static char *
+restart_write(const char *name, const struct proc_plan *pp, bool stages,
+              int listed)
+{
+    char *dir = path_join(th_tmpdir(), name);
+
+    restart_write_at(dir, pp, stages, listed);
     return dir;
 }
 
@@ -585,16 +600,72 @@ t_left_out(void)
     }
 }
 
+/* Rows by hand through report__counter_totals: the old process's last
+ * row after the stop stays its own; the new one's first row goes on
+ * from it, whether it drops (2 after 12) or not (20 after 12, a counter
+ * the listed restart still restarts); a later drop no restart explains
+ * goes on from the value before it, with a note. */
+static void
+t_rows(void)
+{
+    static const int64_t wall[] = {1000, 2000, 3000, 3600, 4000, 5000, 6000};
+    static const double dropping[] = {0, 5, 10, 12, 2, 7, 3};
+    static const double want_d[] = {0, 5, 10, 12, 14, 19, 22};
+    static const double rising[] = {0, 5, 10, 12, 20, 25, 30};
+    static const double want_r[] = {0, 5, 10, 12, 32, 37, 42};
+    const double *v[] = {dropping, rising}, *want[] = {want_d, want_r};
+
+    for (size_t c = 0; c < 2; c++) {
+        struct report r = {0};
+        struct report_inst in = {0};
+        struct report_restart x = {0};
+        struct report_points p = {0};
+
+        in.label = (char *)"x/0";
+        x.stop_unix = 3500;
+        x.start_unix = 4000;
+        in.restarts = &x;
+        in.nrestarts = 1;
+        for (size_t i = 0; i < ARRAY_LEN(wall); i++)
+            report__points_add(&p, wall[i], -1, v[c][i]);
+        p.name = xstrdup("cycles");
+        in.work.counters = &p;
+        in.work.ncounters = 1;
+        report__counter_totals(&r, &in);
+        for (size_t i = 0; i < p.n; i++)
+            CHECK_MSG(p.v[i] == want[c][i], "case %zu row %zu: %.0f, not %.0f",
+                      c, i, p.v[i], want[c][i]);
+        CHECK_EQ_INT(r.notes.n, c == 0 ? 1 : 0);
+        if (c == 0)
+            CHECK_CONTAINS(r.notes.v[0], "x/0/work.csv: cycles went down "
+                                         "from 7 to 3 at unix ms 6000");
+        strvec_release(&r.notes);
+        report__points_release(&p);
+    }
+}
+
 static const struct th_case cases[] = {
-    {"totals", t_totals},     {"drop_noted", t_drop_noted},
-    {"growing", t_growing},   {"flat", t_flat},
-    {"summary", t_summary},   {"html", t_html},
-    {"none", t_none},         {"malformed", t_malformed},
-    {"left_out", t_left_out}, {NULL, NULL},
+    {"rows", t_rows},
+    {"totals", t_totals},
+    {"drop_noted", t_drop_noted},
+    {"growing", t_growing},
+    {"flat", t_flat},
+    {"summary", t_summary},
+    {"html", t_html},
+    {"none", t_none},
+    {"malformed", t_malformed},
+    {"left_out", t_left_out},
+    {NULL, NULL},
 };
 
 int
 main(int argc, char **argv)
 {
+    if (argc == 3 && strcmp(argv[1], "--write-run") == 0) {
+        cleanup_free char *d = path_join(argv[2], "restarts");
+
+        restart_write_at(d, growing, true, -1);
+        return th_failures() ? 1 : 0;
+    }
     return th_main(argc, argv, cases);
 }
