@@ -252,18 +252,27 @@ csv_rows(struct report *r, struct report_inst *in, struct csvf *c, char *text,
          size_t len, unsigned need, row_fn fn, struct err *err)
 {
     char *end = text + len;
+    cleanup_free char *head = NULL;
 
     c->line = 1;
     for (char *p = text; p < end; c->line++) {
         char *nl = memchr(p, '\n', (size_t)(end - p));
         size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        size_t w = n > 0 && p[n - 1] == '\r' ? n - 1 : n;
         struct err e = {0};
         int rc = 0;
+        bool again;
 
         p[n] = '\0';
+        if (c->line == 1)
+            head = xasprintf("%.*s", (int)w, p);
         if (c->line == 1 && csv_header(c, p, n, need, err) < 0)
             return -1;
-        if (c->line > 1 && n > 0) {
+        /* the header again: a restarted process that could not see the
+         * file it appends to (docs/metrics.md) */
+        again = c->line > 1 && w > 0 && w == strlen(head) &&
+                memcmp(p, head, w) == 0;
+        if (c->line > 1 && n > 0 && !again) {
             rc = csv_row(c, p, n, nl ? err : &e);
             rc = rc == 0 ? fn(r, in, c, nl ? err : &e) : rc;
         }
