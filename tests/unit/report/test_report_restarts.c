@@ -8,11 +8,12 @@
  * for some runs, the stages and actions.
  *
  * The counter must add up across the processes (three counting 0..100
- * make 300, the header written again by one of them skipped) so that a disk that grows 1 KiB a cycle over the whole run
- * gives 1 KiB a cycle; restart time growing with cycles so far must be
- * found growing with its slope, flat times must not be; a drop that no
- * listed restart explains is taken as one with a note; malformed
- * restarts are an error or left out with a note.
+ * make 300, the header one of them writes again skipped) so that a disk
+ * that keeps 16 KiB a cycle over the whole run gives 16 KiB a cycle;
+ * restart time growing with cycles so far must be found growing with its
+ * slope, flat times must not be; a drop that no listed restart explains
+ * is taken as one with a note; malformed restarts are an error or left
+ * out with a note.
  *
  * `test_report_restarts --write-run DIR` writes the run DIR/restarts
  * (five stages, four restarts growing with cycles) and exits.
