@@ -241,8 +241,11 @@ report__html_fits(struct strbuf *sb, const struct report *r)
                     "path's allocated bytes) fitted against each counter "
                     "of work.csv, at the counter's value when each sample "
                     "was taken, and against rounds, per stage; the slope is "
-                    "the median over the group's instances. The charts show "
-                    "the first instance's points and its line in each "
+                    "the median over the group's instances; restart time "
+                    "(restart:seconds) is fitted over the whole run against "
+                    "each counter's total at each restart's stop and "
+                    "against the restart's number. The charts show the "
+                    "first instance's points and its line in each "
                     "stage.</p>\n");
     for (size_t g = 0; g < r->ngroups; g++)
         if (r->groups[g].nwfits > 0)
