@@ -67,6 +67,7 @@ report__inst_add(struct report *r, const char *group, int index)
     in->dir = xasprintf("%s/%d", gdir, index);
     in->limit = in->peak = in->peak_t_ms = in->final = -1;
     in->oom_t_ms = in->before_oom = -1;
+    in->ready_ms = -1;
     in->preoom = (struct report_preoom){0, -1, -1, -1, -1, ""};
     in->kill = (struct report_oom){NULL, -1, -1, -1, NULL, 0, 0};
     return in;
@@ -236,6 +237,7 @@ inst_release(struct report_inst *in)
     report__sites_free(&in->kill.sites, &in->kill.nsites);
     report__gsites_release(&in->gsites);
     report__work_release(&in->work);
+    report__restarts_release(in);
 }
 
 static void
@@ -277,9 +279,7 @@ report_destroy(struct report **rp)
     free(r->groups);
     free(r->bars);
     free(r->spans);
-    for (size_t i = 0; i < r->nstages; i++)
-        free(r->stages[i].name);
-    free(r->stages);
+    report__stages_release(r);
     strvec_release(&r->notes);
     if (r->run_fd >= 0)
         close(r->run_fd);

@@ -25,9 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Fits kept per group, and points kept of the first instance's for its
- * chart (evenly thinned). */
-#define WFITS_MAX 1024
+/* Points kept of the first instance's for its chart (evenly thinned). */
 #define CHART_POINTS 160
 
 struct window {
@@ -35,18 +33,23 @@ struct window {
     int64_t start, end;
 };
 
+/* The stages that have a start (not the actions between them); none:
+ * the whole run. */
 static size_t
 windows(const struct report *r, struct window *w)
 {
-    if (r->nstages == 0) {
-        w[0] = (struct window){NULL, INT64_MIN, INT64_MAX};
-        return 1;
+    size_t n = 0;
+
+    for (size_t i = 0; i < r->nstages; i++) {
+        const struct report_stage *s = &r->stages[i];
+
+        if (s->action == NULL && s->start_ms >= 0)
+            w[n++] = (struct window){s->name, s->start_ms,
+                                     s->end_ms >= 0 ? s->end_ms : INT64_MAX};
     }
-    for (size_t i = 0; i < r->nstages; i++)
-        w[i] = (struct window){r->stages[i].name, r->stages[i].start_ms,
-                               r->stages[i].end_ms >= 0 ? r->stages[i].end_ms
-                                                        : INT64_MAX};
-    return r->nstages;
+    if (n == 0)
+        w[n++] = (struct window){NULL, INT64_MIN, INT64_MAX};
+    return n;
 }
 
 /* ---- series the report already has ------------------------------------ */
@@ -122,6 +125,20 @@ interp(const struct report_points *c, int64_t wall, double *x)
     return true;
 }
 
+double
+report__total_at(const struct report_points *c, int64_t wall)
+{
+    double x;
+
+    if (c->n == 0 || wall < 0)
+        return NAN;
+    if (wall < c->wall_ms[0])
+        return 0;
+    if (wall > c->wall_ms[c->n - 1])
+        return c->v[c->n - 1];
+    return interp(c, wall, &x) ? x : NAN;
+}
+
 /* The series' last sample at or before the round's end, within it. */
 static bool
 at_round(const struct report_points *s, const struct report_span *sp, double *y)
@@ -186,8 +203,8 @@ gather(const struct report *r, const struct report_points *s,
 
 /* ---- fits ------------------------------------------------------------ */
 
-static const struct report_points *
-find(const struct report_points *v, size_t n, const char *name)
+const struct report_points *
+report__points_find(const struct report_points *v, size_t n, const char *name)
 {
     for (size_t i = 0; i < n; i++)
         if (strcmp(v[i].name, name) == 0)
@@ -195,12 +212,10 @@ find(const struct report_points *v, size_t n, const char *name)
     return NULL;
 }
 
-static void
-fit_xy(const struct xy *p, bool seconds, struct report_fit *f)
+static double
+floor_of(bool seconds)
 {
-    report__fit_line(p->x, p->y, p->n, f);
-    f->trend = report__trend_floor(f, seconds ? REPORT_MIN_RISE_SECONDS
-                                              : (double)REPORT_MIN_RISE_BYTES);
+    return seconds ? REPORT_MIN_RISE_SECONDS : (double)REPORT_MIN_RISE_BYTES;
 }
 
 /* The median of the double at offset off of each fit. */
@@ -217,7 +232,7 @@ median_of(const struct report_fit *f, size_t n, size_t off, double *tmp)
 
 /* The group's line: each figure the median of its instances'. */
 static void
-group_fit(const struct report_fit *f, size_t n, bool seconds,
+group_fit(const struct report_fit *f, size_t n, double min_rise,
           struct report_fit *out)
 {
     double *tmp = xcalloc(n, sizeof(*tmp));
@@ -235,23 +250,50 @@ group_fit(const struct report_fit *f, size_t n, bool seconds,
     out->median = MEDIAN(f, n, median, tmp);
     out->held = MEDIAN(f, n, held, tmp);
     out->level = MEDIAN(f, n, level, tmp);
-    out->trend = report__trend_floor(
-        out, seconds ? REPORT_MIN_RISE_SECONDS : (double)REPORT_MIN_RISE_BYTES);
+    out->trend = report__trend_floor(out, min_rise);
     free(tmp);
 }
 
-/* Keep at most CHART_POINTS of p, evenly, for the chart. */
+/* Keep at most CHART_POINTS of (px, py), evenly, for the chart. */
 static void
-keep_points(struct report_wfit *w, const struct xy *p)
+keep_points(struct report_wfit *w, const double *px, const double *py, size_t n)
 {
-    size_t every = p->n / CHART_POINTS + 1;
+    size_t every = n / CHART_POINTS + 1;
 
-    w->px = xcalloc(p->n / every + 1, sizeof(*w->px));
-    w->py = xcalloc(p->n / every + 1, sizeof(*w->py));
-    for (size_t i = 0; i < p->n; i += every) {
-        w->px[w->npts] = p->x[i];
-        w->py[w->npts++] = p->y[i];
+    w->px = xcalloc(n / every + 1, sizeof(*w->px));
+    w->py = xcalloc(n / every + 1, sizeof(*w->py));
+    for (size_t i = 0; i < n; i += every) {
+        w->px[w->npts] = px[i];
+        w->py[w->npts++] = py[i];
     }
+}
+
+struct report_wfit *
+report__wfit_add(struct report_group *g, const char *series, const char *x,
+                 const char *stage, bool seconds, double min_rise,
+                 const struct report_fit *fits, size_t n,
+                 const char *first_inst, const double *px, const double *py,
+                 size_t npts)
+{
+    struct report_wfit *w;
+
+    if (g->nwfits >= REPORT_MAX_WFITS)
+        return NULL;
+    xgrow(&g->wfits, &g->capwfits, g->nwfits + 1, sizeof(*g->wfits));
+    w = &g->wfits[g->nwfits++];
+    memset(w, 0, sizeof(*w));
+    w->series = xstrdup(series);
+    w->x = xstrdup(x);
+    w->stage = stage ? xstrdup(stage) : NULL;
+    w->seconds = seconds;
+    w->restart = strncmp(series, "restart:", 8) == 0;
+    w->ninst = n;
+    w->first = fits[0];
+    w->first.trend = report__trend_floor(&w->first, min_rise);
+    w->first_inst = first_inst;
+    keep_points(w, px, py, npts);
+    group_fit(fits, n, min_rise, &w->fit);
+    return w;
 }
 
 struct key {
@@ -265,43 +307,39 @@ fit_one(struct report *r, struct report_group *g, const struct key *k,
         const struct window *w)
 {
     struct report_fit *fits = xcalloc(g->ninst, sizeof(*fits));
-    struct report_wfit *out;
-    struct xy p = {0};
+    struct xy p = {0}, first = {0};
+    const char *first_inst = NULL;
     size_t n = 0;
 
     for (size_t i = 0; i < g->ninst; i++) {
         const struct report_inst *in = &r->insts[g->inst[i]];
         const struct report_points *s =
-            find(in->work.series, in->work.nseries, k->series);
+            report__points_find(in->work.series, in->work.nseries, k->series);
         const struct report_points *c =
-            k->x ? find(in->work.counters, in->work.ncounters, k->x) : NULL;
+            k->x ? report__points_find(in->work.counters, in->work.ncounters,
+                                       k->x)
+                 : NULL;
 
         if (s == NULL || (k->x != NULL && c == NULL))
             continue;
         gather(r, s, c, w, &p);
         if (p.n < 2)
             continue;
-        fit_xy(&p, k->seconds, &fits[n]);
+        report__fit_line(p.x, p.y, p.n, &fits[n]);
         if (fits[n].span <= 0) /* a counter that never moved here */
             continue;
         if (n++ > 0)
             continue;
-        xgrow(&g->wfits, &g->capwfits, g->nwfits + 1, sizeof(*g->wfits));
-        out = &g->wfits[g->nwfits++];
-        memset(out, 0, sizeof(*out));
-        out->series = xstrdup(k->series);
-        out->x = xstrdup(k->x ? k->x : "rounds");
-        out->stage = w->name ? xstrdup(w->name) : NULL;
-        out->seconds = k->seconds;
-        out->first = fits[0];
-        out->first_inst = in->label;
-        keep_points(out, &p);
+        first = p; /* the first instance's points, for the chart */
+        first_inst = in->label;
+        p = (struct xy){0};
     }
-    if (n > 0) {
-        out = &g->wfits[g->nwfits - 1];
-        out->ninst = n;
-        group_fit(fits, n, k->seconds, &out->fit);
-    }
+    if (n > 0)
+        report__wfit_add(g, k->series, k->x ? k->x : "rounds", w->name,
+                         k->seconds, floor_of(k->seconds), fits, n, first_inst,
+                         first.x, first.y, first.n);
+    free(first.x);
+    free(first.y);
     free(p.x);
     free(p.y);
     free(fits);
@@ -367,7 +405,7 @@ group_fits(struct report *r, struct report_group *g)
 
     for (size_t k = 0; k < nk; k++)
         for (size_t i = 0; i < nw; i++) {
-            if (g->nwfits >= WFITS_MAX) {
+            if (g->nwfits >= REPORT_MAX_WFITS) {
                 cut = true;
                 break;
             }
@@ -377,14 +415,14 @@ group_fits(struct report *r, struct report_group *g)
         report__note(r,
                      "%s: more than %d fits against the work done; "
                      "the rest are left out",
-                     g->id, WFITS_MAX);
+                     g->id, REPORT_MAX_WFITS);
     free(keys);
     free(w);
 }
 
 /* Fits only where there is something beyond cgroup usage to fit or
  * something to fit against: a run without work.csv, processes.csv or
- * disk.csv reads as before. */
+ * disk.csv reads as before. Then restart time (report_restarts.c). */
 void
 report__fits(struct report *r)
 {
@@ -397,6 +435,7 @@ report__fits(struct report *r)
     for (size_t g = 0; g < r->ngroups; g++)
         if (has_work(r, &r->groups[g]))
             group_fits(r, &r->groups[g]);
+    report__restart_fits(r);
 }
 
 void
@@ -425,9 +464,10 @@ report__wfit_verdict(const struct report_wfit *w)
                                        : "not enough points";
 }
 
-/* A unit of x: "cycles" -> "cycle", "load.cycles,stage=2" -> "cycle". */
+/* A unit of x: "cycles" -> "cycle", "load.cycles,stage=2" -> "cycle";
+ * plural: "cycles" as it is. */
 static void
-unit_of(const char *x, char *buf, size_t size)
+unit_of(const char *x, bool plural, char *buf, size_t size)
 {
     const char *dot, *s = x;
     size_t n = strcspn(s, ",");
@@ -437,7 +477,7 @@ unit_of(const char *x, char *buf, size_t size)
         n -= (size_t)(dot + 1 - s);
         s = dot + 1;
     }
-    if (n > 3 && s[n - 1] == 's' && s[n - 2] != 's')
+    if (!plural && n > 3 && s[n - 1] == 's' && s[n - 2] != 's')
         n--;
     snprintf(buf, size, "%.*s", (int)(n < 60 ? n : 60), s);
 }
@@ -461,6 +501,26 @@ fmt_seconds(double s, char *buf, size_t size)
         snprintf(buf, size, "%.2f s", s);
 }
 
+/* Restart time per unit: per 1000 (or a million...) units when per one
+ * it would read in microseconds ("+20.0 ms per 1000 cycles"). */
+static void
+fmt_restart_per(const struct report_wfit *w, double slope, char *buf,
+                size_t size)
+{
+    double a = fabs(slope), per = 1;
+    char v[32], unit[64];
+
+    while (a > 0 && a * per < 1e-3 && per < 1e12)
+        per *= 1000;
+    fmt_seconds(a * per, v, sizeof(v));
+    unit_of(w->x, per > 1, unit, sizeof(unit));
+    if (per > 1)
+        snprintf(buf, size, "%s%s per %.0f %s", slope < 0 ? "-" : "+", v, per,
+                 unit);
+    else
+        snprintf(buf, size, "%s%s per %s", slope < 0 ? "-" : "+", v, unit);
+}
+
 void
 report__fmt_per(const struct report_wfit *w, double slope, char *buf,
                 size_t size)
@@ -470,7 +530,11 @@ report__fmt_per(const struct report_wfit *w, double slope, char *buf,
     double a = fabs(slope);
     bool cpu;
 
-    unit_of(w->x, unit, sizeof(unit));
+    if (w->restart) {
+        fmt_restart_per(w, slope, buf, size);
+        return;
+    }
+    unit_of(w->x, false, unit, sizeof(unit));
     if (w->seconds)
         fmt_seconds(a, v, sizeof(v));
     else if (a > 0 && a < 10) /* bytes per byte of traffic: 0.25 B */

@@ -25,15 +25,6 @@
 #define W_B 30
 
 static void
-cell(struct strbuf *sb, const char *cls, const char *text)
-{
-    strbuf_addf(sb, "<td%s%s%s>", cls ? " class=\"" : "", cls ? cls : "",
-                cls ? "\"" : "");
-    report__html_esc(sb, text);
-    strbuf_adds(sb, "</td>");
-}
-
-static void
 fit_row(struct strbuf *sb, const struct report_wfit *w)
 {
     char per[160], r2[16];
@@ -41,15 +32,15 @@ fit_row(struct strbuf *sb, const struct report_wfit *w)
     report__fmt_per(w, w->fit.slope, per, sizeof(per));
     snprintf(r2, sizeof(r2), "%.2f", w->fit.r2);
     strbuf_adds(sb, "<tr>");
-    cell(sb, "fn", w->series);
-    cell(sb, NULL, w->x);
-    cell(sb, NULL, w->stage ? w->stage : "whole run");
-    cell(sb, "n", w->fit.n >= 2 ? per : "-");
-    cell(sb, "n", w->fit.n >= 2 ? r2 : "-");
+    report__html_cell(sb, "fn", w->series);
+    report__html_cell(sb, NULL, w->x);
+    report__html_cell(sb, NULL, w->stage ? w->stage : "whole run");
+    report__html_cell(sb, "n", w->fit.n >= 2 ? per : "-");
+    report__html_cell(sb, "n", w->fit.n >= 2 ? r2 : "-");
     strbuf_addf(sb, "<td class=\"n\">%zu</td><td class=\"n\">%zu</td>",
                 w->fit.n, w->ninst);
-    cell(sb, w->fit.trend == TREND_GROWING ? "up" : NULL,
-         report__wfit_verdict(w));
+    report__html_cell(sb, w->fit.trend == TREND_GROWING ? "up" : NULL,
+                      report__wfit_verdict(w));
     strbuf_adds(sb, "</tr>\n");
 }
 
@@ -250,8 +241,11 @@ report__html_fits(struct strbuf *sb, const struct report *r)
                     "path's allocated bytes) fitted against each counter "
                     "of work.csv, at the counter's value when each sample "
                     "was taken, and against rounds, per stage; the slope is "
-                    "the median over the group's instances. The charts show "
-                    "the first instance's points and its line in each "
+                    "the median over the group's instances; restart time "
+                    "(restart:seconds) is fitted over the whole run against "
+                    "each counter's total at each restart's stop and "
+                    "against the restart's number. The charts show the "
+                    "first instance's points and its line in each "
                     "stage.</p>\n");
     for (size_t g = 0; g < r->ngroups; g++)
         if (r->groups[g].nwfits > 0)

@@ -63,6 +63,15 @@ report__fmt_ms(int64_t ms, char *buf, size_t size)
 }
 
 void
+report__html_cell(struct strbuf *sb, const char *cls, const char *text)
+{
+    strbuf_addf(sb, "<td%s%s%s>", cls ? " class=\"" : "", cls ? cls : "",
+                cls ? "\"" : "");
+    report__html_esc(sb, text ? text : "-");
+    strbuf_adds(sb, "</td>");
+}
+
+void
 report__html_esc(struct strbuf *sb, const char *s)
 {
     strbuf_add_html(sb, s);

@@ -4,7 +4,8 @@
  * from a CI artifact. Top to bottom: the verdicts, the OOM kills (what
  * each killed instance held before it died), memory over time, the
  * groups, per round, the fits behind the verdicts, the fits against the
- * work done (report_fits_html.c), the top allocation
+ * work done (report_fits_html.c), the stages and restarts
+ * (report_restarts_html.c), the top allocation
  * sites, every instance, and what is missing. The charts are drawn by
  * report_svg.c; the page's head and style are shared with compare.
  */
@@ -48,6 +49,10 @@ static const char css[] =
     ".grid{stroke:#e5e7eb}.tick{fill:#6b7280;font-size:12px}"
     ".axis{fill:#4b5563;font-size:12px}.xtick,.frame{stroke:#9ca3af}"
     ".band0{fill:#f1f5f9}.band1{fill:#e6edf5}"
+    ".stage0{fill:#ede9fe}.stage1{fill:#ddd6fe}"
+    ".slabel{fill:#5b21b6;font-size:10px}"
+    ".act{stroke:#7c3aed;stroke-width:1.2;stroke-dasharray:5 3}"
+    "td.act{color:#5b21b6;font-weight:600}"
     ".rline{stroke:#94a3b8;stroke-dasharray:3 3}"
     ".rlabel{fill:#64748b;font-size:11px;font-weight:600}"
     ".rlabel.failed{fill:#dc2626}.rfail{stroke:#dc2626;stroke-width:1.5;"
@@ -78,6 +83,7 @@ static const char css[] =
     "vertical-align:middle;margin-right:6px}"
     ".legend i.dash{border-top-style:dashed}.legend i.dot{border-top-style:"
     "dotted}.legend i.band{height:12px;border:0;background:#e6edf5}"
+    ".legend i.stage{height:8px;border:0;background:#ddd6fe}"
     ".legend i.oomk{width:12px;height:12px;border:2.5px solid #dc2626;"
     "border-radius:50%}"
     ".scroll{overflow-x:auto}"
@@ -152,15 +158,6 @@ cell_ms(struct strbuf *sb, int64_t v)
 
     report__fmt_ms(v, b, sizeof(b));
     strbuf_addf(sb, "<td class=\"n\">%s</td>", b);
-}
-
-static void
-cell_text(struct strbuf *sb, const char *cls, const char *s)
-{
-    strbuf_addf(sb, "<td%s%s%s>", cls ? " class=\"" : "", cls ? cls : "",
-                cls ? "\"" : "");
-    report__html_esc(sb, s ? s : "-");
-    strbuf_adds(sb, "</td>");
 }
 
 /* The function, marked when testyard's own or resting on one sample. */
@@ -310,7 +307,9 @@ memory_chart(struct strbuf *sb, const struct report *r)
     strbuf_adds(sb, "<section id=\"memory\">\n<h2>Memory over time</h2>\n"
                     "<p class=\"note\">cgroup usage of every instance "
                     "(memory.csv), coloured by group; shaded bands are "
-                    "rounds (from their barriers), dashed lines the "
+                    "rounds (from their barriers), the strip along the "
+                    "bottom the stages and violet dashed lines the actions "
+                    "between them (when the run has stages), dashed lines the "
                     "groups' limits; markers are heap snapshots at their "
                     "time and usage, shaped by why they were taken "
                     "(hover for the label and, for an OOM-killed "
@@ -320,6 +319,10 @@ memory_chart(struct strbuf *sb, const struct report *r)
     legend_groups(sb, r, "");
     strbuf_adds(sb, "<li><i class=\"dash\" style=\"color:#64748b\"></i>"
                     "limit</li><li><i class=\"band\"></i>round</li>");
+    if (r->nstages > 0)
+        strbuf_adds(sb, "<li><i class=\"stage\"></i>stage</li><li><i "
+                        "class=\"dash\" style=\"color:#7c3aed\"></i>"
+                        "action (restart, pause, stop)</li>");
     report__svg_snap_legend(sb, r);
     strbuf_adds(sb, "<li><i class=\"oomk\"></i>OOM kill</li></ul>\n"
                     "</section>\n");
@@ -392,7 +395,7 @@ groups_table(struct strbuf *sb, const struct report *r)
         cell_bytes(sb, g->limit);
         cell_bytes(sb, g->peak);
         cell_ms(sb, g->peak_t_ms);
-        cell_text(sb, NULL, g->peak_inst);
+        report__html_cell(sb, NULL, g->peak_inst);
         cell_bytes(sb, g->final);
         strbuf_addf(sb, "<td class=\"n\">%zu</td></tr>\n", g->noom);
     }
@@ -911,8 +914,8 @@ inst_row(struct strbuf *sb, const struct report_inst *in)
     cell_ms(sb, in->oom ? in->oom_t_ms : -1);
     cell_bytes(sb, in->oom ? in->before_oom : -1);
     snaps_cell(sb, in);
-    cell_text(sb, NULL, report__verdict_name(in->growth.verdict.kind));
-    cell_text(sb, "wrap", in->error ? in->error : in->how);
+    report__html_cell(sb, NULL, report__verdict_name(in->growth.verdict.kind));
+    report__html_cell(sb, "wrap", in->error ? in->error : in->how);
     strbuf_adds(sb, "</tr>\n");
 }
 
@@ -964,6 +967,7 @@ report__html(const struct report *r)
     rounds_section(&sb, r);
     fits_table(&sb, r);
     report__html_fits(&sb, r);
+    report__html_restarts(&sb, r);
     sites_section(&sb, r);
     gsites_section(&sb, r);
     insts_table(&sb, r);

@@ -13,6 +13,9 @@
  *                     name them
  *   report_stats.c    rounds, lines through them, trends and verdicts
  *   report_work.c     work.csv, processes.csv, disk.csv, stages.jsonl
+ *   report_restarts.c result.json's stages and restarts, counters as
+ *                     totals across restarts, restart time against the
+ *                     work done; report_restarts_html.c shows them
  *   report_fits.c     the series against the work done (counters,
  *                     rounds) per stage; report_fits_html.c shows them
  *   report_json.c     summary.json
@@ -215,10 +218,14 @@ struct report_symbols {
 #define REPORT_MAX_COUNTERS 8       /* counters of work.csv kept */
 #define REPORT_MAX_NAMES 16         /* process names, disk paths per instance */
 #define REPORT_MAX_WORK_ROWS 200000 /* rows of work.csv read */
-#define REPORT_MAX_STAGES 64
-#define REPORT_NAME_MAX 128 /* bytes of a counter's or process's name */
+#define REPORT_MAX_STAGES 64        /* stages kept, and as many actions */
+#define REPORT_MAX_RESTARTS 1000    /* restarts kept per instance */
+#define REPORT_MAX_WFITS 1024       /* fits against the work done per group */
+#define REPORT_NAME_MAX 128         /* bytes of a counter's or process's name */
 /* CPU seconds must rise this much to grow (bytes: REPORT_MIN_RISE_BYTES) */
 #define REPORT_MIN_RISE_SECONDS 0.5
+/* and restart time this much */
+#define REPORT_MIN_RISE_RESTART_S 0.05
 
 /* A time series of an instance: a counter of work.csv (v its running
  * total) or a series fitted against them (key "process:kvd:rss",
@@ -240,10 +247,32 @@ struct report_work {
     size_t nseries;
 };
 
-/* A stage window on the run's clock (stages.jsonl); end_ms -1: the end. */
+/* A stage on the run's clock (result.json's "stages", else stages.jsonl)
+ * or an action between stages (result.json's only): name set for a
+ * stage, action ("restart", "pause", "unpause", "stop") and group for an
+ * action. end_ms -1: the end (or unknown); start_ms -1 unknown. Stages
+ * with a start are the fits' windows. */
 struct report_stage {
     char *name;
+    char *action, *group;
     int64_t start_ms, end_ms;
+    char ended_by[16]; /* "duration", "rounds", ...; "" unknown */
+};
+
+/* A restart of an instance (result.json's instances[].restarts[]): on
+ * the run's clock, -1 unknown; stop_unix the stop's unix milliseconds,
+ * start_unix the new process's start on that clock (the stop's when its
+ * start is unknown); seconds from the stop to ready, NAN when it never
+ * was (down_seconds NAN unknown). number: its place in result.json's
+ * list, from 1. */
+struct report_restart {
+    char *stage; /* the stage before the action; NULL unknown */
+    int number;
+    int64_t action_index;
+    int64_t stop_ms, stop_unix, start_unix, exit_ms, start_ms, ready_ms;
+    double seconds, down_seconds;
+    char ready_by[16]; /* "sdk", "tcp", "command", "started"; "" */
+    bool killed;       /* SIGKILLed after its grace */
 };
 
 /* One fit of a group's series against x ("rounds" or a counter) within
@@ -253,6 +282,7 @@ struct report_stage {
 struct report_wfit {
     char *series, *x, *stage;
     bool seconds;
+    bool restart; /* restart:seconds: y is a restart's seconds */
     size_t ninst;
     struct report_fit fit, first;
     const char *first_inst; /* borrowed label */
@@ -287,7 +317,11 @@ struct report_inst {
     size_t nrounds;
     struct report_growth growth;
     struct report_gsites gsites;
-    struct report_work work; /* work.csv, processes.csv, disk.csv */
+    struct report_work work;         /* work.csv, processes.csv, disk.csv */
+    struct report_restart *restarts; /* in stop order */
+    size_t nrestarts;
+    int64_t ready_ms;  /* its first start's ready (result.json); -1 */
+    char ready_by[16]; /* and how it was known; "" */
 };
 
 struct report_group {
@@ -364,8 +398,10 @@ struct report {
     size_t nbars, capbars;
     struct report_span *spans;
     size_t nspans, capspans;
-    struct report_stage *stages; /* stages.jsonl; none: the whole run */
+    /* the stages and actions, in order; no stage: the whole run */
+    struct report_stage *stages;
     size_t nstages, capstages;
+    bool stages_result;  /* they come from result.json, not stages.jsonl */
     struct strvec notes; /* what is missing, one sentence each */
 };
 
@@ -451,10 +487,82 @@ int report__stages_load(struct report *r, struct err *err);
 void report__points_add(struct report_points *p, int64_t wall, int64_t t,
                         double v);
 void report__points_release(struct report_points *p);
+/* The points named name among v[0..n), or NULL. Borrowed. */
+const struct report_points *report__points_find(const struct report_points *v,
+                                                size_t n, const char *name);
 void report__work_release(struct report_work *w);
+
+/* A name from an instance: control characters become '?', at most
+ * REPORT_NAME_MAX - 1 bytes (buf holds REPORT_NAME_MAX); *cut when it
+ * was longer. */
+void report__clean_name(const char *s, char *buf, bool *cut);
+
+/* report_restarts.c */
+/* result.json's instances[i].restarts (o the instance's object, where
+ * "instances[i]") into in, with its ready_ms and ready_by. A member of
+ * the wrong type is an error; a restart without its stop's times, or
+ * with negative seconds, is left out with a note. */
+int report__restarts_load(struct report *r, struct report_jctx *c,
+                          struct report_inst *in, const cJSON *o,
+                          const char *where);
+/* result.json's top-level "stages" into r->stages (absent: nothing, and
+ * stages.jsonl is read instead). */
+int report__result_stages(struct report *r, struct report_jctx *c,
+                          const cJSON *j);
+/* Each counter of in's work.csv (sorted by time) as its running total
+ * across the instance's processes: after each restart, and at any other
+ * drop (noted), the values go on from the last one before. */
+void report__counter_totals(struct report *r, struct report_inst *in);
+/* Counter c's total at wall (unix ms): interpolated between its rows,
+ * its last total after them, 0 before the first; NAN without rows. */
+double report__total_at(const struct report_points *c, int64_t wall);
+/* Every group's restart time against cycles so far and against the
+ * restart's number (series restart:seconds), into its wfits. */
+void report__restart_fits(struct report *r);
+/* The restarts of g's instances: how many, how many had a time (their
+ * seconds into *secs, caller frees, in instance order), were killed;
+ * the median and largest time (NAN without one). */
+struct report_rstats {
+    size_t count, timed, killed;
+    double median, max;
+    double *secs;
+};
+void report__restart_stats(const struct report *r, const struct report_group *g,
+                           struct report_rstats *st);
+/* The restart fit of g to show in one line: a growing one against a
+ * counter, else any growing one, else the first against a counter, else
+ * against restarts; NULL when g has none. Borrowed. */
+const struct report_wfit *report__restart_fit(const struct report_group *g);
+/* "4 restarts, 410 ms median (max 520 ms)[, 1 never ready][, 1 killed
+ * after its grace]" and, with a fit, "; growing +20.0 ms per 1000 cycles
+ * against cycles (R² 0.97)". */
+void report__restart_line(const struct report *r, const struct report_group *g,
+                          char *buf, size_t size);
+/* summary.json's groups[].restarts, instances[].restarts and stages. */
+cJSON *report__restarts_group_json(const struct report *r,
+                                   const struct report_group *g);
+cJSON *report__restarts_inst_json(const struct report_inst *in);
+cJSON *report__stages_json(const struct report *r);
+void report__restarts_release(struct report_inst *in);
+void report__stages_release(struct report *r);
+
+/* report_restarts_html.c: the "Stages and restarts" section; the memory
+ * chart's stage bands and restart lines (report_svg.c draws them). */
+void report__html_restarts(struct strbuf *sb, const struct report *r);
 
 /* report_fits.c: every group's fits against the work done. */
 void report__fits(struct report *r);
+/* A fit of g from its instances' fits[0..n) (n > 0): the group's line is
+ * the median of theirs, its trend taken with the floor min_rise (in the
+ * series' unit); the first instance's (first_inst) points px, py
+ * (npts) are kept, thinned, for the chart. NULL when g has
+ * REPORT_MAX_WFITS already. */
+struct report_wfit *report__wfit_add(struct report_group *g, const char *series,
+                                     const char *x, const char *stage,
+                                     bool seconds, double min_rise,
+                                     const struct report_fit *fits, size_t n,
+                                     const char *first_inst, const double *px,
+                                     const double *py, size_t npts);
 void report__wfits_release(struct report_group *g);
 /* "+4.0 KiB per cycle", "+3.1 ms CPU per cycle", "+16.0 MiB per round". */
 void report__fmt_per(const struct report_wfit *w, double slope, char *buf,
@@ -574,5 +682,8 @@ int64_t report__i64(double d);
 void report__fmt_rate(double bytes_per_round, char *buf, size_t size);
 void report__fmt_ms(int64_t ms, char *buf, size_t size);
 void report__html_esc(struct strbuf *sb, const char *s);
+/* A table cell <td class="cls"> (cls NULL: none) of text, escaped; "-"
+ * for NULL. */
+void report__html_cell(struct strbuf *sb, const char *cls, const char *text);
 
 #endif

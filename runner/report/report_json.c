@@ -236,6 +236,7 @@ group_json(const struct report *r, const struct report_group *g)
     cJSON_AddItemToObject(o, "growing_sites", gsites_json(&g->gsites));
     cJSON_AddItemToObject(o, "symbols", report__syms_json(g));
     cJSON_AddItemToObject(o, "fits", report__wfits_json(g));
+    cJSON_AddItemToObject(o, "restarts", report__restarts_group_json(r, g));
     return o;
 }
 
@@ -342,6 +343,9 @@ inst_json(const struct report_inst *in)
     cJSON_AddItemToObject(o, "growth", growth_json(&in->growth));
     cJSON_AddItemToObject(o, "verdict", verdict_json(&in->growth.verdict));
     cJSON_AddItemToObject(o, "growing_sites", gsites_json(&in->gsites));
+    ty__json_count(o, "ready_ms", in->ready_ms);
+    ty__json_string(o, "ready_by", in->ready_by[0] ? in->ready_by : NULL);
+    cJSON_AddItemToObject(o, "restarts", report__restarts_inst_json(in));
     return o;
 }
 
@@ -417,6 +421,7 @@ report__json(const struct report *r)
         cJSON_AddBoolToObject(s, "failed", r->spans[i].failed);
         cJSON_AddItemToArray(a, s);
     }
+    cJSON_AddItemToObject(o, "stages", report__stages_json(r));
     a = cJSON_AddArrayToObject(o, "groups");
     for (size_t g = 0; g < r->ngroups; g++)
         cJSON_AddItemToArray(a, group_json(r, &r->groups[g]));

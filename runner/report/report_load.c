@@ -2,7 +2,8 @@
  * report_load.c — read a run folder into the report's model.
  *
  * result.json says which groups and instances there were and how each
- * ended, with the monitor's memory figures. When it is missing (a run
+ * ended, with the monitor's memory figures, and the stages and restarts
+ * (report_restarts.c). When it is missing (a run
  * still going, or a coordinator that died) composition.json gives the
  * groups, and the folders on disk the instances; the report then says the
  * outcomes are unknown. Then each instance's memory.csv, heap snapshots
@@ -331,6 +332,8 @@ result_inst(struct report *r, struct report_jctx *c, const cJSON *o, size_t i)
     in->never_connected = conn != NULL && cJSON_IsFalse(conn);
     inst_memory(c, in, report__jitem(c, o, where, "memory", cJSON_Object),
                 where);
+    if (report__restarts_load(r, c, in, o, where) < 0)
+        return -1;
     lost = report__jstr(c, o, where, "monitor_lost");
     if (lost != NULL)
         report__note(r, "%s: the memory monitor lost this instance: %s",
@@ -389,6 +392,10 @@ load_result(struct report *r, struct err *err)
     r->start_ns = time_parse_rfc3339(r->started);
     r->duration_s = report__jdouble(&c, j, "", "duration_s");
     result_groups(r, &c, report__jitem(&c, j, "", "groups", cJSON_Array));
+    if (!c.failed && report__result_stages(r, &c, j) < 0) {
+        cJSON_Delete(j);
+        return -1;
+    }
     insts = report__jitem(&c, j, "", "instances", cJSON_Array);
     cJSON_ArrayForEach (o, insts) {
         if (c.failed || result_inst(r, &c, o, i++) < 0)

@@ -686,6 +686,13 @@ end_time(struct report *r)
     for (size_t i = 0; i < r->nbars; i++)
         if (r->bars[i].t_ms > r->end_ms)
             r->end_ms = r->bars[i].t_ms;
+    for (size_t i = 0; i < r->nstages; i++) {
+        const struct report_stage *s = &r->stages[i];
+        int64_t t = s->end_ms > s->start_ms ? s->end_ms : s->start_ms;
+
+        if (t > r->end_ms)
+            r->end_ms = t;
+    }
 }
 
 void

@@ -5,6 +5,8 @@
  *   memory over time   every instance's cgroup usage (memory.csv), one
  *                      colour per group, with the groups' limits, the
  *                      rounds as shaded bands between their barriers,
+ *                      the stages as a strip along the bottom and the
+ *                      actions between them as dashed lines,
  *                      other barriers as ticks, each heap snapshot as a
  *                      marker whose shape says why it was taken (a
  *                      round's end, a peak, the coordinator's pre-OOM
@@ -197,6 +199,52 @@ round_bands(struct strbuf *sb, const struct report *r, const struct plot *p)
                         "text-anchor=\"middle\">R%d%s</text>",
                         s->failed ? " failed" : "", x + w / 2, p->y0 - 8,
                         s->round, s->failed ? " \u2717" : "");
+        }
+        strbuf_adds(sb, "</g>\n");
+    }
+}
+
+/* The stages as a strip along the bottom, named where the name fits,
+ * and each action between them as a dashed line. */
+static void
+stage_bands(struct strbuf *sb, const struct report *r, const struct plot *p)
+{
+    double y = p->y0 + p->h - 14;
+    size_t k = 0;
+
+    for (size_t i = 0; i < r->nstages; i++) {
+        const struct report_stage *s = &r->stages[i];
+        double a = (double)s->start_ms, x = px(p, a), w;
+        char from[32], to[32];
+
+        if (s->start_ms < 0)
+            continue;
+        w = px(p, s->end_ms >= 0 ? (double)s->end_ms : p->xmax) - x;
+        report__fmt_ms(s->start_ms, from, sizeof(from));
+        report__fmt_ms(s->end_ms >= 0 ? s->end_ms : report__i64(p->xmax), to,
+                       sizeof(to));
+        strbuf_adds(sb, "<g><title>");
+        if (s->action != NULL) {
+            report__html_esc(sb, s->action);
+            strbuf_adds(sb, " ");
+            report__html_esc(sb, s->group);
+            strbuf_addf(sb,
+                        " at %s</title><line class=\"act\" x1=\"%.1f\" "
+                        "y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/></g>\n",
+                        from, x, p->y0, x, p->y0 + p->h);
+            continue;
+        }
+        strbuf_adds(sb, "stage ");
+        report__html_esc(sb, s->name);
+        strbuf_addf(sb,
+                    ": %s to %s</title><rect class=\"stage%zu\" x=\"%.1f\" "
+                    "y=\"%.1f\" width=\"%.1f\" height=\"14\"/>",
+                    from, to, k++ % 2, x, y, w > 0 ? w : 0);
+        if (w >= 8.0 * (double)strlen(s->name)) {
+            strbuf_addf(sb, "<text class=\"slabel\" x=\"%.1f\" y=\"%.1f\">",
+                        x + 3, y + 10);
+            report__html_esc(sb, s->name);
+            strbuf_adds(sb, "</text>");
         }
         strbuf_adds(sb, "</g>\n");
     }
@@ -573,6 +621,7 @@ report__svg_memory(struct strbuf *sb, const struct report *r)
     p.xmax = r->end_ms > 0 ? (double)r->end_ms * 1.01 : 1000;
     svg_open(sb, MEM_H, "memory usage of every instance over time");
     round_bands(sb, r, &p);
+    stage_bands(sb, r, &p);
     axis_bytes(sb, &p);
     axis_time(sb, &p);
     limit_lines(sb, r, &p);

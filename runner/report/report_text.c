@@ -3,7 +3,8 @@
  * its memory figures, the growth verdicts, heap in use, RSS and cgroup
  * usage per round, OOM kills with the last profile before each, the top
  * allocation sites and the sites that grew, the fits against the work
- * done that grow, what is missing, and where the
+ * done that grow, the stages and each group's restarts, what is
+ * missing, and where the
  * files are. Short enough to read after every run; summary.json and
  * report.html have the rest.
  */
@@ -18,6 +19,7 @@
 #define TEXT_MAX_NOTES 10
 #define TEXT_MAX_OOM 10
 #define TEXT_MAX_FITS 12
+#define TEXT_MAX_STAGES 16
 
 static void
 print_head(const struct report *r, FILE *out)
@@ -301,7 +303,7 @@ print_fits(const struct report *r, FILE *out)
             const struct report_wfit *w = &r->groups[g].wfits[i];
             char per[160];
 
-            if (w->fit.trend != TREND_GROWING)
+            if (w->fit.trend != TREND_GROWING || w->restart)
                 continue;
             if (shown >= TEXT_MAX_FITS) {
                 more++;
@@ -317,6 +319,62 @@ print_fits(const struct report *r, FILE *out)
         }
     if (more > 0)
         fprintf(out, "  ... and %zu more in summary.json\n", more);
+}
+
+/* The stages and actions in one line, then a line per group with
+ * restarts (docs/report.md, "Stages and restarts"). */
+static void
+print_stages(const struct report *r, FILE *out)
+{
+    size_t shown = 0;
+
+    for (size_t i = 0; i < r->nstages && shown < TEXT_MAX_STAGES; i++) {
+        const struct report_stage *s = &r->stages[i];
+        char d[64] = "";
+
+        if (shown++ == 0)
+            fprintf(out, "\nstages:");
+        if (s->action != NULL) {
+            fprintf(out, "%s %s %s", shown > 1 ? "," : "", s->action, s->group);
+            continue;
+        }
+        if (s->start_ms >= 0 && s->end_ms >= s->start_ms)
+            report__fmt_ms(s->end_ms - s->start_ms, d, sizeof(d));
+        /* a stage cut short says by what */
+        if (strcmp(s->ended_by, "deadline") == 0 ||
+            strcmp(s->ended_by, "cancel") == 0 ||
+            strcmp(s->ended_by, "instances") == 0)
+            snprintf(d + strlen(d), sizeof(d) - strlen(d), "%sended by %s",
+                     d[0] ? ", " : "", s->ended_by);
+        fprintf(out, "%s %s%s%s%s", shown > 1 ? "," : "", s->name,
+                d[0] ? " (" : "", d, d[0] ? ")" : "");
+    }
+    if (r->nstages > shown)
+        fprintf(out, ", ... %zu more", r->nstages - shown);
+    if (shown > 0)
+        fputc('\n', out);
+}
+
+static void
+print_restarts(const struct report *r, FILE *out)
+{
+    bool any = false;
+
+    for (size_t g = 0; g < r->ngroups; g++) {
+        const struct report_group *gr = &r->groups[g];
+        char line[512];
+        size_t n = 0;
+
+        for (size_t i = 0; i < gr->ninst; i++)
+            n += r->insts[gr->inst[i]].nrestarts;
+        if (n == 0)
+            continue;
+        if (!any)
+            fprintf(out, "\nrestarts (stop to ready):\n");
+        any = true;
+        report__restart_line(r, gr, line, sizeof(line));
+        fprintf(out, "  %-14s %s\n", gr->id, line);
+    }
 }
 
 static void
@@ -347,6 +405,8 @@ report_print(const struct report *r, FILE *out)
     print_sites(r, out);
     print_growing(r, out);
     print_fits(r, out);
+    print_stages(r, out);
+    print_restarts(r, out);
     print_notes(r, out);
     if (path_exists(html))
         fprintf(out, "\nreport: %s\n", html);

@@ -15,6 +15,10 @@
  * last line without its newline that does not parse is taken as cut
  * short and left out with a note, as for memory.csv.
  *
+ * A counter restarts from 0 with its process (a stage's restart): its
+ * rows become the running total across the instance's processes
+ * (report__counter_totals, report_restarts.c) once read and sorted.
+ *
  * The processes of one name are summed per sample: rss, vmsize and cpu
  * (user + system seconds) become the series process:NAME:rss, :vmsize and
  * :cpu; each disk path's allocated bytes the series disk:PATH:allocated.
@@ -227,10 +231,8 @@ csv_num(const struct csvf *c, int k, double *v, struct err *err)
     return csv_bad(c, err, what);
 }
 
-/* A name from the instance: control characters become '?', at most
- * REPORT_NAME_MAX - 1 bytes; *cut when it was longer. */
-static void
-clean_name(const char *s, char *buf, bool *cut)
+void
+report__clean_name(const char *s, char *buf, bool *cut)
 {
     size_t n = 0;
 
@@ -250,18 +252,27 @@ csv_rows(struct report *r, struct report_inst *in, struct csvf *c, char *text,
          size_t len, unsigned need, row_fn fn, struct err *err)
 {
     char *end = text + len;
+    cleanup_free char *head = NULL;
 
     c->line = 1;
     for (char *p = text; p < end; c->line++) {
         char *nl = memchr(p, '\n', (size_t)(end - p));
         size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        size_t w = n > 0 && p[n - 1] == '\r' ? n - 1 : n;
         struct err e = {0};
         int rc = 0;
+        bool again;
 
         p[n] = '\0';
+        if (c->line == 1)
+            head = xasprintf("%.*s", (int)w, p);
         if (c->line == 1 && csv_header(c, p, n, need, err) < 0)
             return -1;
-        if (c->line > 1 && n > 0) {
+        /* the header again: a restarted process that could not see the
+         * file it appends to (docs/metrics.md) */
+        again = c->line > 1 && w > 0 && w == strlen(head) &&
+                memcmp(p, head, w) == 0;
+        if (c->line > 1 && n > 0 && !again) {
             rc = csv_row(c, p, n, nl ? err : &e);
             rc = rc == 0 ? fn(r, in, c, nl ? err : &e) : rc;
         }
@@ -348,7 +359,7 @@ work_row(struct report *r, struct report_inst *in, struct csvf *c,
         return csv_bad(c, err, "expected time_ms, a name and a value");
     if (++w->rows > REPORT_MAX_WORK_ROWS)
         return 1;
-    clean_name(csv_get(c, 1), name, &cut);
+    report__clean_name(csv_get(c, 1), name, &cut);
     w->names_cut = w->names_cut || cut;
     p = points_get(&wk->counters, &wk->ncounters, REPORT_MAX_COUNTERS, name,
                    false);
@@ -403,6 +414,7 @@ work_load(struct report *r, struct report_inst *in, struct err *err)
         return -1;
     for (size_t i = 0; i < in->work.ncounters; i++)
         points_sort(&in->work.counters[i]);
+    report__counter_totals(r, in);
     if (w.rows > REPORT_MAX_WORK_ROWS)
         report__note(r,
                      "%s/work.csv: more than %d rows; the rest is left "
@@ -497,7 +509,7 @@ proc_row(struct report *r, struct report_inst *in, struct csvf *c,
         return -1;
     if (t < 0)
         return csv_bad(c, err, "t_ms is empty");
-    clean_name(csv_get(c, P_NAME), name, &cut);
+    report__clean_name(csv_get(c, P_NAME), name, &cut);
     if (!names_keep(ns, name))
         return 0;
     wall = wall_of(r, csv_get(c, P_TIME), t);
@@ -531,7 +543,7 @@ disk_row(struct report *r, struct report_inst *in, struct csvf *c,
         return -1;
     if (t < 0)
         return csv_bad(c, err, "t_ms is empty");
-    clean_name(csv_get(c, D_PATH), path, &cut);
+    report__clean_name(csv_get(c, D_PATH), path, &cut);
     if (alloc < 0 || !names_keep(ns, path))
         return 0; /* a path that does not exist (yet) */
     snprintf(key, sizeof(key), "disk:%s:allocated", path);
@@ -591,7 +603,7 @@ stage_line(struct report *r, void *ctx, int line, const char *text, size_t len,
     cJSON *j = report__json_text(text, len, path, line, err);
     char where[32];
     struct report_jctx c = {path, err, false};
-    const char *name;
+    const char *name, *by;
     int64_t start, end;
 
     if (j == NULL)
@@ -600,6 +612,7 @@ stage_line(struct report *r, void *ctx, int line, const char *text, size_t len,
     name = report__jstr(&c, j, where, "stage");
     start = report__jnum(&c, j, where, "start_ms");
     end = report__jnum(&c, j, where, "end_ms");
+    by = report__jstr(&c, j, where, "ended_by");
     if (!c.failed && (name == NULL || start < 0)) {
         err_set(err, EINVAL, "%s:%d: expected a stage and its start_ms", path,
                 line);
@@ -613,10 +626,16 @@ stage_line(struct report *r, void *ctx, int line, const char *text, size_t len,
 
         xgrow(&r->stages, &r->capstages, r->nstages + 1, sizeof(*r->stages));
         s = &r->stages[r->nstages++];
-        clean_name(name, clean, &cut);
+        memset(s, 0, sizeof(*s));
+        report__clean_name(name, clean, &cut);
         s->name = xstrdup(clean);
         s->start_ms = start;
         s->end_ms = end;
+        if (by != NULL) {
+            report__clean_name(by, clean, &cut);
+            snprintf(s->ended_by, sizeof(s->ended_by), "%.*s",
+                     (int)sizeof(s->ended_by) - 1, clean);
+        }
     }
     cJSON_Delete(j);
     return c.failed ? -1 : 0;
@@ -628,8 +647,11 @@ report__stages_load(struct report *r, struct err *err)
     cleanup_free char *path = path_join(r->run_dir, "stages.jsonl");
     struct err e = {0};
     size_t len = 0;
-    cleanup_free char *text = report__read(r, path, WORK_MAX_BYTES, &len, &e);
+    cleanup_free char *text = NULL;
 
+    if (r->stages_result) /* result.json has them, with the actions */
+        return 0;
+    text = report__read(r, path, WORK_MAX_BYTES, &len, &e);
     if (text == NULL && e.code != ENOENT) {
         *err = e;
         return err_status(err, EXIT_DATAERR);
