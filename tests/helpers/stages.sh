@@ -10,7 +10,9 @@
 # three restarts (ready by the SDK, later ones longer), the instance's
 # outputs must be kept (its state folder counts 4 starts, run.out has the
 # lines of every process, memory.csv runs through every stage), and
-# stages.jsonl must hold the four stages in order.
+# stages.jsonl must hold the four stages in order; the report must find
+# the restart time growing with put.cycles (added up across the
+# processes) by about the 2 ms per cycle planted.
 #
 # check_round_restart: two instances run rounds (barriers end-N); three
 # rounds, a restart of one of them, three more: the run succeeds, no
@@ -109,6 +111,17 @@ EOF2
         awk -F, -v t="$(jq '.stages[6].start_ms' "$res")" \
         'NR > 1 && $2 > t && $5 == "stages" && $7 > 0 { n++ } END { exit !(n > 2) }' \
         "$dir/processes.csv"
+    check_eq "$1 restarts: the report finds restart time growing with put.cycles" \
+        "$(jq -r '.groups[0].fits[] | select(.series == "restart:seconds"
+            and .x == "put.cycles") | .verdict' "$RUNS/$id/summary.json")" \
+        growing
+    check "$1 restarts: ... by about the planted 2 ms per cycle (1.5 to 3)" \
+        json_true "$RUNS/$id/summary.json" '.groups[0].fits[]
+            | select(.series == "restart:seconds" and .x == "put.cycles")
+            | .slope >= 0.0015 and .slope <= 0.003'
+    check "$1 restarts: the terminal says so" \
+        grep -q 'node *3 restarts, .* growing .* per cycle against put.cycles' \
+        "$RUNS/$id.log"
     check "$1 restarts: put.cycles in work.csv starts again after each restart" \
         awk -F, '$2 == "put.cycles" { if ($3 < last) drops++; last = $3 }
             END { exit !(drops == 3) }' "$dir/work.csv"
