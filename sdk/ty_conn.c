@@ -521,8 +521,7 @@ creq_build(struct ty__conn *c, struct ty_wire_req *req, bool async, int *rc)
     pthread_mutex_unlock(&c->mu);
     r->id = req->id;
     r->async = async;
-    r->stoppable =
-        req->op == TY_WIRE_BARRIER || req->op == TY_WIRE_SIGNAL_WAIT;
+    r->stoppable = req->op == TY_WIRE_BARRIER || req->op == TY_WIRE_SIGNAL_WAIT;
     r->notify_fd = -1;
     ty__wire_resp_init(&r->resp, r->id);
     return r;

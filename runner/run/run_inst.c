@@ -244,9 +244,9 @@ finished_cleanly(const struct run_inst *in)
 static bool
 stopped_cleanly(struct run_inst *in)
 {
-    bool term = in->signal == SIGTERM ||
-                (in->signal == 0 &&
-                 (in->status == 0 || in->status == 128 + SIGTERM));
+    bool term =
+        in->signal == SIGTERM ||
+        (in->signal == 0 && (in->status == 0 || in->status == 128 + SIGTERM));
 
     if (in->failure_event || in->crash_event)
         return false;

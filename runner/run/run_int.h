@@ -60,9 +60,9 @@ struct run_restart {
 /* An entry of the stages that ran (or runs), for stages.jsonl and
  * result.json. */
 struct run_stage_rec {
-    size_t entry;         /* index into comp->stages */
-    int64_t start_ms;     /* since the run started */
-    int64_t end_ms;       /* -1 while it runs */
+    size_t entry;     /* index into comp->stages */
+    int64_t start_ms; /* since the run started */
+    int64_t end_ms;   /* -1 while it runs */
     int64_t start_unix_ms, end_unix_ms;
     const char *ended_by; /* static: "duration", "rounds", ... or NULL */
 };
@@ -84,9 +84,9 @@ struct run_inst {
     bool failure_event;
     bool crash_event;
     bool stopped_event; /* its case ended because it was asked to */
-    bool lost;   /* the backend lost it (engine gone) */
-    char *error; /* failure message (event or start) */
-    int status;  /* exit code, -1 when none */
+    bool lost;          /* the backend lost it (engine gone) */
+    char *error;        /* failure message (event or start) */
+    int status;         /* exit code, -1 when none */
     int signal;
     bool oom;
     enum stop_reason stopped;
@@ -103,26 +103,26 @@ struct run_inst {
     bool has_mstats;
 
     /* Stages (run_stages.c). */
-    uint64_t gen;        /* its incarnation: 0, then one more a restart */
-    bool restarting;     /* a restart stopped it; not running again yet */
-    bool await_ready;    /* started, not found ready yet */
-    bool paused;         /* a pause action froze it */
-    bool runner_failed;  /* the runner failed it (error says why) */
-    int64_t ready_ms;    /* its first start's readiness, -1 */
+    uint64_t gen;       /* its incarnation: 0, then one more a restart */
+    bool restarting;    /* a restart stopped it; not running again yet */
+    bool await_ready;   /* started, not found ready yet */
+    bool paused;        /* a pause action froze it */
+    bool runner_failed; /* the runner failed it (error says why) */
+    int64_t ready_ms;   /* its first start's readiness, -1 */
     int64_t ready_unix_ms;
     enum ready_by ready_by;
-    int64_t ready_due_ms;  /* give up waiting for ready (monotonic), 0 */
-    int64_t kill_at_ms;    /* an action's SIGKILL (monotonic), 0 */
+    int64_t ready_due_ms; /* give up waiting for ready (monotonic), 0 */
+    int64_t kill_at_ms;   /* an action's SIGKILL (monotonic), 0 */
     struct run_restart *restarts;
     size_t nrestarts, caprestarts;
 };
 
 /* Where the stages are (run_stages.c). */
 struct run_stages {
-    bool begun; /* every instance has started: the first stage began */
-    bool done;  /* no more entries run */
-    size_t next;       /* the next entry of comp->stages */
-    long cur;          /* the entry running, -1 */
+    bool begun;         /* every instance has started: the first stage began */
+    bool done;          /* no more entries run */
+    size_t next;        /* the next entry of comp->stages */
+    long cur;           /* the entry running, -1 */
     int64_t cur_end_ms; /* a duration stage's end (monotonic) */
     int64_t rounds;     /* round ends seen in a rounds stage */
     int64_t last_round; /* the latest round that ended, in the whole run */
@@ -302,8 +302,7 @@ struct run_ready_answer {
     int64_t mono_ms;
     int64_t wall_ns;
 };
-struct run_ready *run__ready_new(struct backend *be, size_t n,
-                                 struct err *err);
+struct run_ready *run__ready_new(struct backend *be, size_t n, struct err *err);
 void run__ready_destroy(struct run_ready **rr);
 /* Readable when answers wait. */
 int run__ready_fd(const struct run_ready *rr);
@@ -313,8 +312,7 @@ int run__ready_watch(struct run_ready *rr, int index, uint64_t gen,
                      const struct composition_ready *ready, const char *addr,
                      struct err *err);
 /* Stop probing it; the last failure goes to why (may be NULL). */
-void run__ready_forget(struct run_ready *rr, int index, char *why,
-                       size_t size);
+void run__ready_forget(struct run_ready *rr, int index, char *why, size_t size);
 /* 1 with an answer, 0 when none waits. */
 int run__ready_next(struct run_ready *rr, struct run_ready_answer *out);
 

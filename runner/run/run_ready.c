@@ -133,10 +133,9 @@ probe_once(struct run_ready *rr, int index, const struct ready_slot *s,
         snprintf(why, size, "this runner cannot run a probe command");
         return -1;
     }
-    status = rr->be->ops->probe(rr->be, index, s->argv,
-                                t > READY_COMMAND_MAX_MS ? t
-                                                         : READY_COMMAND_MAX_MS,
-                                &e);
+    status = rr->be->ops->probe(
+        rr->be, index, s->argv,
+        t > READY_COMMAND_MAX_MS ? t : READY_COMMAND_MAX_MS, &e);
     if (status == 0)
         return 0;
     if (status < 0)

@@ -331,9 +331,8 @@ run__stages_started(struct run *r, struct run_inst *in)
         in->restarting = false;
         rs->start_ms = since_start(r, now_ms());
         in->pid = pid;
-        if (in->mon != NULL &&
-            monitor__instance_up(r->mon, in->mon, dir, ver, pid, now_ms(),
-                                 &e) < 0)
+        if (in->mon != NULL && monitor__instance_up(r->mon, in->mon, dir, ver,
+                                                    pid, now_ms(), &e) < 0)
             log_warnx("%s: after its restart: %s", in->label, e.msg);
         if (in->series != NULL)
             series__instance_up(r->series, in->series, dir, pid, now_ms());

@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# shellcheck disable=SC2016 # awk and jq programs, in single quotes on purpose
 # tests/helpers/stages.sh — a composition's stages in a real run (sourced
 # after tests/helpers/lib.sh by tests/e2e/stages.sh on local:exec and
 # tests/docker/stages.sh on local:docker, which run the same checks).

@@ -416,8 +416,7 @@ t_down_up(void)
     free(fake_v2_cgroup());
     th_write(dir, "memory.current", "3000\n");
     th_write(dir, "memory.peak", "3000\n");
-    CHECK_EQ_INT(
-        monitor__instance_up(mon, in, dir, TY_CG_V2, 0, 600, &err), 0);
+    CHECK_EQ_INT(monitor__instance_up(mon, in, dir, TY_CG_V2, 0, 600, &err), 0);
     monitor__sample(mon, 750);
     CHECK_EQ_INT(monitor__instance_ended(mon, in, 800, &err), 0);
     monitor__stats(in, &st);
@@ -436,8 +435,8 @@ t_down_up(void)
     CHECK_MSG(in != NULL, "%s", err.msg);
     monitor__instance_down(mon, in, 950);
     CHECK_EQ_INT(rm_rf(dir, NULL), 0);
-    CHECK_EQ_INT(
-        monitor__instance_up(mon, in, dir, TY_CG_V2, 0, 1000, &err), -1);
+    CHECK_EQ_INT(monitor__instance_up(mon, in, dir, TY_CG_V2, 0, 1000, &err),
+                 -1);
     CHECK_CONTAINS(err.msg, "g/1: memory monitor");
     monitor__stats(in, &st);
     CHECK(st.gone);
