@@ -36,7 +36,29 @@ stages_plan() {
     cp tests/e2e/stages_manifest.yaml "$RUNS/plans/stages/manifest.yaml"
 }
 
-# restart_secs FILE K — the K-th (0-based) restart's seconds of the first
+# stages_comp ID RUNNER CASE PARAMS GROUPS [STAGE...] — a composition of
+# the plan "stages" running CASE with test_params PARAMS (a flow
+# mapping), one instance in each of GROUPS (ids, space-separated) and the
+# entries STAGE... (flow mappings) as run_config.stages (none: no
+# stages); timeout 2m, processes sampled every 200 ms. Prints its path.
+stages_comp() {
+    local id=$1 runner=$2 tcase=$3 params=$4 groups=$5 g e
+    shift 5
+    {
+        printf 'metadata: {name: %s}\nglobal:\n  plan: stages\n' "$id"
+        printf '  case: %s\n  runner: %s\n' "$tcase" "$runner"
+        printf '  run:\n    test_params: %s\n' "$params"
+        printf '  run_config:\n    timeout: 2m\n    process_sample: 200ms\n'
+        [ $# -eq 0 ] || printf '    stages:\n'
+        for e in "$@"; do printf '      - %s\n' "$e"; done
+        printf 'groups:\n'
+        for g in $groups; do
+            printf '  - id: %s\n    instances: {count: 1}\n' "$g"
+        done
+    } | composition "$id"
+}
+
+# restart_ms FILE K — the K-th (0-based) restart's seconds of the first
 # instance in result.json FILE, times 1000 as an integer ("" when null).
 restart_ms() {
     jq -r --argjson k "$2" '.instances[0].restarts[$k].seconds
@@ -46,30 +68,11 @@ restart_ms() {
 check_restarts() {
     local id=stages-${1#local:} f rc dir res
     stages_plan
-    f=$(composition "$id" <<EOF2
-metadata: {name: $id}
-global:
-  plan: stages
-  case: steady
-  runner: $1
-  run:
-    test_params: {rate: 100, replay_per_cycle: 2ms}
-  run_config:
-    timeout: 2m
-    process_sample: 200ms
-    stages:
-      - {name: one, duration: 1500ms}
-      - {restart: node, grace: 5s}
-      - {name: two, duration: 1500ms}
-      - {restart: node, grace: 5s}
-      - {name: three, duration: 1500ms}
-      - {restart: node, grace: 5s}
-      - {name: four, duration: 1500ms}
-groups:
-  - id: node
-    instances: {count: 1}
-EOF2
-)
+    f=$(stages_comp "$id" "$1" steady "{rate: 100, replay_per_cycle: 2ms}" node \
+        "{name: one, duration: 1500ms}" "{restart: node, grace: 5s}" \
+        "{name: two, duration: 1500ms}" "{restart: node, grace: 5s}" \
+        "{name: three, duration: 1500ms}" "{restart: node, grace: 5s}" \
+        "{name: four, duration: 1500ms}")
     rc=$(run_hostile "$id" "$f")
     check_eq "$1 restarts: the run succeeds" "$rc" 0
     [ "$rc" = 0 ] || show_log "$id"
@@ -131,27 +134,9 @@ EOF2
 check_round_restart() {
     local id=stages-rounds-${1#local:} f rc res
     stages_plan
-    f=$(composition "$id" <<EOF2
-metadata: {name: $id}
-global:
-  plan: stages
-  case: rounds
-  runner: $1
-  run:
-    test_params: {round_pause: 150ms}
-  run_config:
-    timeout: 2m
-    stages:
-      - {name: before, rounds: 3}
-      - {restart: node}
-      - {name: after, rounds: 3}
-groups:
-  - id: node
-    instances: {count: 1}
-  - id: peer
-    instances: {count: 1}
-EOF2
-)
+    f=$(stages_comp "$id" "$1" rounds "{round_pause: 150ms}" "node peer" \
+        "{name: before, rounds: 3}" "{restart: node}" \
+        "{name: after, rounds: 3}")
     rc=$(run_hostile "$id" "$f")
     check_eq "$1 rounds: the run succeeds" "$rc" 0
     [ "$rc" = 0 ] || show_log "$id"
@@ -231,27 +216,10 @@ latency_max_over() {
 check_pause() {
     local id=stages-pause-${1#local:} f rc res dir p u
     stages_plan
-    f=$(composition "$id" <<EOF2
-metadata: {name: $id}
-global:
-  plan: stages
-  case: steady
-  runner: $1
-  run:
-    test_params: {rate: 100, replay_per_cycle: 0s}
-  run_config:
-    timeout: 2m
-    stages:
-      - {name: before, duration: 2500ms}
-      - {pause: node}
-      - {name: frozen, duration: 1500ms}
-      - {unpause: node}
-      - {name: after, duration: 1s}
-groups:
-  - id: node
-    instances: {count: 1}
-EOF2
-)
+    f=$(stages_comp "$id" "$1" steady "{rate: 100, replay_per_cycle: 0s}" node \
+        "{name: before, duration: 2500ms}" "{pause: node}" \
+        "{name: frozen, duration: 1500ms}" "{unpause: node}" \
+        "{name: after, duration: 1s}")
     rc=$(run_hostile "$id" "$f")
     check_eq "$1 pause: the run succeeds" "$rc" 0
     [ "$rc" = 0 ] || show_log "$id"
@@ -318,23 +286,9 @@ EOF2
 check_hang() {
     local id=stages-hang-${1#local:} f rc res
     stages_plan
-    f=$(composition "$id" <<EOF2
-metadata: {name: $id}
-global:
-  plan: stages
-  case: hang
-  runner: $1
-  run_config:
-    timeout: 1m
-    stages:
-      - {name: one, duration: 500ms}
-      - {restart: node, grace: 20s}
-      - {name: two, duration: 500ms}
-groups:
-  - id: node
-    instances: {count: 1}
-EOF2
-)
+    f=$(stages_comp "$id" "$1" hang "{}" node \
+        "{name: one, duration: 500ms}" "{restart: node, grace: 20s}" \
+        "{name: two, duration: 500ms}")
     rc=$(run_hostile "$id" "$f")
     check_eq "$1 hang: the run succeeds" "$rc" 0
     [ "$rc" = 0 ] || show_log "$id"
@@ -351,20 +305,7 @@ EOF2
 check_cancel_load() {
     local id=stages-cancel-${1#local:} f rc res pid
     stages_plan
-    f=$(composition "$id" <<EOF2
-metadata: {name: $id}
-global:
-  plan: stages
-  case: steady
-  runner: $1
-  run:
-    test_params: {rate: 50, replay_per_cycle: 0s}
-  run_config: {timeout: 1m}
-groups:
-  - id: node
-    instances: {count: 1}
-EOF2
-)
+    f=$(stages_comp "$id" "$1" steady "{rate: 50, replay_per_cycle: 0s}" node)
     "$TY" run --plans "$RUNS/plans" --runs "$RUNS" --run-id "$id" \
         --no-progress "$f" >"$RUNS/$id.log" 2>&1 &
     pid=$!
