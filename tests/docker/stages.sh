@@ -21,8 +21,10 @@ check_probe local:docker
 check_pause local:docker
 check_hang local:docker
 check_cancel_load local:docker
+check_stop local:docker
+check_long_run
 for id in stages-docker stages-rounds-docker stages-probe-docker \
-    stages-pause-docker stages-hang-docker stages-cancel-docker; do
+    stages-pause-docker stages-hang-docker stages-cancel-docker stages-stop-docker long-run; do
     check_eq "$id: no container left" "$(containers_of_run "$id")" 0
     remove_run_containers "$id"
 done

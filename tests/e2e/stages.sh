@@ -16,9 +16,13 @@ check_probe local:exec
 check_pause local:exec
 check_hang local:exec
 check_cancel_load local:exec
+check_stop local:exec
+check_eq "long-run.yaml: validate reads its stages" \
+    "$("$TY" validate compositions/long-run.yaml | jq -c '[.stages[] | .stage // .action]')" \
+    '["load-1","restart","load-2","restart","load-3","restart","load-4"]'
 check_command_probe local:exec
 for id in stages-exec stages-rounds-exec stages-probe-exec stages-pause-exec \
-    stages-hang-exec stages-cancel-exec \
+    stages-hang-exec stages-cancel-exec stages-stop-exec \
     stages-cmd-exec; do
     check "$id: no process left" no_procs "$id"
     exec_leftovers "$id"

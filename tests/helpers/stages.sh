@@ -321,3 +321,58 @@ check_cancel_load() {
     check_eq "$1 cancel: ... and still reads canceled" \
         "$(jq -r '.instances[0].outcome' "$res")" canceled
 }
+
+# check_stop RUNNER — `stop: peer` between two stages: the peer ends then
+# (a success: it was asked to), the node goes on to the end.
+check_stop() {
+    local id=stages-stop-${1#local:} f rc res
+    stages_plan
+    f=$(stages_comp "$id" "$1" steady "{rate: 50, replay_per_cycle: 0s}" \
+        "node peer" "{name: both, duration: 1s}" "{stop: peer, grace: 5s}" \
+        "{name: alone, duration: 1500ms}")
+    rc=$(run_hostile "$id" "$f")
+    check_eq "$1 stop: the run succeeds" "$rc" 0
+    [ "$rc" = 0 ] || show_log "$id"
+    res=$RUNS/$id/result.json
+    check_eq "$1 stop: both instances succeed" \
+        "$(jq -r '[.instances[].outcome] | join(",")' "$res")" success,success
+    check "$1 stop: the peer ended with the stop action, over 1 s before the node" \
+        json_true "$res" '.stages[1].action == "stop" and
+            .instances[1].duration_s < .instances[0].duration_s - 1'
+    check "$1 stop: the node's load went on in the last stage" \
+        awk -F, -v t="$(jq '.stages[2].start_unix_ms + 1000' "$res")" \
+        'NR > 1 && $2 == "put.cycles" && $1 > t { n++ } END { exit !(n > 0) }' \
+        "$RUNS/$id/node/0/work.csv"
+}
+
+# check_long_run — compositions/long-run.yaml as a user runs it: four
+# stages of kvlog with three restarts, each timed, and the fits the
+# report finds per stage against put.cycles.
+check_long_run() {
+    local id=long-run rc res sum
+    rc=$("$TY" run --runs "$RUNS" --run-id "$id" --no-progress \
+        compositions/long-run.yaml >"$RUNS/$id.log" 2>&1; echo $?)
+    check_eq "long-run.yaml: the run succeeds" "$rc" 0
+    [ "$rc" = 0 ] || show_log "$id"
+    res=$RUNS/$id/result.json
+    sum=$RUNS/$id/summary.json
+    check_eq "long-run.yaml: three restarts, each timed to ty_ready" \
+        "$(jq -r '[.instances[0].restarts[] | select(.seconds > 0) | .ready_by]
+            | join(",")' "$res")" sdk,sdk,sdk
+    check_eq "long-run.yaml: stages.jsonl has load-1 to load-4" \
+        "$(jq -r .stage "$RUNS/$id/stages.jsonl" | paste -sd,)" \
+        load-1,load-2,load-3,load-4
+    check "long-run.yaml: processes.csv has the server and its compactor" \
+        awk -F, 'NR > 1 { n[$5] = 1 }
+            END { exit !(("kvlog" in n) && ("kvlog-compact" in n)) }' \
+        "$RUNS/$id/node/0/processes.csv"
+    check "long-run.yaml: the server's RSS grows per put.cycles in load-1" \
+        json_true "$sum" '[.groups[0].fits[] | select(.series ==
+            "process:kvlog:rss" and .x == "put.cycles" and .stage == "load-1")]
+            | .[0].verdict == "growing" and .[0].slope > 512'
+    check "long-run.yaml: the state folder's disk use is fitted per stage" \
+        json_true "$sum" '[.groups[0].fits[] | select(.series ==
+            "disk:state:allocated" and .x == "put.cycles")] | length >= 4'
+    check_eq "long-run.yaml: the restarts are summed up" \
+        "$(jq '.groups[0].restarts.count' "$sum")" 3
+}
