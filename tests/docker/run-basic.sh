@@ -27,6 +27,10 @@ check_eq "ping.yaml: 4 successes" \
     "$(result ping '[.instances[] | select(.outcome == "success")] | length')" 4
 check "ping.yaml: round trip times in results.out" \
     grep -q rtt_seconds "$RUNS/ping/west/1/results.out"
+check "ping.yaml: no round trip on the bridge waits out a delayed ACK (< 20 ms)" \
+    json_true <(cat "$RUNS"/ping/*/*/results.out | jq -s .) \
+    '[.[] | select(.name | startswith("rtt_seconds")) | .measures.max]
+        | length > 0 and max < 0.02'
 check_eq "ping.yaml: containers read their releases from the board" \
     "$(jq -s '[.[] | select(.result == "released" and .waiters > 0 and
         .on_board == .waiters)] | length > 0 and
