@@ -328,14 +328,7 @@ run__stop_all(struct run *r, enum stop_reason why, bool force)
             continue;
         if (in->stopped == STOP_NONE)
             in->stopped = why;
-        if (in->paused && r->be->ops->pause != NULL) {
-            struct err e = {0};
-
-            /* A frozen process does not see its SIGTERM. */
-            if (r->be->ops->pause(r->be, (int)i, false, &e) < 0)
-                log_warnx("%s: unpause: %s", in->label, e.msg);
-            in->paused = false;
-        }
+        run__inst_pause(r, in, false); /* a frozen process misses SIGTERM */
         r->be->ops->stop(r->be, (int)i, force);
     }
     if (!force)

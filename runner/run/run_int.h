@@ -279,6 +279,10 @@ void run__stages_tick(struct run *r);
 int64_t run__stages_next_ms(const struct run *r);
 /* A barrier was released (the sync service's observer). */
 void run__stages_barrier(struct run *r, const char *state);
+/* Freeze (pause) or thaw an instance through the backend; a failure is
+ * a warning (a thaw that failed still counts it as thawed, so that a
+ * stop goes on). */
+void run__inst_pause(struct run *r, struct run_inst *in, bool pause);
 /* The instance said it is ready (ty_ready). */
 void run__stages_ready(struct run *r, struct run_inst *in, enum ready_by by);
 /* It started (its first start: after inst_started). */

@@ -408,13 +408,7 @@ act_restart(struct run *r, size_t entry, const struct composition_stage *cs)
 
         if ((size_t)in->group != cs->group || in->ended || !in->started)
             continue;
-        if (in->paused && r->be->ops->pause != NULL) {
-            struct err e = {0};
-
-            if (r->be->ops->pause(r->be, in->index, false, &e) < 0)
-                log_warnx("%s: unpause: %s", in->label, e.msg);
-            in->paused = false;
-        }
+        run__inst_pause(r, in, false);
         xgrow(&in->restarts, &in->caprestarts, in->nrestarts + 1,
               sizeof(*in->restarts));
         rs = &in->restarts[in->nrestarts++];
@@ -444,13 +438,7 @@ act_stop(struct run *r, const struct composition_stage *cs)
 
         if ((size_t)in->group != cs->group || in->ended)
             continue;
-        if (in->paused && r->be->ops->pause != NULL) {
-            struct err e = {0};
-
-            if (r->be->ops->pause(r->be, in->index, false, &e) < 0)
-                log_warnx("%s: unpause: %s", in->label, e.msg);
-            in->paused = false;
-        }
+        run__inst_pause(r, in, false);
         if (in->stopped == STOP_NONE)
             in->stopped = STOP_STAGES;
         r->be->ops->stop(r->be, in->index, false);
@@ -458,24 +446,33 @@ act_stop(struct run *r, const struct composition_stage *cs)
     }
 }
 
+void
+run__inst_pause(struct run *r, struct run_inst *in, bool pause)
+{
+    struct err e = {0};
+
+    if (in->paused == pause)
+        return;
+    if (r->be->ops->pause == NULL)
+        err_set(&e, ENOTSUP, "runner %s cannot pause an instance",
+                r->comp->runner);
+    else if (r->be->ops->pause(r->be, in->index, pause, &e) == 0) {
+        in->paused = pause;
+        return;
+    }
+    log_warnx("%s: %s: %s", in->label, pause ? "pause" : "unpause", e.msg);
+    if (!pause)
+        in->paused = false; /* what it is now, the stop goes on */
+}
+
 static void
 act_pause(struct run *r, const struct composition_stage *cs, bool pause)
 {
     for (size_t i = 0; i < r->n; i++) {
         struct run_inst *in = &r->insts[i];
-        struct err e = {0};
 
-        if ((size_t)in->group != cs->group || in->ended || !in->started ||
-            in->paused == pause)
-            continue;
-        if (r->be->ops->pause == NULL)
-            err_set(&e, ENOTSUP, "runner %s cannot pause an instance",
-                    r->comp->runner);
-        else if (r->be->ops->pause(r->be, in->index, pause, &e) == 0) {
-            in->paused = pause;
-            continue;
-        }
-        log_warnx("%s: %s: %s", in->label, pause ? "pause" : "unpause", e.msg);
+        if ((size_t)in->group == cs->group && !in->ended && in->started)
+            run__inst_pause(r, in, pause);
     }
 }
 
